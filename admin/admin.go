@@ -1,0 +1,149 @@
+package admin
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"worldid/record"
+)
+
+// maxBody bounds every admin request body (design.md §8).
+const maxBody = 64 << 10
+
+// Store is the storage the admin API needs.
+type Store interface {
+	CreateApp(ctx context.Context, a record.App) error
+	Apps(ctx context.Context) ([]record.App, error)
+}
+
+// Options configures the admin API.
+type Options struct {
+	Token string // the bearer token; must not be empty
+	Store Store
+	Rand  io.Reader // source of app ids and secrets (crypto/rand.Reader in production)
+	Now   func() time.Time
+	Log   *slog.Logger
+}
+
+type api struct {
+	Options
+	tokenDigest [sha256.Size]byte
+}
+
+// New returns the admin API handler for every path under /admin/.
+func New(o Options) http.Handler {
+	a := &api{Options: o, tokenDigest: sha256.Sum256([]byte(o.Token))}
+	mux := http.NewServeMux()
+	a.route(mux, "/admin/apps", map[string]http.HandlerFunc{
+		http.MethodGet:  a.listApps,
+		http.MethodPost: a.createApp,
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, a.Log, &Error{http.StatusNotFound, "not_found", "no admin route " + r.URL.Path})
+	})
+	return a.authenticate(mux)
+}
+
+// route registers one path whose methods are dispatched here, so that a
+// wrong method gets the admin error shape rather than ServeMux's plain text.
+func (a *api) route(mux *http.ServeMux, path string, methods map[string]http.HandlerFunc) {
+	allow := make([]string, 0, len(methods))
+	for m := range methods {
+		allow = append(allow, m)
+	}
+	slices.Sort(allow)
+	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		h, ok := methods[r.Method]
+		if !ok {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, a.Log, &Error{http.StatusMethodNotAllowed, "method_not_allowed", r.Method + " is not allowed here"})
+			return
+		}
+		h(w, r)
+	})
+}
+
+func (a *api) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		got := sha256.Sum256([]byte(token))
+		if !ok || subtle.ConstantTimeCompare(got[:], a.tokenDigest[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="worldid-admin"`)
+			writeError(w, a.Log, &Error{http.StatusUnauthorized, "unauthenticated", "missing or wrong admin token"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Error is the admin API's one error type.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("admin: %s: %s", e.Code, e.Message) }
+
+// decodeJSON is the only code that reads an admin request body.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return &Error{http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json"}
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return bodyError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &Error{http.StatusBadRequest, "bad_request", "body must hold exactly one JSON value"}
+	}
+	return nil
+}
+
+func bodyError(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return &Error{http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("body exceeds %d bytes", maxBody)}
+	}
+	return &Error{http.StatusBadRequest, "bad_request", "invalid JSON body: " + err.Error()}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// writeError maps err to the admin error body. Storage sentinels become
+// 409/404/503; anything else is an internal error, logged without the request.
+func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+	case errors.Is(err, record.ErrExists):
+		e = &Error{http.StatusConflict, "conflict", "already exists"}
+	case errors.Is(err, record.ErrNotFound):
+		e = &Error{http.StatusNotFound, "not_found", "no such record"}
+	case errors.Is(err, record.ErrUnavailable):
+		log.Error("admin: storage unavailable", "err", err)
+		e = &Error{http.StatusServiceUnavailable, "unavailable", "storage cannot accept writes"}
+	default:
+		log.Error("admin: internal error", "err", err)
+		e = &Error{http.StatusInternalServerError, "internal", "internal error"}
+	}
+	writeJSON(w, e.Status, map[string]string{"error": e.Code, "message": e.Message})
+}

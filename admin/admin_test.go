@@ -1,0 +1,182 @@
+package admin
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"worldid/record"
+)
+
+// memStore is a minimal Store for handler tests; the real backends are
+// covered by store/storetest.
+type memStore struct {
+	mu   sync.Mutex
+	apps []record.App
+}
+
+func (m *memStore) CreateApp(_ context.Context, a record.App) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, b := range m.apps {
+		if b.ID == a.ID || b.RPID == a.RPID {
+			return record.ErrExists
+		}
+	}
+	m.apps = append(m.apps, a)
+	return nil
+}
+
+func (m *memStore) Apps(context.Context) ([]record.App, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]record.App(nil), m.apps...), nil
+}
+
+const testToken = "t0k3n"
+
+func newTestServer(t *testing.T) (*httptest.Server, *memStore) {
+	st := &memStore{}
+	h := New(Options{Token: testToken, Store: st, Rand: rand.Reader,
+		Now: func() time.Time { return time.Unix(1700000000, 0) },
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, st
+}
+
+func TestCreateAndListApps(t *testing.T) {
+	srv, _ := newTestServer(t)
+	c := &Client{BaseURL: srv.URL, Token: testToken, HTTP: srv.Client()}
+	created, err := c.CreateApp(t.Context(), CreateAppRequest{Name: "Demo", RedirectURIs: []string{"https://rp.example/cb"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(created.AppID, "app_") || len(created.AppID) != 36 ||
+		!strings.HasPrefix(created.RPID, "rp_") || len(created.RPID) != 19 ||
+		!strings.HasPrefix(created.ClientSecret, "sk_") || len(created.ClientSecret) != 67 {
+		t.Fatalf("bad identifiers: %+v", created)
+	}
+	list, err := c.Apps(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Apps) != 1 || list.Apps[0].AppID != created.AppID || list.Apps[0].RPID != created.RPID {
+		t.Fatalf("list = %+v", list)
+	}
+}
+
+func TestListNeverShowsSecrets(t *testing.T) {
+	srv, st := newTestServer(t)
+	st.apps = []record.App{{ID: "app_x", RPID: "rp_x", SecretHash: "deadbeef"}}
+	resp := do(t, srv, "GET", "/admin/apps", testToken, "", "")
+	if strings.Contains(resp.body, "deadbeef") || strings.Contains(resp.body, "secret") {
+		t.Fatalf("list leaks secret material: %s", resp.body)
+	}
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func do(t *testing.T, srv *httptest.Server, method, path, token, ctype, body string) response {
+	t.Helper()
+	req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{resp.StatusCode, resp.Header, string(b)}
+}
+
+func TestBadRequests(t *testing.T) {
+	const good = `{"name":"x","redirect_uris":["https://a.example/cb"]}`
+	cases := []struct {
+		name, method, path, token, ctype, body string
+		status                                 int
+		code                                   string
+	}{
+		{"no token", "GET", "/admin/apps", "", "", "", 401, "unauthenticated"},
+		{"wrong token", "GET", "/admin/apps", "t0k3m", "", "", 401, "unauthenticated"},
+		{"token prefix", "GET", "/admin/apps", "t0k3", "", "", 401, "unauthenticated"},
+		{"unknown route", "GET", "/admin/nope", testToken, "", "", 404, "not_found"},
+		{"wrong method", "DELETE", "/admin/apps", testToken, "", "", 405, "method_not_allowed"},
+		{"content type", "POST", "/admin/apps", testToken, "text/plain", good, 415, "unsupported_media_type"},
+		{"oversize", "POST", "/admin/apps", testToken, "application/json", `{"name":"` + strings.Repeat("a", maxBody) + `"}`, 413, "too_large"},
+		{"unknown field", "POST", "/admin/apps", testToken, "application/json", `{"name":"x","redirect_uris":["https://a.example/cb"],"admin":true}`, 400, "bad_request"},
+		{"trailing data", "POST", "/admin/apps", testToken, "application/json", good + `{}`, 400, "bad_request"},
+		{"no uris", "POST", "/admin/apps", testToken, "application/json", `{"name":"x","redirect_uris":[]}`, 400, "bad_request"},
+		{"relative uri", "POST", "/admin/apps", testToken, "application/json", `{"name":"x","redirect_uris":["/cb"]}`, 400, "bad_request"},
+		{"fragment", "POST", "/admin/apps", testToken, "application/json", `{"name":"x","redirect_uris":["https://a.example/cb#x"]}`, 400, "bad_request"},
+		{"http non-loopback", "POST", "/admin/apps", testToken, "application/json", `{"name":"x","redirect_uris":["http://a.example/cb"]}`, 400, "bad_request"},
+		{"javascript", "POST", "/admin/apps", testToken, "application/json", `{"name":"x","redirect_uris":["javascript:alert(1)"]}`, 400, "bad_request"},
+		{"empty name", "POST", "/admin/apps", testToken, "application/json", `{"name":"","redirect_uris":["https://a.example/cb"]}`, 400, "bad_request"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, st := newTestServer(t)
+			resp := do(t, srv, tc.method, tc.path, tc.token, tc.ctype, tc.body)
+			if resp.status != tc.status || !strings.Contains(resp.body, `"error":"`+tc.code+`"`) {
+				t.Fatalf("got %d %s, want %d %s", resp.status, resp.body, tc.status, tc.code)
+			}
+			if resp.header.Get("Content-Type") != "application/json" {
+				t.Errorf("Content-Type = %q", resp.header.Get("Content-Type"))
+			}
+			if tc.status == 405 && resp.header.Get("Allow") != "GET, POST" {
+				t.Errorf("Allow = %q", resp.header.Get("Allow"))
+			}
+			if len(st.apps) != 0 {
+				t.Errorf("a failed request stored %d apps", len(st.apps))
+			}
+		})
+	}
+}
+
+func TestValidateRedirectURI(t *testing.T) {
+	for _, ok := range []string{"https://rp.example/cb?x=1", "http://127.0.0.1:3000/cb", "http://localhost/cb", "http://[::1]:8/cb", "com.example.app:/oauth"} {
+		if err := ValidateRedirectURI(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "cb", "https:///cb", "https://u:p@rp.example/cb", "data:text/html,x", "file:///etc/passwd", "http://10.0.0.1/cb", "https://rp.example/cb#", "https://" + strings.Repeat("a", 3000)} {
+		if err := ValidateRedirectURI(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestStorageUnavailableIs503(t *testing.T) {
+	st := failingStore{}
+	h := New(Options{Token: testToken, Store: st, Rand: rand.Reader, Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp := do(t, srv, "POST", "/admin/apps", testToken, "application/json", `{"name":"x","redirect_uris":["https://a.example/cb"]}`)
+	if resp.status != 503 {
+		t.Fatalf("status %d %s", resp.status, resp.body)
+	}
+}
+
+type failingStore struct{}
+
+func (failingStore) CreateApp(context.Context, record.App) error {
+	return errors.Join(errors.New("disk full"), record.ErrUnavailable)
+}
+func (failingStore) Apps(context.Context) ([]record.App, error) { return nil, record.ErrUnavailable }

@@ -1,0 +1,70 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Client calls the admin API; the worldid CLI subcommands use it.
+type Client struct {
+	BaseURL string // e.g. http://127.0.0.1:8081
+	Token   string
+	HTTP    *http.Client
+}
+
+// CreateApp registers an app and returns its credentials.
+func (c *Client) CreateApp(ctx context.Context, req CreateAppRequest) (CreatedApp, error) {
+	var out CreatedApp
+	return out, c.do(ctx, http.MethodPost, "/admin/apps", req, &out)
+}
+
+// Apps lists the registered apps.
+func (c *Client) Apps(ctx context.Context) (AppList, error) {
+	var out AppList
+	return out, c.do(ctx, http.MethodGet, "/admin/apps", nil, &out)
+}
+
+// do sends one request; a non-2xx answer becomes an *Error.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.BaseURL, "/")+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return fmt.Errorf("admin API at %s: %w", c.BaseURL, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct{ Error, Message string }
+		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
+			return &Error{resp.StatusCode, "http_" + resp.Status, string(raw)}
+		}
+		return &Error{resp.StatusCode, e.Error, e.Message}
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(raw, out)
+}

@@ -1,0 +1,23 @@
+// Package admin implements the operator's HTTP API, served on the separate
+// admin listener (default 127.0.0.1:8081) under /admin/, and the client the
+// worldid CLI subcommands use to call it.
+//
+// Every request must carry "Authorization: Bearer <admin token>"; the token
+// lives in the data directory with mode 0600 and is compared in constant time
+// (over SHA-256 digests, so its length leaks nothing either). Bodies are JSON
+// (exactly application/json, at most 64 KiB, unknown fields rejected).
+//
+// Errors have one shape, {"error": "<code>", "message": "<text>"}, with
+// 400 bad_request, 401 unauthenticated, 404 not_found, 405 method_not_allowed
+// (with Allow), 409 conflict, 413 too_large, 415 unsupported_media_type and
+// 503 unavailable (storage cannot accept writes). A failed request writes
+// nothing: each change is one atomic store operation.
+//
+// Routes:
+//
+//	POST /admin/apps   create an app: {"name", "redirect_uris"} → credentials (the secret is shown once)
+//	GET  /admin/apps   list apps (never secrets or their hashes)
+//
+// It does not implement operator accounts, roles or audit logging beyond the
+// request log: whoever holds the admin token is the operator.
+package admin

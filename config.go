@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// Config is everything `worldid serve` needs; every field comes from a flag
+// with an environment fallback (WORLDID_<FLAG>, dashes as underscores).
+type Config struct {
+	DataDir   string // -data
+	Addr      string // -addr: public listener
+	AdminAddr string // -admin-addr: admin listener
+	BaseURL   string // -base-url: OIDC issuer; default http://<addr>
+	IssuerURL string // -issuer-url: credential issuer; default BaseURL
+	VerifyURL string // -verify-url: proof verification; default BaseURL
+	LogLevel  string // -log-level: debug, info, warn, error
+}
+
+// usageError marks errors caused by the command line; main exits 2 for them.
+type usageError struct{ error }
+
+// configFlags registers the serve flags on fs, bound to c.
+func (c *Config) configFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.DataDir, "data", "./worldid-data", "data directory (created on first start)")
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "public listener address")
+	fs.StringVar(&c.AdminAddr, "admin-addr", "127.0.0.1:8081", "admin listener address")
+	fs.StringVar(&c.BaseURL, "base-url", "", "public URL of the sign-in interface (default: http://<addr>)")
+	fs.StringVar(&c.IssuerURL, "issuer-url", "", "public URL of the credential issuer (default: base URL)")
+	fs.StringVar(&c.VerifyURL, "verify-url", "", "public URL of proof verification (default: base URL)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+}
+
+// parseFlags parses args into fs, then fills every flag not given on the
+// command line from its WORLDID_* environment variable.
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] {
+			return
+		}
+		if v := getenv(envName(f.Name)); v != "" {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", envName(f.Name), err))
+			}
+		}
+	})
+	if fs.NArg() > 0 {
+		errs = append(errs, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+func envName(flagName string) string {
+	return "WORLDID_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// Validate checks every field and names the failing ones.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data: must not be empty"))
+	}
+	for name, addr := range map[string]string{"addr": c.Addr, "admin-addr": c.AdminAddr} {
+		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+			errs = append(errs, fmt.Errorf("%s: %q is not host:port", name, addr))
+		}
+	}
+	if c.Addr == c.AdminAddr && !strings.HasSuffix(c.Addr, ":0") {
+		errs = append(errs, errors.New("admin-addr: must differ from addr"))
+	}
+	for name, u := range map[string]string{"base-url": c.BaseURL, "issuer-url": c.IssuerURL, "verify-url": c.VerifyURL} {
+		if err := validatePublicURL(u); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	if _, err := c.slogLevel(); err != nil {
+		errs = append(errs, fmt.Errorf("log-level: %w", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// validatePublicURL accepts "" (derived from the listener) or an absolute
+// http(s) URL without query, fragment or trailing slash, since the OIDC
+// issuer must compare byte-for-byte (OIDC Discovery §3).
+func validatePublicURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || !u.IsAbs() || u.Host == "":
+		return fmt.Errorf("%q is not an absolute URL", s)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q: scheme must be http or https", s)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return fmt.Errorf("%q must not have a query, fragment or userinfo", s)
+	case strings.HasSuffix(s, "/"):
+		return fmt.Errorf("%q must not end with a slash", s)
+	}
+	return nil
+}
+
+func (c *Config) slogLevel() (slog.Level, error) {
+	var l slog.Level
+	err := l.UnmarshalText([]byte(c.LogLevel))
+	return l, err
+}
+
+// withListenerDefaults fills the public URLs from the bound public address.
+func (c Config) withListenerDefaults(publicAddr net.Addr) Config {
+	if c.BaseURL == "" {
+		c.BaseURL = "http://" + publicAddr.String()
+	}
+	if c.IssuerURL == "" {
+		c.IssuerURL = c.BaseURL
+	}
+	if c.VerifyURL == "" {
+		c.VerifyURL = c.BaseURL
+	}
+	return c
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// adminTokenFile is the admin bearer token, mode 0600, inside the data dir.
+const adminTokenFile = "admin.token"
+
+// prepareDataDir creates the data directory (0700) if needed and returns
+// the admin token, creating it on first start. firstStart reports whether
+// the token had to be created, i.e. whether this is a fresh data dir.
+func prepareDataDir(dir string, rand io.Reader) (token string, firstStart bool, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", false, fmt.Errorf("data dir: %w", err)
+	}
+	path := filepath.Join(dir, adminTokenFile)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		token = strings.TrimSpace(string(b))
+		if len(token) < 32 {
+			return "", false, fmt.Errorf("%s: token is too short; delete the file to create a new one", path)
+		}
+		return token, false, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", false, fmt.Errorf("data dir: %w", err)
+	}
+	var raw [32]byte
+	if _, err := io.ReadFull(rand, raw[:]); err != nil {
+		return "", false, err
+	}
+	token = hex.EncodeToString(raw[:])
+	if err := writeFileAtomic(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", false, fmt.Errorf("data dir: %w", err)
+	}
+	return token, true, nil
+}
+
+// readAdminToken reads the token the CLI presents to the admin API.
+func readAdminToken(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, adminTokenFile))
+	if err != nil {
+		return "", fmt.Errorf("admin token: %w (is -data the server's data directory?)", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// writeFileAtomic writes via a synced temp file and rename, so a crash
+// leaves either the old file or the new one.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,28 @@
+module worldid
+
+go 1.26.0
+
+require (
+	github.com/consensys/gnark v0.16.0
+	github.com/consensys/gnark-crypto v0.21.0
+	github.com/coreos/go-oidc/v3 v3.21.0
+	github.com/iden3/go-iden3-crypto v0.0.17
+	golang.org/x/crypto v0.54.0
+	golang.org/x/oauth2 v0.37.0
+)
+
+require (
+	github.com/bits-and-blooms/bitset v1.24.6 // indirect
+	github.com/blang/semver/v4 v4.0.0 // indirect
+	github.com/dchest/blake512 v1.0.0 // indirect
+	github.com/fxamacker/cbor/v2 v2.9.2 // indirect
+	github.com/go-jose/go-jose/v4 v4.1.4 // indirect
+	github.com/google/pprof v0.0.0-20260802141513-ef3492d7dac3 // indirect
+	github.com/mattn/go-colorable v0.1.15 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/ronanh/intcomp v1.1.1 // indirect
+	github.com/rs/zerolog v1.35.1 // indirect
+	github.com/x448/float16 v0.8.4 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+)

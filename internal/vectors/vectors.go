@@ -1,0 +1,65 @@
+// Package vectors locates and loads the shared cryptographic test vectors
+// for tests. It is imported only from _test.go files.
+//
+// The directory is, in order of preference: $WORLDID_VECTORS, the sibling
+// checkout ../shared/vectors next to the repository root, and the copy in
+// testdata/vectors (see testdata/SOURCES.md). Loaders must be written against
+// the file structure, never against entry counts, so other files of the same
+// structure can be substituted.
+package vectors
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Dir returns the vectors directory.
+func Dir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("WORLDID_VECTORS"); d != "" {
+		return d
+	}
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("vectors: cannot locate source file")
+	}
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	shared := filepath.Join(root, "..", "shared", "vectors")
+	if st, err := os.Stat(shared); err == nil && st.IsDir() {
+		return shared
+	}
+	return filepath.Join(root, "testdata", "vectors")
+}
+
+// Load decodes the named vector file into v, failing the test on any error.
+func Load(t testing.TB, name string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(Dir(t), name))
+	if err != nil {
+		t.Fatalf("vectors: %v", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("vectors: %s: %v", name, err)
+	}
+}
+
+// Counter fails the test at cleanup if no vector was processed, as required
+// by the vectors README ("zero vectors is a failure").
+type Counter struct{ n int }
+
+// NewCounter returns a counter that fails t if Inc was never called.
+func NewCounter(t testing.TB, file string) *Counter {
+	c := &Counter{}
+	t.Cleanup(func() {
+		if c.n == 0 {
+			t.Errorf("vectors: processed zero vectors from %s", file)
+		}
+	})
+	return c
+}
+
+// Inc records one processed vector.
+func (c *Counter) Inc() { c.n++ }

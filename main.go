@@ -1,0 +1,226 @@
+// Command worldid serves the World ID service family — Sign in with World ID
+// (OpenID Connect), the proof-of-human credential issuer and proof
+// verification — from one binary with a crash-safe file-backed store.
+//
+// This file is wiring only: flags and environment → Config.Validate → store
+// → keys → handlers → http.Server. See README.md.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"worldid/admin"
+	"worldid/metrics"
+	"worldid/store"
+)
+
+// Server timeouts (design.md §8) and the bounded shutdown.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
+	shutdownTimeout   = 10 * time.Second
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worldid:", err)
+		if errors.As(err, new(usageError)) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// run dispatches a subcommand; "serve" is the default.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return cmdServe(ctx, args, stdout, stderr)
+	case "app":
+		return cmdApp(ctx, args, stdout, stderr)
+	case "help":
+		fmt.Fprint(stdout, usageText)
+		return nil
+	default:
+		return usageError{fmt.Errorf("unknown command %q (try 'worldid help')", cmd)}
+	}
+}
+
+const usageText = `usage: worldid <command> [flags]
+
+  serve            run the server (default); flags: worldid serve -h
+  app create|list  manage relying-party apps through the admin API
+  help             this text
+
+Every flag also reads WORLDID_<FLAG> from the environment (e.g. WORLDID_ADDR).
+`
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cfg Config
+	fs := newFlagSet("serve", stderr)
+	cfg.configFlags(fs)
+	if err := parseFlags(fs, args, os.Getenv); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	level, _ := cfg.slogLevel()
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	srv, err := startServer(ctx, cfg, stdout, log)
+	if err != nil {
+		return err
+	}
+	return srv.wait(ctx)
+}
+
+func newFlagSet(name string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("worldid "+name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	return fs
+}
+
+// server is a running worldid: both listeners and the store.
+type server struct {
+	cfg         Config // with the public URLs resolved
+	adminURL    string
+	db          *store.DB
+	httpServers []*http.Server
+	errc        chan error
+	log         *slog.Logger
+}
+
+// startServer opens the data dir and store, wires every handler and starts
+// both listeners. It returns once they accept connections.
+func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) (*server, error) {
+	token, firstStart, err := prepareDataDir(cfg.DataDir, rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(cfg.DataDir, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	publicLn, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("addr: %w", err)
+	}
+	adminLn, err := net.Listen("tcp", cfg.AdminAddr)
+	if err != nil {
+		publicLn.Close()
+		db.Close()
+		return nil, fmt.Errorf("admin-addr: %w", err)
+	}
+	cfg = cfg.withListenerDefaults(publicLn.Addr())
+	s := &server{cfg: cfg, adminURL: "http://" + adminLn.Addr().String(), db: db, errc: make(chan error, 2), log: log}
+
+	reg := metrics.NewRegistry()
+	instrument := metrics.NewHTTP(reg, log)
+	public := http.NewServeMux()
+	public.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	public.Handle("GET /metrics", reg.Handler())
+	adminAPI := admin.New(admin.Options{Token: token, Store: db, Rand: rand.Reader, Now: time.Now, Log: log})
+
+	s.serve(publicLn, instrument.Wrap("public", public))
+	s.serve(adminLn, instrument.Wrap("admin", adminAPI))
+
+	if firstStart {
+		if err := createDemoApp(ctx, s, stdout); err != nil {
+			s.shutdown()
+			return nil, err
+		}
+	}
+	fmt.Fprintf(stdout, "worldid: public listener  %s\n", cfg.BaseURL)
+	fmt.Fprintf(stdout, "worldid: admin listener   %s (token: %s)\n", s.adminURL, filepath.Join(cfg.DataDir, adminTokenFile))
+	log.Info("started", "public", cfg.BaseURL, "admin", s.adminURL, "data", cfg.DataDir)
+	return s, nil
+}
+
+func (s *server) serve(ln net.Listener, h http.Handler) {
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.httpServers = append(s.httpServers, hs)
+	go func() {
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			s.errc <- err
+		}
+	}()
+}
+
+// wait blocks until ctx is done or a listener fails, then shuts down.
+func (s *server) wait(ctx context.Context) error {
+	var err error
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down")
+	case err = <-s.errc:
+		s.log.Error("listener failed", "err", err)
+	}
+	return errors.Join(err, s.shutdown())
+}
+
+// shutdown stops accepting, drains in-flight requests for at most
+// shutdownTimeout, then closes the store.
+func (s *server) shutdown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	var errs []error
+	for _, hs := range s.httpServers {
+		errs = append(errs, hs.Shutdown(ctx))
+	}
+	errs = append(errs, s.db.Close())
+	return errors.Join(errs...)
+}
+
+// createDemoApp registers the app a newcomer signs in to on first start and
+// prints its credentials (the only time the secret is shown).
+func createDemoApp(ctx context.Context, s *server, stdout io.Writer) error {
+	app, secret, err := admin.NewApp(rand.Reader, time.Now(), admin.CreateAppRequest{
+		Name: "Demo app", RedirectURIs: []string{demoRedirectURI},
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.db.CreateApp(ctx, app); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "worldid: demo app created (first start)\n  client_id     %s\n  client_secret %s\n  redirect_uri  %s\n  rp_id         %s\n",
+		app.ID, secret, demoRedirectURI, app.RPID)
+	return nil
+}
+
+// demoRedirectURI is the demo app's callback: a loopback address where a
+// developer's relying party would listen.
+const demoRedirectURI = "http://localhost:3000/callback"

@@ -1,0 +1,66 @@
+package metrics
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// HTTP instruments a handler tree (normally an http.ServeMux).
+type HTTP struct {
+	requests *Counter
+	latency  *Histogram
+	log      *slog.Logger
+}
+
+// NewHTTP registers the request metrics. Requests are logged to log at Info
+// level with method, route, status and duration only: never the query string,
+// headers or body, which may carry codes, tokens or secrets.
+func NewHTTP(r *Registry, log *slog.Logger) *HTTP {
+	return &HTTP{
+		requests: r.NewCounter("worldid_http_requests_total", "HTTP requests served, by listener, route and status.", "server", "route", "code"),
+		latency:  r.NewHistogram("worldid_http_request_duration_seconds", "HTTP request latency, by listener and route.", DefaultLatencyBuckets(), "server", "route"),
+		log:      log,
+	}
+}
+
+// Wrap returns h instrumented, labelled with the listener name server
+// (e.g. "public" or "admin").
+func (m *HTTP) Wrap(server string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(sw, r)
+		route := r.Pattern // set by http.ServeMux on this request
+		if route == "" {
+			route = "unmatched"
+		}
+		elapsed := time.Since(start)
+		m.requests.Inc(server, route, strconv.Itoa(sw.status))
+		m.latency.Observe(elapsed.Seconds(), server, route)
+		m.log.Info("request", "server", server, "method", r.Method, "route", route,
+			"status", sw.status, "duration_ms", float64(elapsed.Microseconds())/1000)
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wroteHeader = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
