@@ -1,0 +1,87 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/record"
+	"worldid/semaphore"
+)
+
+// CheckClaim verifies one World ID 3.0 proof: nil when it verifies, a
+// *record.ProofError saying why not otherwise.
+func (r *Registry) CheckClaim(_ context.Context, c record.Claim) error {
+	ext := semaphore.ExternalNullifier(c.AppID, c.Action)
+	return r.check(c, ext.Bytes())
+}
+
+// check is CheckClaim with the external nullifier given.
+func (r *Registry) check(c record.Claim, ext [32]byte) error {
+	t, err := r.tree(c.Identifier, c.Environment)
+	if err != nil {
+		return &record.ProofError{Code: record.CodeInvalidMerkleRoot, Detail: "no tree for this credential type and environment"}
+	}
+	proof, err := semaphore.ParseProof(c.Proof)
+	if err != nil {
+		return proofError(err)
+	}
+	var root fr.Element
+	root.SetBytes(c.MerkleRoot[:]) // the parser rejected values ≥ p
+	key, err := r.keyFor(t, root, maxAgeOrDefault(c))
+	if err != nil {
+		return err
+	}
+	in, err := semaphore.NewPublicInputs(c.MerkleRoot, c.NullifierHash, c.SignalHash, ext)
+	if err != nil {
+		return &record.ProofError{Code: record.CodeInvalidProof, Detail: "public input out of range"}
+	}
+	if !r.verify(key, proof, in) {
+		return &record.ProofError{Code: record.CodeInvalidProof, Detail: "the proof does not verify for these public inputs"}
+	}
+	return nil
+}
+
+func maxAgeOrDefault(c record.Claim) (d time.Duration) {
+	if c.MaxAge > 0 {
+		return c.MaxAge
+	}
+	return defaultMaxAge
+}
+
+// keyFor applies root validity (crypto.md §g) and picks the verifying key
+// that the root's tree proves with.
+func (r *Registry) keyFor(t *tree, root fr.Element, maxAge time.Duration) (*semaphore.VerifyingKey, error) {
+	now := r.now()
+	history, key := t.local, r.localKey
+	if k, ok := t.extKeys.Load(root); ok {
+		history, key = t.external, k.(*semaphore.VerifyingKey)
+	}
+	switch err := history.Check(root, now, maxAge); {
+	case errors.Is(err, semaphore.ErrUnknownRoot):
+		return nil, &record.ProofError{Code: record.CodeInvalidMerkleRoot, Detail: "the merkle root is not known for this credential type"}
+	case errors.Is(err, semaphore.ErrRootTooOld):
+		return nil, &record.ProofError{Code: record.CodeRootTooOld, Detail: "the merkle root is older than max_age"}
+	case err != nil:
+		return nil, err
+	}
+	return key, nil
+}
+
+func (r *Registry) verify(key *semaphore.VerifyingKey, p *semaphore.Proof, in semaphore.PublicInputs) bool {
+	if r.batcher == nil {
+		return semaphore.Verify(key, p, in)
+	}
+	return r.batcher.Verify(key, p, in)
+}
+
+// proofError maps a semaphore decoding error to its result code.
+func proofError(err error) error {
+	var se *semaphore.Error
+	if errors.As(err, &se) {
+		return &record.ProofError{Code: se.Code(), Detail: se.Rule()}
+	}
+	return &record.ProofError{Code: record.CodeInvalidFormat, Detail: "the proof cannot be decoded"}
+}

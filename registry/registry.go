@@ -1,0 +1,259 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/field"
+	"worldid/record"
+	"worldid/semaphore"
+)
+
+// Identifiers are the credential types, each with its own trees.
+var identifiers = [...]string{"orb", "device", "document", "secure_document", "face", "selfie"}
+
+// environments are the deployment environments, each with its own trees.
+var environments = [...]string{"production", "staging"}
+
+// TreeDepth is the depth of every local tree (World ID's).
+const TreeDepth = 30
+
+// defaultMaxAge is crypto.md §g's default root max age.
+const defaultMaxAge = 7 * 24 * time.Hour
+
+// Store is what the registry keeps durable.
+type Store interface {
+	AppendLeaf(ctx context.Context, tree, commitment string, at time.Time) (int, error)
+	Leaves(ctx context.Context, tree string, from int) ([]record.Leaf, error)
+	AddExternalRoot(ctx context.Context, r record.ExternalRoot) error
+	ExternalRoots(ctx context.Context) ([]record.ExternalRoot, error)
+}
+
+// Options configures a Registry.
+type Options struct {
+	Store    Store
+	LocalKey *semaphore.VerifyingKey // the local prover's key (depth 30)
+	Now      func() time.Time
+	// Rand seeds batch-verification randomizers; nil disables batching.
+	Rand     io.Reader
+	MaxBatch int // largest batch (default 64)
+}
+
+// Registry holds the trees and checks proofs. It is safe for concurrent use.
+type Registry struct {
+	store    Store
+	localKey *semaphore.VerifyingKey
+	now      func() time.Time
+	batcher  *semaphore.Batcher // nil: verify one by one
+	trees    map[string]*tree
+}
+
+// tree is one identity tree with its local and external root histories.
+type tree struct {
+	mu       sync.Mutex // serializes appends: store order = tree order
+	name     string
+	merkle   *semaphore.Tree
+	index    map[fr.Element]int // commitment → leaf index
+	local    *semaphore.RootHistory
+	external *semaphore.RootHistory
+	extKeys  sync.Map // fr.Element root → *semaphore.VerifyingKey
+}
+
+// Open loads every tree from the store.
+func Open(ctx context.Context, o Options) (*Registry, error) {
+	if o.LocalKey == nil || o.Store == nil || o.Now == nil {
+		return nil, errors.New("registry: Store, LocalKey and Now are required")
+	}
+	r := &Registry{store: o.Store, localKey: o.LocalKey, now: o.Now, trees: map[string]*tree{}}
+	for _, id := range identifiers {
+		for _, env := range environments {
+			t, err := newTree(id + "/" + env)
+			if err != nil {
+				return nil, err
+			}
+			r.trees[t.name] = t
+		}
+	}
+	if err := r.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	if o.Rand != nil {
+		r.batcher = semaphore.NewBatcher(o.Rand, cmpOr(o.MaxBatch, 64))
+	}
+	return r, nil
+}
+
+func cmpOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func newTree(name string) (*tree, error) {
+	m, err := semaphore.NewTree(TreeDepth)
+	if err != nil {
+		return nil, err
+	}
+	return &tree{name: name, merkle: m, index: map[fr.Element]int{},
+		local: semaphore.NewRootHistory(), external: semaphore.NewRootHistory()}, nil
+}
+
+// Close stops the batcher.
+func (r *Registry) Close() {
+	if r.batcher != nil {
+		r.batcher.Close()
+	}
+}
+
+// Refresh appends the leaves and external roots stored since the last
+// load, e.g. by another replica sharing the store.
+func (r *Registry) Refresh(ctx context.Context) error {
+	for _, t := range r.trees {
+		if err := r.catchUp(ctx, t); err != nil {
+			return err
+		}
+	}
+	roots, err := r.store.ExternalRoots(ctx)
+	if err != nil {
+		return err
+	}
+	for _, er := range roots {
+		if err := r.loadExternalRoot(er); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Registry) catchUp(ctx context.Context, t *tree) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return r.catchUpLocked(ctx, t)
+}
+
+// insert adds a stored leaf to the in-memory tree; t.mu is held.
+func (t *tree) insert(c fr.Element, want int, at time.Time) error {
+	index, root, err := t.merkle.Insert(c)
+	if err != nil {
+		return err
+	}
+	if index != want {
+		return fmt.Errorf("registry: %s: stored leaf index %d, tree index %d", t.name, want, index)
+	}
+	t.index[c] = index
+	t.local.Add(root, at)
+	return nil
+}
+
+func (r *Registry) loadExternalRoot(er record.ExternalRoot) error {
+	t, ok := r.trees[er.Tree]
+	if !ok {
+		return fmt.Errorf("registry: external root for unknown tree %q", er.Tree)
+	}
+	root, err := field.ParseStrict(er.Root)
+	if err != nil {
+		return fmt.Errorf("registry: external root: %w", err)
+	}
+	key, err := semaphore.PublishedKey(er.Depth)
+	if err != nil {
+		return fmt.Errorf("registry: external root %s: %w", er.Root, err)
+	}
+	if _, loaded := t.extKeys.LoadOrStore(root, key); !loaded {
+		t.external.Add(root, er.At)
+	}
+	return nil
+}
+
+// ErrUnknownTree: the identifier or environment names no tree.
+var ErrUnknownTree = errors.New("registry: unknown identifier or environment")
+
+func (r *Registry) tree(identifier, environment string) (*tree, error) {
+	t, ok := r.trees[identifier+"/"+environment]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q/%q", ErrUnknownTree, identifier, environment)
+	}
+	return t, nil
+}
+
+// AddIdentity appends commitment to the tree of identifier and environment
+// and returns its leaf index and the new root. A commitment already in the
+// tree returns an error wrapping record.ErrExists.
+func (r *Registry) AddIdentity(ctx context.Context, identifier, environment string, commitment fr.Element) (int, fr.Element, error) {
+	t, err := r.tree(identifier, environment)
+	if err != nil {
+		return 0, fr.Element{}, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := r.catchUpLocked(ctx, t); err != nil {
+		return 0, fr.Element{}, err
+	}
+	at := r.now().UTC()
+	index, err := r.store.AppendLeaf(ctx, t.name, field.Format(&commitment), at)
+	if err != nil {
+		return 0, fr.Element{}, err
+	}
+	if err := t.insert(commitment, index, at); err != nil {
+		return 0, fr.Element{}, err
+	}
+	return index, t.merkle.Root(), nil
+}
+
+// catchUpLocked is catchUp for a caller holding t.mu: another replica may
+// have appended since, and the store's next index must match the tree's.
+func (r *Registry) catchUpLocked(ctx context.Context, t *tree) error {
+	leaves, err := r.store.Leaves(ctx, t.name, t.merkle.Len())
+	if err != nil {
+		return err
+	}
+	for _, l := range leaves {
+		c, err := field.ParseStrict(l.Commitment)
+		if err != nil {
+			return fmt.Errorf("registry: %s leaf %d: %w", t.name, l.Index, err)
+		}
+		if err := t.insert(c, l.Index, l.At); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddExternalRoot records a root of a tree kept elsewhere, checked with the
+// published Semaphore v3 key of the given depth.
+func (r *Registry) AddExternalRoot(ctx context.Context, identifier, environment string, root fr.Element, depth int, at time.Time) error {
+	t, err := r.tree(identifier, environment)
+	if err != nil {
+		return err
+	}
+	if _, err := semaphore.PublishedKey(depth); err != nil {
+		return err
+	}
+	er := record.ExternalRoot{Tree: t.name, Root: field.Format(&root), Depth: depth, At: at.UTC()}
+	if err := r.store.AddExternalRoot(ctx, er); err != nil {
+		return err
+	}
+	return r.loadExternalRoot(er)
+}
+
+// InclusionProof returns the Merkle path of commitment in the tree of
+// identifier and environment; the path's Root is the tree's current root.
+func (r *Registry) InclusionProof(identifier, environment string, commitment fr.Element) (semaphore.MerklePath, error) {
+	t, err := r.tree(identifier, environment)
+	if err != nil {
+		return semaphore.MerklePath{}, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	index, ok := t.index[commitment]
+	if !ok {
+		return semaphore.MerklePath{}, fmt.Errorf("registry: commitment not in %s: %w", t.name, record.ErrNotFound)
+	}
+	return t.merkle.Path(index)
+}

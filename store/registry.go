@@ -1,0 +1,70 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"worldid/record"
+)
+
+// Identity trees: the ordered leaves of each tree and the operator's
+// external roots. The trees themselves are rebuilt in memory from these.
+const (
+	tableLeaves        = "leaves"         // "<tree>/<index, 10 digits>" → record.Leaf
+	tableLeafIndex     = "leaf_index"     // "<tree>/<commitment>" → index: one commitment per tree
+	tableTreeSizes     = "tree_sizes"     // tree → number of leaves
+	tableExternalRoots = "external_roots" // "<tree>/<root>" → record.ExternalRoot
+)
+
+// maxTreeLeaves bounds a tree at depth 30 (2^30 leaves).
+const maxTreeLeaves = 1 << 30
+
+func leafKey(tree string, index int64) string { return fmt.Sprintf("%s/%010d", tree, index) }
+
+// AppendLeaf appends commitment to tree and returns its index. A
+// commitment already in the tree returns an error wrapping record.ErrExists
+// and writes nothing.
+func (db *DB) AppendLeaf(ctx context.Context, tree, commitment string, at time.Time) (index int, err error) {
+	err = db.Update(ctx, func(tx *Tx) error {
+		n, err := tx.Increment(tableTreeSizes, tree, maxTreeLeaves)
+		if err != nil {
+			return fmt.Errorf("store: tree %q is full: %w", tree, err)
+		}
+		index = int(n - 1)
+		if err := tx.Insert(tableLeafIndex, tree+"/"+commitment, index); err != nil {
+			return err
+		}
+		return tx.Put(tableLeaves, leafKey(tree, n-1), record.Leaf{Index: index, Commitment: commitment, At: at.UTC()})
+	})
+	return index, err
+}
+
+// Leaves returns the leaves of tree in index order, starting at index from
+// (so a replica can catch up on what others appended).
+func (db *DB) Leaves(_ context.Context, tree string, from int) (leaves []record.Leaf, err error) {
+	err = db.View(func(tx *ReadTx) error {
+		all, err := scanJSON[record.Leaf](tx, tableLeaves, tree+"/")
+		if from < len(all) {
+			leaves = all[from:]
+		}
+		return err
+	})
+	return leaves, err
+}
+
+// AddExternalRoot records r; re-adding a root returns an error wrapping
+// record.ErrExists.
+func (db *DB) AddExternalRoot(ctx context.Context, r record.ExternalRoot) error {
+	r.At = r.At.UTC()
+	return db.Update(ctx, func(tx *Tx) error { return tx.Insert(tableExternalRoots, r.Tree+"/"+r.Root, r) })
+}
+
+// ExternalRoots returns every external root, ordered by tree and root.
+func (db *DB) ExternalRoots(_ context.Context) (roots []record.ExternalRoot, err error) {
+	err = db.View(func(tx *ReadTx) error {
+		roots, err = scanJSON[record.ExternalRoot](tx, tableExternalRoots, "")
+		return err
+	})
+	return roots, err
+}
