@@ -25,6 +25,7 @@ import (
 
 	"worldid/admin"
 	"worldid/metrics"
+	"worldid/registry"
 	"worldid/store"
 )
 
@@ -104,61 +105,84 @@ func newFlagSet(name string, out io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// server is a running worldid: both listeners and the store.
+// server is a running worldid: both listeners and what they depend on.
 type server struct {
 	cfg         Config // with the public URLs resolved
 	adminURL    string
 	db          *store.DB
 	httpServers []*http.Server
+	closers     []func() error // run in reverse order on shutdown
 	errc        chan error
 	log         *slog.Logger
 }
 
 // startServer opens the data dir and store, wires every handler and starts
 // both listeners. It returns once they accept connections.
-func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) (*server, error) {
+func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) (_ *server, err error) {
+	s := &server{errc: make(chan error, 2), log: log}
+	defer func() {
+		if err != nil {
+			s.shutdown()
+		}
+	}()
 	token, firstStart, err := prepareDataDir(cfg.DataDir, rand.Reader)
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(cfg.DataDir, store.Options{})
+	if s.db, err = store.Open(cfg.DataDir, store.Options{}); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, s.db.Close)
+	pk, pkPath, err := loadOrCreateProvingKey(cfg.DataDir, log)
 	if err != nil {
 		return nil, err
 	}
-	publicLn, err := net.Listen("tcp", cfg.Addr)
+	ids, err := registry.Open(ctx, registry.Options{Store: s.db, LocalKey: pk.VerifyingKey(), Now: time.Now, Rand: rand.Reader})
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("addr: %w", err)
+		return nil, err
 	}
-	adminLn, err := net.Listen("tcp", cfg.AdminAddr)
+	s.closers = append(s.closers, func() error { ids.Close(); return nil })
+	publicLn, err := s.listen(cfg.Addr, "addr")
 	if err != nil {
-		publicLn.Close()
-		db.Close()
-		return nil, fmt.Errorf("admin-addr: %w", err)
+		return nil, err
 	}
-	cfg = cfg.withListenerDefaults(publicLn.Addr())
-	s := &server{cfg: cfg, adminURL: "http://" + adminLn.Addr().String(), db: db, errc: make(chan error, 2), log: log}
+	adminLn, err := s.listen(cfg.AdminAddr, "admin-addr")
+	if err != nil {
+		return nil, err
+	}
+	s.cfg = cfg.withListenerDefaults(publicLn.Addr())
+	s.adminURL = "http://" + adminLn.Addr().String()
 
-	reg := metrics.NewRegistry()
-	instrument := metrics.NewHTTP(reg, log)
+	m := metrics.NewRegistry()
+	instrument := metrics.NewHTTP(m, log)
 	public := http.NewServeMux()
 	public.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	public.Handle("GET /metrics", reg.Handler())
-	adminAPI := admin.New(admin.Options{Token: token, Store: db, Rand: rand.Reader, Now: time.Now, Log: log})
+	public.Handle("GET /metrics", m.Handler())
+	ids.Register(public, pkPath)
+	adminAPI := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Rand: rand.Reader, Now: time.Now, Log: log})
 
 	s.serve(publicLn, instrument.Wrap("public", public))
 	s.serve(adminLn, instrument.Wrap("admin", adminAPI))
 
 	if firstStart {
 		if err := createDemoApp(ctx, s, stdout); err != nil {
-			s.shutdown()
 			return nil, err
 		}
 	}
-	fmt.Fprintf(stdout, "worldid: public listener  %s\n", cfg.BaseURL)
+	fmt.Fprintf(stdout, "worldid: public listener  %s\n", s.cfg.BaseURL)
 	fmt.Fprintf(stdout, "worldid: admin listener   %s (token: %s)\n", s.adminURL, filepath.Join(cfg.DataDir, adminTokenFile))
-	log.Info("started", "public", cfg.BaseURL, "admin", s.adminURL, "data", cfg.DataDir)
+	log.Info("started", "public", s.cfg.BaseURL, "admin", s.adminURL, "data", cfg.DataDir)
 	return s, nil
+}
+
+// listen binds addr; setting names the flag in errors.
+func (s *server) listen(addr, setting string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", setting, err)
+	}
+	s.closers = append(s.closers, func() error { ln.Close(); return nil })
+	return ln, nil
 }
 
 func (s *server) serve(ln net.Listener, h http.Handler) {
@@ -192,7 +216,7 @@ func (s *server) wait(ctx context.Context) error {
 }
 
 // shutdown stops accepting, drains in-flight requests for at most
-// shutdownTimeout, then closes the store.
+// shutdownTimeout, then closes what startServer opened, newest first.
 func (s *server) shutdown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
@@ -200,7 +224,9 @@ func (s *server) shutdown() error {
 	for _, hs := range s.httpServers {
 		errs = append(errs, hs.Shutdown(ctx))
 	}
-	errs = append(errs, s.db.Close())
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
 	return errors.Join(errs...)
 }
 

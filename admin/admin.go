@@ -29,11 +29,12 @@ type Store interface {
 
 // Options configures the admin API.
 type Options struct {
-	Token string // the bearer token; must not be empty
-	Store Store
-	Rand  io.Reader // source of app ids and secrets (crypto/rand.Reader in production)
-	Now   func() time.Time
-	Log   *slog.Logger
+	Token    string // the bearer token; must not be empty
+	Store    Store
+	Registry Registry
+	Rand     io.Reader // source of app ids and secrets (crypto/rand.Reader in production)
+	Now      func() time.Time
+	Log      *slog.Logger
 }
 
 type api struct {
@@ -49,6 +50,8 @@ func New(o Options) http.Handler {
 		http.MethodGet:  a.listApps,
 		http.MethodPost: a.createApp,
 	})
+	a.route(mux, "/admin/identities", map[string]http.HandlerFunc{http.MethodPost: a.addIdentity})
+	a.route(mux, "/admin/roots", map[string]http.HandlerFunc{http.MethodPost: a.addRoot})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, &Error{http.StatusNotFound, "not_found", "no admin route " + r.URL.Path})
 	})

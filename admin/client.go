@@ -29,6 +29,18 @@ func (c *Client) Apps(ctx context.Context) (AppList, error) {
 	return out, c.do(ctx, http.MethodGet, "/admin/apps", nil, &out)
 }
 
+// AddIdentity inserts an identity commitment into a tree.
+func (c *Client) AddIdentity(ctx context.Context, req AddIdentityRequest) (AddedIdentity, error) {
+	var out AddedIdentity
+	return out, c.do(ctx, http.MethodPost, "/admin/identities", req, &out)
+}
+
+// AddRoot records a root of a tree kept elsewhere.
+func (c *Client) AddRoot(ctx context.Context, req AddRootRequest) (AddRootRequest, error) {
+	var out AddRootRequest
+	return out, c.do(ctx, http.MethodPost, "/admin/roots", req, &out)
+}
+
 // do sends one request; a non-2xx answer becomes an *Error.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader

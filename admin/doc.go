@@ -16,7 +16,9 @@
 // Routes:
 //
 //	POST /admin/apps   create an app: {"name", "redirect_uris"} → credentials (the secret is shown once)
-//	GET  /admin/apps   list apps (never secrets or their hashes)
+//	GET  /admin/apps        list apps (never secrets or their hashes)
+//	POST /admin/identities  insert an identity commitment into a tree: {"identifier", "environment", "identity_commitment"}
+//	POST /admin/roots       add a root of a tree kept elsewhere: {"identifier", "environment", "root", "depth", "at"}
 //
 // It does not implement operator accounts, roles or audit logging beyond the
 // request log: whoever holds the admin token is the operator.

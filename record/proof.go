@@ -34,3 +34,26 @@ type ProofError struct {
 }
 
 func (e *ProofError) Error() string { return e.Code + ": " + e.Detail }
+
+// identifiers are the credential types World ID 3.0 proofs are made for,
+// each with its own identity trees.
+var identifiers = [...]string{"orb", "device", "document", "secure_document", "face", "selfie"}
+
+// Identifiers returns the credential types, in a fresh slice.
+func Identifiers() []string { return append([]string(nil), identifiers[:]...) }
+
+// ValidIdentifier reports whether s is a credential type.
+func ValidIdentifier(s string) bool {
+	for _, id := range identifiers {
+		if s == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Environments are the deployment environments, each with its own trees.
+func Environments() []string { return []string{"production", "staging"} }
+
+// ValidEnvironment reports whether s is production or staging.
+func ValidEnvironment(s string) bool { return s == "production" || s == "staging" }

@@ -15,12 +15,6 @@ import (
 	"worldid/semaphore"
 )
 
-// Identifiers are the credential types, each with its own trees.
-var identifiers = [...]string{"orb", "device", "document", "secure_document", "face", "selfie"}
-
-// environments are the deployment environments, each with its own trees.
-var environments = [...]string{"production", "staging"}
-
 // TreeDepth is the depth of every local tree (World ID's).
 const TreeDepth = 30
 
@@ -71,8 +65,8 @@ func Open(ctx context.Context, o Options) (*Registry, error) {
 		return nil, errors.New("registry: Store, LocalKey and Now are required")
 	}
 	r := &Registry{store: o.Store, localKey: o.LocalKey, now: o.Now, trees: map[string]*tree{}}
-	for _, id := range identifiers {
-		for _, env := range environments {
+	for _, id := range record.Identifiers() {
+		for _, env := range record.Environments() {
 			t, err := newTree(id + "/" + env)
 			if err != nil {
 				return nil, err
