@@ -100,3 +100,62 @@ func cmdApp(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usageError{fmt.Errorf("unknown subcommand 'app %s'", args[0])}
 	}
 }
+
+func cmdIdentity(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "add" {
+		return usageError{fmt.Errorf("usage: worldid identity add [-identifier orb] [-environment production] COMMITMENT")}
+	}
+	var af adminFlags
+	var req admin.AddIdentityRequest
+	fs := newFlagSet("identity add", stderr)
+	af.register(fs)
+	fs.StringVar(&req.Identifier, "identifier", "orb", "credential type (tree): orb, device, document, secure_document, face, selfie")
+	fs.StringVar(&req.Environment, "environment", "production", "production or staging")
+	if err := parseFlagsWithArgs(fs, args[1:], 1); err != nil {
+		return err
+	}
+	req.IdentityCommitment = fs.Arg(0)
+	c, err := af.client()
+	if err != nil {
+		return err
+	}
+	added, err := c.AddIdentity(ctx, req)
+	if err != nil {
+		return err
+	}
+	if af.json {
+		return json.NewEncoder(stdout).Encode(added)
+	}
+	fmt.Fprintf(stdout, "added to %s/%s at index %d; new root %s\n", req.Identifier, req.Environment, added.Index, added.Root)
+	return nil
+}
+
+func cmdRoots(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "add" {
+		return usageError{fmt.Errorf("usage: worldid roots add [-identifier orb] [-environment production] [-depth 30] ROOT")}
+	}
+	var af adminFlags
+	var req admin.AddRootRequest
+	fs := newFlagSet("roots add", stderr)
+	af.register(fs)
+	fs.StringVar(&req.Identifier, "identifier", "orb", "credential type (tree)")
+	fs.StringVar(&req.Environment, "environment", "production", "production or staging")
+	fs.IntVar(&req.Depth, "depth", 30, "tree depth: selects the published Semaphore v3 verifying key")
+	if err := parseFlagsWithArgs(fs, args[1:], 1); err != nil {
+		return err
+	}
+	req.Root = fs.Arg(0)
+	c, err := af.client()
+	if err != nil {
+		return err
+	}
+	added, err := c.AddRoot(ctx, req)
+	if err != nil {
+		return err
+	}
+	if af.json {
+		return json.NewEncoder(stdout).Encode(added)
+	}
+	fmt.Fprintf(stdout, "external root %s added to %s/%s (depth %d)\n", added.Root, added.Identifier, added.Environment, added.Depth)
+	return nil
+}

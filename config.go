@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 )
 
@@ -42,6 +43,15 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	}
+	return fillFromEnv(fs, getenv)
+}
+
+// fillFromEnv sets every flag not given on the command line from its
+// WORLDID_* environment variable.
+func fillFromEnv(fs *flag.FlagSet, getenv func(string) string) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var errs []error
@@ -55,13 +65,22 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 			}
 		}
 	})
-	if fs.NArg() > 0 {
-		errs = append(errs, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
-	}
 	if err := errors.Join(errs...); err != nil {
 		return usageError{err}
 	}
 	return nil
+}
+
+// parseFlagsWithArgs is parseFlags for commands taking exactly n
+// positional arguments after the flags.
+func parseFlagsWithArgs(fs *flag.FlagSet, args []string, n int) error {
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if fs.NArg() != n {
+		return usageError{fmt.Errorf("%s takes %d argument(s), got %d", fs.Name(), n, fs.NArg())}
+	}
+	return fillFromEnv(fs, os.Getenv)
 }
 
 func envName(flagName string) string {

@@ -63,6 +63,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdServe(ctx, args, stdout, stderr)
 	case "app":
 		return cmdApp(ctx, args, stdout, stderr)
+	case "identity":
+		return cmdIdentity(ctx, args, stdout, stderr)
+	case "roots":
+		return cmdRoots(ctx, args, stdout, stderr)
+	case "wallet":
+		return cmdWallet(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usageText)
 		return nil
@@ -73,8 +79,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 const usageText = `usage: worldid <command> [flags]
 
-  serve            run the server (default); flags: worldid serve -h
-  app create|list  manage relying-party apps through the admin API
+  serve                 run the server (default); flags: worldid serve -h
+  app create|list       manage relying-party apps (admin API)
+  identity add C        insert an identity commitment into a tree (admin API)
+  roots add R           accept a root of a tree kept elsewhere (admin API)
+  wallet new|prove|signin  the development wallet
   help             this text
 
 Every flag also reads WORLDID_<FLAG> from the environment (e.g. WORLDID_ADDR).

@@ -1,0 +1,21 @@
+// Package wallet is the development wallet: it keeps a Semaphore identity
+// (identity nullifier and trapdoor) in a file, fetches its Merkle inclusion
+// proof and the local proving key from a worldid server, makes World ID 3.0
+// proofs in the shape IDKit sends them (identifier, merkle_root, nullifier,
+// proof, signal_hash), completes sign-in pages as World App would, builds
+// test PCPs and calls the credential refresh.
+//
+// It exercises the real public endpoints — never a bypass — and is what the
+// demo, the end-to-end tests and `worldid wallet` use.
+//
+// Signal hashing follows the IDKit SDKs (crypto.md §g): a string that looks
+// like 0x-prefixed, even-length hex is hashed as the bytes it encodes; any
+// other string as its UTF-8 bytes.
+//
+// The identity file is JSON with mode 0600:
+//
+//	{"nullifier":"0x…","trapdoor":"0x…","commitment":"0x…"}
+//
+// It is a test tool: secrets live in a plain file, and nothing here is
+// hardened for holding a real identity.
+package wallet
