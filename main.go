@@ -27,6 +27,7 @@ import (
 	"worldid/metrics"
 	"worldid/registry"
 	"worldid/store"
+	"worldid/verify"
 )
 
 // Server timeouts (design.md §8) and the bounded shutdown.
@@ -168,6 +169,11 @@ func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Lo
 	public.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	public.Handle("GET /metrics", m.Handler())
 	ids.Register(public, pkPath)
+	verifier, err := verify.New(verify.Options{Store: s.db, Checker: ids, Now: time.Now, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	verifier.Register(public)
 	adminAPI := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Rand: rand.Reader, Now: time.Now, Log: log})
 
 	s.serve(publicLn, instrument.Wrap("public", public))

@@ -1,0 +1,100 @@
+// Package verify implements the proof verification endpoint
+// POST /api/v4/verify/{rp_id} (interfaces.md §2.6, §4.3; design.md §5, §8).
+//
+// A request names an action and carries 1 to MaxResponses (default 16)
+// World ID 3.0 proofs, one per credential type. The endpoint resolves the
+// relying party, has a [Checker] verify every item (root known and fresh
+// for the identifier's tree in the environment, then Groth16 — the
+// cryptography is not in this package), and records the verified
+// nullifier for the action through its [Store].
+//
+// # Request
+//
+// The path id is "rp_" + 16 lowercase hex digits, or for backward
+// compatibility "app_" + 32 lowercase hex digits, which resolves to its
+// app's relying party. Anything else (other lengths, upper case, encoded
+// slashes) is 404 without a store lookup. Only POST; Content-Type exactly
+// application/json (a charset parameter, if any, must be utf-8); body at
+// most 64 KiB.
+//
+// Body members: protocol_version (required, "3.0"), nonce (required,
+// non-empty, not otherwise interpreted), action (required, non-empty),
+// action_description (optional string), environment (optional:
+// "production", the default, "staging", or "sandbox", which uses the
+// staging trees and nullifiers but is echoed as given), responses
+// (required array of 1..MaxResponses objects). Item members: identifier
+// (required: orb, device, document, secure_document, face or selfie),
+// merkle_root and nullifier (required), proof (required string, passed to
+// the checker as given), signal_hash (optional, default hashToField of the
+// empty signal, crypto.md §g), max_age (optional integer seconds,
+// 3600..604800, default 604800).
+//
+// merkle_root, nullifier and signal_hash are read with VerifyHex
+// (crypto.md §a) after the schema patterns nullifier ^(0x)?[0-9a-fA-F]+$ and
+// signal_hash ^0x[0-9a-f]+$, and must then be < p: a value ≥ p is a
+// validation_error naming the attribute, never reduced and never a
+// per-item verdict.
+//
+// Decisions on the parser (design.md §8): member names match exactly (no
+// case folding); a duplicate member name is a validation_error; null is the
+// same as absent; required strings must be non-empty; max_age must be a JSON
+// integer literal (no fraction or exponent); unknown members are ignored at
+// both levels, because IDKit clients forward their result object verbatim
+// and it gains members across versions (the upstream schema ignores them
+// too). action_description is type-checked but not stored.
+//
+// # Answers
+//
+// Success, 200, when at least one item verified and was recorded:
+//
+//	{"success": true, "action", "nullifier", "created_at", "environment", "results", "message"}
+//
+// nullifier is the first successful item's, canonical (0x + 64 lowercase
+// hex); created_at is when that nullifier was first recorded for the action
+// (RFC 3339, UTC); message is "Proof verified successfully", or
+// "Proof verified successfully (nullifier reuse)" when it had been recorded
+// before. Each result is {identifier, success, nullifier, code, detail}:
+// nullifier is the item's, canonical, always; code and detail are present
+// only on failure. Per-result codes are those of the checker
+// (invalid_format, invalid_merkle_root, root_too_old, invalid_proof),
+// max_verifications_reached, and verification_error when the checker
+// itself failed (logged; the detail says nothing more).
+//
+// Errors have one type, [Error], and two bodies: request errors are
+// {code, detail, attribute} (attribute null when none); verification
+// outcomes are {success: false, code, detail, results}.
+//
+//	status  code                      when
+//	400     invalid_request           not JSON, not one object, trailing data
+//	400     validation_error          a member is missing, mistyped or out of range (attribute names it, e.g. responses[0].nullifier)
+//	404     not_found                 malformed route id, unknown rp_/app_ id, other paths under /api/v4/verify/
+//	405     method_not_allowed        not POST (Allow: POST)
+//	413     request_too_large         body over 64 KiB
+//	415     invalid_content_type      not application/json
+//	400     all_verifications_failed  no item verified (with results)
+//	400     max_verifications_reached every verified nullifier is at the action's limit (with results)
+//	500     internal_error            no item accepted and a check failed inside the checker (with results), or a storage error
+//	503     service_unavailable       storage cannot accept writes (record.ErrUnavailable)
+//
+// Responses carry Cache-Control: no-store.
+//
+// # Nullifiers and actions
+//
+// Nullifiers are recorded per (rp_id, action, environment), where sandbox
+// is staging. One request records one verification: that of the first
+// successful item's nullifier (items of one request usually share it, as
+// one identity holds several credentials; upstream records only the first
+// too). The action is created by that first success. By default a reused
+// nullifier verifies again (v4 semantics) with its original created_at. If
+// the operator set max_verifications > 0 for the action, the store refuses,
+// atomically, a verification beyond it: every item with that nullifier then
+// fails with max_verifications_reached and the next successful item, if its
+// nullifier differs, is tried. Failed items are never recorded.
+//
+// Items are checked concurrently, one goroutine each; a panicking checker
+// fails its item with verification_error instead of crashing the server.
+//
+// Not implemented: protocol 4.0 and session proofs, integrity bundles,
+// CORS (relying parties call this endpoint from their servers), and any
+// authentication of the caller (none is defined, interfaces.md §5).
+package verify
