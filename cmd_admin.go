@@ -159,3 +159,33 @@ func cmdRoots(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "external root %s added to %s/%s (depth %d)\n", added.Root, added.Identifier, added.Environment, added.Depth)
 	return nil
 }
+
+func cmdAction(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "limit" {
+		return usageError{fmt.Errorf("usage: worldid action limit -rp RP_ID -action ACTION -max N [-environment production]")}
+	}
+	var af adminFlags
+	var req admin.ActionLimitRequest
+	fs := newFlagSet("action limit", stderr)
+	af.register(fs)
+	fs.StringVar(&req.RPID, "rp", "", "relying party id (rp_…)")
+	fs.StringVar(&req.Action, "action", "", "action")
+	fs.StringVar(&req.Environment, "environment", "production", "production or staging")
+	fs.IntVar(&req.MaxVerifications, "max", 0, "verifications allowed per nullifier (0 = unlimited)")
+	if err := parseFlagsWithArgs(fs, args[1:], 0); err != nil {
+		return err
+	}
+	c, err := af.client()
+	if err != nil {
+		return err
+	}
+	set, err := c.SetActionLimit(ctx, req)
+	if err != nil {
+		return err
+	}
+	if af.json {
+		return json.NewEncoder(stdout).Encode(set)
+	}
+	fmt.Fprintf(stdout, "action %q of %s (%s): max_verifications %d\n", set.Action, set.RPID, set.Environment, set.MaxVerifications)
+	return nil
+}

@@ -68,6 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdIdentity(ctx, args, stdout, stderr)
 	case "roots":
 		return cmdRoots(ctx, args, stdout, stderr)
+	case "action":
+		return cmdAction(ctx, args, stdout, stderr)
 	case "wallet":
 		return cmdWallet(ctx, args, stdout, stderr)
 	case "help":
@@ -84,6 +86,7 @@ const usageText = `usage: worldid <command> [flags]
   app create|list       manage relying-party apps (admin API)
   identity add C        insert an identity commitment into a tree (admin API)
   roots add R           accept a root of a tree kept elsewhere (admin API)
+  action limit          set an action's max_verifications (admin API)
   wallet new|prove|signin  the development wallet
   help             this text
 

@@ -25,6 +25,8 @@ const maxBody = 64 << 10
 type Store interface {
 	CreateApp(ctx context.Context, a record.App) error
 	Apps(ctx context.Context) ([]record.App, error)
+	AppByRP(ctx context.Context, rpID string) (record.App, error)
+	SetActionLimit(ctx context.Context, rpID, action, environment string, maxVerifications int, now time.Time) error
 }
 
 // Options configures the admin API.
@@ -52,6 +54,7 @@ func New(o Options) http.Handler {
 	})
 	a.route(mux, "/admin/identities", map[string]http.HandlerFunc{http.MethodPost: a.addIdentity})
 	a.route(mux, "/admin/roots", map[string]http.HandlerFunc{http.MethodPost: a.addRoot})
+	a.route(mux, "/admin/actions", map[string]http.HandlerFunc{http.MethodPost: a.setActionLimit})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, &Error{http.StatusNotFound, "not_found", "no admin route " + r.URL.Path})
 	})

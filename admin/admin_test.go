@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,8 +20,9 @@ import (
 // memStore is a minimal Store for handler tests; the real backends are
 // covered by store/storetest.
 type memStore struct {
-	mu   sync.Mutex
-	apps []record.App
+	mu     sync.Mutex
+	apps   []record.App
+	limits []string
 }
 
 func (m *memStore) CreateApp(_ context.Context, a record.App) error {
@@ -32,6 +34,24 @@ func (m *memStore) CreateApp(_ context.Context, a record.App) error {
 		}
 	}
 	m.apps = append(m.apps, a)
+	return nil
+}
+
+func (m *memStore) AppByRP(_ context.Context, rpID string) (record.App, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range m.apps {
+		if a.RPID == rpID {
+			return a, nil
+		}
+	}
+	return record.App{}, record.ErrNotFound
+}
+
+func (m *memStore) SetActionLimit(_ context.Context, rpID, action, env string, max int, _ time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.limits = append(m.limits, fmt.Sprintf("%s/%s/%s=%d", rpID, env, action, max))
 	return nil
 }
 
@@ -180,3 +200,9 @@ func (failingStore) CreateApp(context.Context, record.App) error {
 	return errors.Join(errors.New("disk full"), record.ErrUnavailable)
 }
 func (failingStore) Apps(context.Context) ([]record.App, error) { return nil, record.ErrUnavailable }
+func (failingStore) AppByRP(context.Context, string) (record.App, error) {
+	return record.App{}, record.ErrUnavailable
+}
+func (failingStore) SetActionLimit(context.Context, string, string, string, int, time.Time) error {
+	return record.ErrUnavailable
+}

@@ -41,6 +41,12 @@ func (c *Client) AddRoot(ctx context.Context, req AddRootRequest) (AddRootReques
 	return out, c.do(ctx, http.MethodPost, "/admin/roots", req, &out)
 }
 
+// SetActionLimit sets an action's max_verifications.
+func (c *Client) SetActionLimit(ctx context.Context, req ActionLimitRequest) (ActionLimitRequest, error) {
+	var out ActionLimitRequest
+	return out, c.do(ctx, http.MethodPost, "/admin/actions", req, &out)
+}
+
 // do sends one request; a non-2xx answer becomes an *Error.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
