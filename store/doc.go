@@ -1,0 +1,115 @@
+// Package store is worldid's file-backed JSON store (design.md §3): a
+// crash-safe engine of tables mapping string keys to JSON values, and on top
+// of it the domain methods (apps.go, and one file per further domain) that
+// the handlers' storage interfaces are satisfied by.
+//
+// # Layering
+//
+// The engine is Open, DB.View (a read-only ReadTx) and DB.Update (a
+// read-write Tx with Get, Put, Delete, Scan, Count and the atomic helpers
+// Insert, CompareAndSet and Increment). Domain methods are thin: one Update
+// or one View each, table names as constants, results and errors in the
+// vocabulary of package record (record.ErrNotFound, record.ErrExists,
+// record.ErrUnavailable, wrapped; test with errors.Is). Handlers never import
+// this package. Each atomic helper documents its SQL equivalent, so a later
+// PostgreSQL backend can implement the same domain methods; the conformance
+// suite in store/storetest checks any backend.
+//
+// # Files
+//
+// The store owns three files in its directory (created 0700; files 0600);
+// everything else in the directory is someone else's:
+//
+//	state.json     the snapshot
+//	journal.jsonl  changes since the snapshot
+//	LOCK           held with flock(2) while the store is open
+//
+// Snapshot: one indented JSON object with the members format
+// ("worldid-store/1"), lsn (the last journal entry it contains), tables
+// (table → key → value, sorted, one record per line) and crc, in this order:
+//
+//	{
+//	  "format": "worldid-store/1",
+//	  "lsn": 3,
+//	  "tables": {
+//	    "apps": {
+//	      "app_1": {"id":"app_1","name":"A"}
+//	    }
+//	  },
+//	  "crc": "065b3b00"
+//	}
+//
+// crc is the CRC-32C (Castagnoli) of every byte before the final
+// `,\n  "crc": "`, as 8 lowercase hex digits; a hand-edited snapshot
+// therefore fails to load. Empty tables are not written.
+//
+// Journal: one line per Update, the JSON object of its LSN and its changes
+// (op "put" with a value, or "del"), then a member crc holding the CRC-32C of
+// every byte before `,"crc":"`:
+//
+//	{"lsn":42,"ops":[{"op":"put","t":"apps","k":"app_1","v":{"id":"app_1"}},{"op":"del","t":"codes","k":"c1"}],"crc":"0873869c"}
+//
+// LSNs increase by one from line to line. Table names and keys are
+// non-empty valid UTF-8; values are the compact output of encoding/json.
+//
+// # Durability and visibility
+//
+// Update runs fn under a write lock, turns its changes into one journal
+// line, queues it, and returns only after the line has been written and
+// fsynced. A single committer goroutine writes everything queued with one
+// write and one fsync (group commit), so concurrent Updates share fsyncs;
+// it yields briefly while writers released by the previous fsync are still
+// queueing, so that they join the next one.
+//
+// Reads never show a write before it is durable. The state is kept in two
+// layers: base, the durable state, and an overlay of queued changes. A
+// View reads only base, so it never waits and never sees a write (or a
+// delete) that a crash could still undo. An Update reads its own changes,
+// then the overlay, then base, so that unique constraints hold between
+// concurrent writers; because journal order is fsync order, an Update that
+// wrote cannot be acknowledged before what it read, and an Update that wrote
+// nothing (or failed, say with ErrExists) waits until the newest queued
+// change it read is durable before it returns. The committer applies a
+// batch to base and removes it from the overlay after its fsync and before
+// waking its writers, so a returned Update is visible to every later View.
+//
+// # Recovery
+//
+// Open takes the lock (a second Open of the directory, from any process,
+// fails with an error saying it is locked), loads the snapshot, and replays
+// the journal lines whose LSN is above the snapshot's (lines at or below it
+// are what a crash between snapshot and truncation leaves, and are skipped).
+// Only the journal's last line may be bad: an incomplete line without
+// newline, or a final line whose checksum does not verify, is a torn write
+// and is dropped. Any other bad line, a break in the LSN sequence, or
+// a bad snapshot is an error naming the file and the line, and Open changes
+// nothing on disk: never a silent reset. Open then compacts, which also
+// removes a torn tail.
+//
+// Compaction writes base to state.json.tmp, fsyncs it, renames it over
+// state.json, fsyncs the directory, and only then truncates and fsyncs the
+// journal. It runs on the committer when the journal has more lines than
+// Options.CompactAfter and than there are live records, so its cost is
+// proportional to the number of writes. Views continue meanwhile; Updates
+// wait for their acknowledgement until it ends (about as long as Open takes
+// to write the snapshot: seconds for a million records).
+//
+// # Failure
+//
+// After any error writing or fsyncing the journal or a snapshot (ENOSPC,
+// EROFS, EIO), the file state is unknown, so the store stops accepting
+// writes: that Update and every later one return an error wrapping
+// record.ErrUnavailable (and the cause). An Update that returned such an
+// error may or may not be on disk. Reads keep working on what was
+// acknowledged. Restarting the process (Close, Open) recovers.
+//
+// # What it does not do
+//
+// One process owns a directory at a time: there is no sharing between
+// processes, no replication and no backup; those are the job of the later
+// PostgreSQL backend. The whole state lives in memory (about 235 MiB of heap
+// for a million nullifier-sized records). Scan costs time proportional to
+// its table. Its context arguments are checked only before an Update runs;
+// reads never block on I/O. File locking uses flock(2), so the package
+// builds on Linux, macOS and the BSDs only.
+package store

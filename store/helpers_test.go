@@ -1,0 +1,205 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func put(t testing.TB, db *DB, table, key string, v any) {
+	t.Helper()
+	if err := db.Update(context.Background(), func(tx *Tx) error { return tx.Put(table, key, v) }); err != nil {
+		t.Fatalf("Update put %s/%s: %v", table, key, err)
+	}
+}
+
+func del(t testing.TB, db *DB, table, key string) {
+	t.Helper()
+	if err := db.Update(context.Background(), func(tx *Tx) error { tx.Delete(table, key); return nil }); err != nil {
+		t.Fatalf("Update delete %s/%s: %v", table, key, err)
+	}
+}
+
+// dump returns the whole visible state as table → key → value.
+func dump(t testing.TB, db *DB) map[string]map[string]string {
+	t.Helper()
+	out := map[string]map[string]string{}
+	err := db.View(func(tx *ReadTx) error {
+		for name, rows := range tx.base {
+			out[name] = map[string]string{}
+			for k, v := range rows {
+				out[name][k] = v
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("View: %v", err)
+	}
+	return out
+}
+
+func checkState(t testing.TB, db *DB, want map[string]map[string]string) {
+	t.Helper()
+	got := dump(t, db)
+	if len(got) != len(want) {
+		t.Fatalf("state has tables %v, want %v", got, want)
+	}
+	for name, rows := range want {
+		if len(got[name]) != len(rows) {
+			t.Fatalf("table %q = %v, want %v", name, got[name], rows)
+		}
+		for k, v := range rows {
+			if got[name][k] != v {
+				t.Fatalf("%s/%s = %q, want %q", name, k, got[name][k], v)
+			}
+		}
+	}
+}
+
+func journalPath(dir string) string  { return filepath.Join(dir, journalName) }
+func snapshotPath(dir string) string { return filepath.Join(dir, snapshotName) }
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeFile(t testing.TB, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// journalLines returns the journal's lines, newlines included.
+func journalLines(t testing.TB, dir string) [][]byte {
+	t.Helper()
+	lines := bytes.SplitAfter(readFile(t, journalPath(dir)), []byte("\n"))
+	if len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// openWithFiles opens a store whose files are the given snapshot (nil:
+// none) and journal.
+func openWithFiles(t testing.TB, snapshot, journal []byte) (*DB, error) {
+	t.Helper()
+	dir := t.TempDir()
+	if snapshot != nil {
+		writeFile(t, snapshotPath(dir), snapshot)
+	}
+	writeFile(t, journalPath(dir), journal)
+	db, err := Open(dir, Options{})
+	if err == nil {
+		t.Cleanup(func() { db.Close() })
+	}
+	return db, err
+}
+
+// encodedLine is encodeLine for tests.
+func encodedLine(t testing.TB, lsn uint64, changes ...change) []byte {
+	t.Helper()
+	line, err := encodeLine(entry{LSN: lsn, Changes: changes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
+
+func putChange(table, key, value string) change {
+	return change{Op: opPut, Table: table, Key: key, Value: json.RawMessage(value)}
+}
+
+func wantErrContains(t testing.TB, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want one containing %q", parts)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Fatalf("error %q does not contain %q", err, p)
+		}
+	}
+}
+
+// faultyFile wraps the journal (or any file the store writes) so tests can
+// make writes and fsyncs fail, block, or count them.
+type faultyFile struct {
+	file
+	mu       sync.Mutex
+	writeErr error
+	syncErr  error
+	syncs    int
+	gate     chan struct{} // if set, each Sync waits for a token
+	entered  chan struct{} // if set, each Sync announces itself first
+}
+
+func (f *faultyFile) Write(b []byte) (int, error) {
+	f.mu.Lock()
+	err := f.writeErr
+	f.mu.Unlock()
+	if err != nil {
+		// A failing write may still have written part of the data.
+		n, _ := f.file.Write(b[:len(b)/2])
+		return n, err
+	}
+	return f.file.Write(b)
+}
+
+func (f *faultyFile) Sync() error {
+	f.mu.Lock()
+	err, gate, entered := f.syncErr, f.gate, f.entered
+	f.syncs++
+	f.mu.Unlock()
+	if entered != nil {
+		entered <- struct{}{}
+	}
+	if gate != nil {
+		<-gate
+	}
+	if err != nil {
+		return err
+	}
+	return f.file.Sync()
+}
+
+func (f *faultyFile) set(fn func(f *faultyFile)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
+// openFaulty opens dir with its journal wrapped in a faultyFile.
+func openFaulty(t testing.TB, dir string, opts Options) (*DB, *faultyFile) {
+	t.Helper()
+	var journal *faultyFile
+	opts.openFile = func(name string, flag int) (file, error) {
+		f, err := openOSFile(name, flag)
+		if err != nil || filepath.Base(name) != journalName {
+			return f, err
+		}
+		journal = &faultyFile{file: f}
+		return journal, nil
+	}
+	db := mustOpen(t, dir, opts)
+	return db, journal
+}
+
+// withLineCRC completes covered, the part of a journal line the checksum
+// covers, into a line with a valid checksum.
+func withLineCRC(covered []byte) []byte {
+	line := append(bytes.Clone(covered), crcMember...)
+	line = appendCRC(line, covered)
+	return append(line, lineSuffix+"\n"...)
+}

@@ -1,0 +1,32 @@
+package store
+
+import (
+	"testing"
+
+	"worldid/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) (storetest.Backend, func() storetest.Backend) {
+		dir := t.TempDir()
+		db := mustOpen(t, dir, Options{})
+		t.Cleanup(func() { db.Close() })
+		reopen := func() storetest.Backend {
+			if err := db.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			db = mustOpen(t, dir, Options{})
+			return db
+		}
+		return db, reopen
+	})
+}
+
+func mustOpen(t testing.TB, dir string, opts Options) *DB {
+	t.Helper()
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return db
+}

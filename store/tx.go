@@ -1,0 +1,200 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// reader is what domain reads need from ReadTx and Tx, so the same code
+// serves View and Update.
+type reader interface {
+	Get(table, key string) (json.RawMessage, bool)
+	Scan(table, prefix string, fn func(key string, v json.RawMessage) bool)
+}
+
+// ReadTx is a read-only view of the durable state, valid during View's fn.
+type ReadTx struct {
+	base tables
+}
+
+// Get returns a copy of the value at table/key.
+func (r *ReadTx) Get(table, key string) (json.RawMessage, bool) {
+	v, ok := r.base[table][key]
+	if !ok {
+		return nil, false
+	}
+	return json.RawMessage(v), true
+}
+
+// Scan calls fn for each key of table that starts with prefix, in ascending
+// byte order, until fn returns false. It costs time proportional to the
+// table's size.
+func (r *ReadTx) Scan(table, prefix string, fn func(key string, v json.RawMessage) bool) {
+	rows := r.base[table]
+	for _, k := range sortedWithPrefix(rows, prefix) {
+		if !fn(k, json.RawMessage(rows[k])) {
+			return
+		}
+	}
+}
+
+// Count returns the number of keys in table.
+func (r *ReadTx) Count(table string) int { return len(r.base[table]) }
+
+// Tx is a read-write transaction, valid during Update's fn. Its reads see,
+// newest first: its own writes, the writes of earlier Updates still waiting
+// for their fsync, and the durable state. It is not safe for concurrent use.
+type Tx struct {
+	db      *DB
+	changes []change      // one per key, in first-write order
+	index   map[rowID]int // position of each key's change
+	seen    uint64        // newest queued LSN this Tx has read
+}
+
+type rowID struct{ table, key string }
+
+// Get returns a copy of the value at table/key.
+func (tx *Tx) Get(table, key string) (json.RawMessage, bool) {
+	if i, ok := tx.index[rowID{table, key}]; ok {
+		c := tx.changes[i]
+		return bytes.Clone(c.Value), c.Op == opPut
+	}
+	tx.db.mu.RLock()
+	defer tx.db.mu.RUnlock()
+	v, ok := tx.committed(table, key)
+	if !ok {
+		return nil, false
+	}
+	return json.RawMessage(v), true
+}
+
+// committed returns table/key as left by earlier Updates, durable or not,
+// and records the queued LSN it depends on. The caller holds db.mu.
+func (tx *Tx) committed(table, key string) (string, bool) {
+	if p, ok := tx.db.overlay[table][key]; ok {
+		tx.seen = max(tx.seen, p.lsn)
+		return p.value, p.present
+	}
+	v, ok := tx.db.base[table][key]
+	return v, ok
+}
+
+// Scan is ReadTx.Scan over what this Tx sees.
+func (tx *Tx) Scan(table, prefix string, fn func(key string, v json.RawMessage) bool) {
+	rows := tx.committedRows(table, prefix)
+	for _, c := range tx.changes {
+		if c.Table != table || !strings.HasPrefix(c.Key, prefix) {
+			continue
+		}
+		if c.Op == opPut {
+			rows[c.Key] = string(c.Value)
+		} else {
+			delete(rows, c.Key)
+		}
+	}
+	for _, k := range sortedWithPrefix(rows, prefix) {
+		if !fn(k, json.RawMessage(rows[k])) {
+			return
+		}
+	}
+}
+
+// committedRows copies the rows of table with the prefix as left by earlier
+// Updates.
+func (tx *Tx) committedRows(table, prefix string) map[string]string {
+	tx.db.mu.RLock()
+	defer tx.db.mu.RUnlock()
+	rows := map[string]string{}
+	for k, v := range tx.db.base[table] {
+		if strings.HasPrefix(k, prefix) {
+			rows[k] = v
+		}
+	}
+	for k, p := range tx.db.overlay[table] {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		tx.seen = max(tx.seen, p.lsn)
+		if p.present {
+			rows[k] = p.value
+		} else {
+			delete(rows, k)
+		}
+	}
+	return rows
+}
+
+// Count returns the number of keys in table as this Tx sees it.
+func (tx *Tx) Count(table string) int {
+	tx.db.mu.RLock()
+	defer tx.db.mu.RUnlock()
+	base := tx.db.base[table]
+	n := len(base)
+	for k, p := range tx.db.overlay[table] {
+		tx.seen = max(tx.seen, p.lsn)
+		_, inBase := base[k]
+		n += presence(p.present) - presence(inBase)
+	}
+	for _, c := range tx.changes {
+		if c.Table == table {
+			_, before := tx.committed(table, c.Key)
+			n += presence(c.Op == opPut) - presence(before)
+		}
+	}
+	return n
+}
+
+func presence(present bool) int {
+	if present {
+		return 1
+	}
+	return 0
+}
+
+// Put stores the JSON encoding of v at table/key. Table and key must be
+// non-empty, valid UTF-8.
+func (tx *Tx) Put(table, key string, v any) error {
+	if err := checkName(table, key); err != nil {
+		return fmt.Errorf("store: put %q/%q: %w", table, key, err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("store: put %s/%s: %w", table, key, err)
+	}
+	tx.record(change{Op: opPut, Table: table, Key: key, Value: b})
+	return nil
+}
+
+// Delete removes table/key; deleting an absent key writes nothing.
+func (tx *Tx) Delete(table, key string) {
+	if _, ok := tx.Get(table, key); ok {
+		tx.record(change{Op: opDel, Table: table, Key: key})
+	}
+}
+
+// record adds c, replacing an earlier change of the same key.
+func (tx *Tx) record(c change) {
+	id := rowID{c.Table, c.Key}
+	if i, ok := tx.index[id]; ok {
+		tx.changes[i] = c
+		return
+	}
+	if tx.index == nil {
+		tx.index = map[rowID]int{}
+	}
+	tx.index[id] = len(tx.changes)
+	tx.changes = append(tx.changes, c)
+}
+
+func sortedWithPrefix(rows map[string]string, prefix string) []string {
+	keys := slices.Collect(maps.Keys(rows))
+	if prefix != "" {
+		keys = slices.DeleteFunc(keys, func(k string) bool { return !strings.HasPrefix(k, prefix) })
+	}
+	slices.Sort(keys)
+	return keys
+}
