@@ -1,0 +1,406 @@
+package oidc
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"worldid/record"
+)
+
+// Response modes (OAuth 2.0 Multiple Response Types §2, Form Post).
+const (
+	modeQuery    = "query"
+	modeFragment = "fragment"
+	modeFormPost = "form_post"
+)
+
+const (
+	grantAuthorizationCode = "authorization_code"
+	pkceS256               = "S256"
+	// maxEchoBytes bounds state and nonce, which are echoed into
+	// redirects, pages and tokens.
+	maxEchoBytes = 512
+)
+
+// responseType is a set of the response_type values code, id_token, token.
+type responseType uint8
+
+const (
+	rtCode responseType = 1 << iota
+	rtIDToken
+	rtToken
+)
+
+type responseTypeName struct {
+	bit  responseType
+	name string
+}
+
+var responseTypeNames = [...]responseTypeName{{rtCode, "code"}, {rtIDToken, "id_token"}, {rtToken, "token"}}
+
+// String is the canonical spelling: code, id_token, token in this order.
+func (t responseType) String() string {
+	var parts []string
+	for _, n := range responseTypeNames {
+		if t&n.bit != 0 {
+			parts = append(parts, n.name)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// supported: every non-empty combination except token alone, which is
+// plain OAuth rather than OpenID Connect (design.md §4).
+func (t responseType) supported() bool { return t != 0 && t != rtToken }
+
+func supportedResponseTypes() []string {
+	var out []string
+	for _, t := range []responseType{rtCode, rtIDToken, rtIDToken | rtToken, rtCode | rtIDToken, rtCode | rtToken, rtCode | rtIDToken | rtToken} {
+		out = append(out, t.String())
+	}
+	return out
+}
+
+// parseResponseType reads space-separated values in any order (OAuth 2.0
+// Multiple Response Types §3), each once.
+func parseResponseType(s string) (responseType, bool) {
+	var t responseType
+	for part := range strings.SplitSeq(s, " ") {
+		i := slices.IndexFunc(responseTypeNames[:], func(n responseTypeName) bool { return n.name == part })
+		if i < 0 || t&responseTypeNames[i].bit != 0 {
+			return 0, false
+		}
+		t |= responseTypeNames[i].bit
+	}
+	return t, t.supported()
+}
+
+// defaultMode is query for the code flow, fragment otherwise
+// (interfaces.md §4.1).
+func (t responseType) defaultMode() string {
+	if t == rtCode {
+		return modeQuery
+	}
+	return modeFragment
+}
+
+// authzRequest is a parsed authorization request.
+type authzRequest struct {
+	clientID, redirectURI string
+	responseType          responseType
+	mode                  string // where the response (or a redirected error) goes
+	scope                 string // granted scopes, canonical order
+	state, nonce          string
+	codeChallenge         string
+}
+
+// parseAuthorize parses the parameters of an authorization request. A
+// local error (client_id or redirect_uri missing or repeated) must be shown
+// to the user; a redirect error may be sent to the redirect URI once the
+// handler has validated it (RFC 6749 §4.1.2.1). req.mode and req.state are
+// set as far as they could be parsed, for the redirect.
+func parseAuthorize(v url.Values) (req authzRequest, local, redirect *apiError) {
+	if req.clientID, local = singleLocal(v, "client_id"); local != nil {
+		return req, local, nil
+	}
+	if req.redirectURI, local = singleLocal(v, "redirect_uri"); local != nil {
+		return req, local, nil
+	}
+	if s := v["state"]; len(s) == 1 && validEcho(s[0]) {
+		req.state = s[0]
+	}
+	rt, rtOK := parseResponseType(first(v, "response_type"))
+	mode := first(v, "response_mode")
+	req.mode = errorMode(rt, rtOK, mode)
+	req.responseType = rt
+	return req, nil, parseRest(v, &req, rtOK, mode)
+}
+
+// parseRest checks every parameter after client_id and redirect_uri, in a
+// fixed order; the first failure is the redirected error.
+func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *apiError {
+	for _, name := range slices.Sorted(maps.Keys(v)) {
+		if len(v[name]) > 1 {
+			return errDuplicate(name) // RFC 6749 §3.1
+		}
+	}
+	for _, param := range []string{"request", "request_uri", "registration"} {
+		if first(v, param) != "" { // OIDC Core §6, §7.2.1
+			code := param + "_not_supported"
+			return newError(http.StatusBadRequest, code, code, param, param+" is not supported")
+		}
+	}
+	switch rt := first(v, "response_type"); {
+	case rt == "":
+		return errRequired("response_type")
+	case !rtOK:
+		return newError(http.StatusBadRequest, "unsupported_response_type", "unsupported_response_type", "response_type",
+			"response_type must be one of "+strings.Join(supportedResponseTypes(), ", "))
+	}
+	switch mode {
+	case "":
+	case modeQuery:
+		if req.responseType != rtCode {
+			// Tokens must never travel in a query (interfaces.md §4.1).
+			return errInvalid("response_mode", "response_mode query is supported only for response_type code")
+		}
+	case modeFragment, modeFormPost:
+	default:
+		return errInvalid("response_mode", "response_mode must be query, fragment or form_post")
+	}
+	var e *apiError
+	if req.scope, e = parseScope(first(v, "scope")); e != nil {
+		return e
+	}
+	if s := first(v, "state"); s != "" && !validEcho(s) {
+		return errInvalid("state", "state must be 1 to 512 visible ASCII characters")
+	}
+	if req.nonce, e = parseNonce(first(v, "nonce"), req.responseType); e != nil {
+		return e
+	}
+	if req.codeChallenge, e = parsePKCE(first(v, "code_challenge"), first(v, "code_challenge_method")); e != nil {
+		return e
+	}
+	return parsePrompt(first(v, "prompt"))
+}
+
+// singleLocal returns the one non-empty value of a parameter that decides
+// where errors go.
+func singleLocal(v url.Values, name string) (string, *apiError) {
+	switch vals := v[name]; {
+	case len(vals) > 1:
+		return "", errDuplicate(name)
+	case len(vals) == 0 || vals[0] == "":
+		return "", errRequired(name)
+	default:
+		return vals[0], nil
+	}
+}
+
+// first is the first value of name ("" if absent); callers reject
+// duplicates before relying on it.
+func first(v url.Values, name string) string {
+	if vals := v[name]; len(vals) > 0 {
+		return vals[0]
+	}
+	return ""
+}
+
+// errorMode is where the response goes: the requested mode when it is
+// valid for the response type, else the type's default, else query.
+func errorMode(rt responseType, rtOK bool, mode string) string {
+	switch {
+	case mode == modeFragment || mode == modeFormPost:
+		return mode
+	case mode == modeQuery && (!rtOK || rt == rtCode):
+		return mode
+	case rtOK:
+		return rt.defaultMode()
+	}
+	return modeQuery
+}
+
+// parseScope requires openid, ignores scopes it does not know (OIDC Core
+// §3.1.2.1) and returns the granted ones in canonical order.
+func parseScope(s string) (string, *apiError) {
+	if s == "" {
+		return "", errRequired("scope")
+	}
+	invalid := func(detail string) *apiError {
+		return newError(http.StatusBadRequest, "invalid_scope", "invalid_scope", "scope", detail)
+	}
+	requested := map[string]bool{}
+	for tok := range strings.SplitSeq(s, " ") {
+		if tok == "" || !isScopeToken(tok) {
+			return "", invalid("scope must be scope tokens separated by single spaces")
+		}
+		requested[tok] = true
+	}
+	if !requested[scopeOpenID] {
+		return "", invalid("scope must include openid")
+	}
+	var granted []string
+	for _, k := range knownScopes {
+		if requested[k] {
+			granted = append(granted, k)
+		}
+	}
+	return strings.Join(granted, " "), nil
+}
+
+// isScopeToken: 1*( %x21 / %x23-5B / %x5D-7E ) (RFC 6749 §3.3).
+func isScopeToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// validEcho: 1 to maxEchoBytes visible ASCII characters or spaces
+// (RFC 6749 Appendix A.5 VSCHAR).
+func validEcho(s string) bool {
+	if s == "" || len(s) > maxEchoBytes {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// parseNonce: required whenever an ID token or access token is returned
+// from the authorization endpoint (OIDC Core §3.2.2.1, §3.3.2.11).
+func parseNonce(nonce string, rt responseType) (string, *apiError) {
+	switch {
+	case nonce == "" && rt != rtCode:
+		return "", errRequired("nonce")
+	case nonce != "" && !validEcho(nonce):
+		return "", errInvalid("nonce", "nonce must be 1 to 512 visible ASCII characters")
+	}
+	return nonce, nil
+}
+
+// parsePKCE accepts only S256 (design.md §4): the challenge is the
+// base64url SHA-256 of the verifier, exactly 43 characters (RFC 7636 §4.2).
+// An absent method means plain (RFC 7636 §4.3), which is refused.
+func parsePKCE(challenge, method string) (string, *apiError) {
+	switch {
+	case challenge == "" && method == "":
+		return "", nil
+	case challenge == "":
+		return "", errRequired("code_challenge")
+	case method != pkceS256:
+		return "", errInvalid("code_challenge_method", "code_challenge_method must be S256")
+	}
+	if b, err := decodeSegment(challenge); err != nil || len(b) != 32 {
+		return "", errInvalid("code_challenge", "code_challenge must be the base64url SHA-256 of the verifier (43 characters)")
+	}
+	return challenge, nil
+}
+
+// parsePrompt: the provider keeps no session, so prompt=none can never be
+// satisfied (OIDC Core §3.1.2.6); login, consent and select_account are
+// what always happens anyway.
+func parsePrompt(prompt string) *apiError {
+	if prompt == "" {
+		return nil
+	}
+	values := strings.Split(prompt, " ")
+	for _, v := range values {
+		if !slices.Contains([]string{"none", "login", "consent", "select_account"}, v) {
+			return errInvalid("prompt", "prompt values are none, login, consent and select_account")
+		}
+	}
+	if slices.Contains(values, "none") {
+		if len(values) > 1 {
+			return errInvalid("prompt", "prompt none cannot be combined with other values")
+		}
+		return newError(http.StatusBadRequest, "login_required", "login_required", "prompt", "the user must sign in with the wallet")
+	}
+	return nil
+}
+
+// serveAuthorize handles GET (query) and POST (form body) authorization
+// requests (OIDC Core §3.1.2.1).
+func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request) {
+	v, e := authorizeParams(w, r)
+	if e != nil {
+		p.errorPage(w, e)
+		return
+	}
+	req, local, redirect := parseAuthorize(v)
+	if local != nil {
+		p.errorPage(w, local)
+		return
+	}
+	app, target, e := p.validateClient(r.Context(), req.clientID, req.redirectURI)
+	if e != nil {
+		p.errorPage(w, e)
+		return
+	}
+	if redirect != nil {
+		p.respond(w, target, req.mode, errorParams(redirect, req.state))
+		return
+	}
+	p.startSignin(r.Context(), w, app, req)
+}
+
+func authorizeParams(w http.ResponseWriter, r *http.Request) (url.Values, *apiError) {
+	if r.Method == http.MethodPost {
+		return readForm(w, r)
+	}
+	return parseQuery(r.URL.RawQuery)
+}
+
+// validateClient finds the app and checks that redirectURI is exactly one
+// of its registered URIs (string equality) and usable as a redirect target.
+func (p *Provider) validateClient(ctx context.Context, clientID, redirectURI string) (record.App, *url.URL, *apiError) {
+	app, err := p.store.App(ctx, clientID)
+	if errors.Is(err, record.ErrNotFound) {
+		return app, nil, newError(http.StatusBadRequest, "invalid_client", "invalid_request", "client_id", "unknown client_id")
+	}
+	if err != nil {
+		return app, nil, p.errInternal("authorize: load app", err)
+	}
+	invalid := newError(http.StatusBadRequest, "invalid_redirect_uri", "invalid_request", "redirect_uri",
+		"redirect_uri is not registered for this client")
+	if !slices.Contains(app.RedirectURIs, redirectURI) {
+		return app, nil, invalid
+	}
+	target, err := url.Parse(redirectURI)
+	if err != nil || !target.IsAbs() || target.Fragment != "" || target.RawFragment != "" ||
+		slices.Contains([]string{"javascript", "data", "vbscript", "blob", "file"}, target.Scheme) {
+		invalid.Detail = "the registered redirect_uri is not a usable redirect target"
+		invalid.Description = invalid.Detail
+		return app, nil, invalid
+	}
+	return app, target, nil
+}
+
+// errorParams are the parameters of a redirected error (RFC 6749 §4.1.2.1).
+func errorParams(e *apiError, state string) url.Values {
+	v := url.Values{"error": {e.OAuth}, "error_description": {e.Detail}}
+	if state != "" {
+		v.Set("state", state)
+	}
+	return v
+}
+
+// respond delivers authorization response parameters to the validated
+// redirect URI in the given mode: a 303 with a query or fragment, or a
+// self-submitting form (OAuth 2.0 Form Post Response Mode).
+func (p *Provider) respond(w http.ResponseWriter, target *url.URL, mode string, params url.Values) {
+	if mode == modeFormPost {
+		p.formPostPage(w, target, params)
+		return
+	}
+	u := *target
+	switch mode {
+	case modeQuery:
+		if u.RawQuery != "" {
+			u.RawQuery += "&" + params.Encode()
+		} else {
+			u.RawQuery = params.Encode()
+		}
+	case modeFragment:
+		u.Fragment, u.RawFragment = "", ""
+	}
+	loc := u.String()
+	if mode == modeFragment {
+		loc += "#" + params.Encode()
+	}
+	h := w.Header()
+	h.Set("Location", loc)
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(http.StatusSeeOther)
+}

@@ -1,0 +1,94 @@
+package oidc
+
+import (
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"worldid/record"
+)
+
+// BenchmarkRSASignPKCS1v15 is the bound /token is measured against: one
+// RS256 signature with the provider's key size. /token makes two.
+func BenchmarkRSASignPKCS1v15(b *testing.B) {
+	k := must(parseSigningKey(sharedKey()))
+	digest := sha256.Sum256([]byte("header.payload"))
+	for b.Loop() {
+		if _, err := rsa.SignPKCS1v15(nil, k.priv, crypto.SHA256, digest[:]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkToken is a full /token request through the mux: form parsing,
+// client authentication, code redemption, PKCE and both signatures.
+// Throughput bound: ns/op(RSASign) × 2.
+func BenchmarkToken(b *testing.B) {
+	f := newFixture(b)
+	auth := basicAuth(testClientID, testSecret)["Authorization"]
+	codes := make([]string, b.N)
+	for i := range codes {
+		raw := must(f.p.random(32))
+		codes[i] = base64.RawURLEncoding.EncodeToString(raw)
+		err := f.store.SaveCode(b.Context(), record.AuthCode{
+			ID: hashHex(codes[i]), GrantID: "g", ClientID: testClientID, RedirectURI: testRedirect,
+			Scope: "openid email profile", Nonce: "n", CodeChallenge: pkceChallenge(testVerifier),
+			Subject: testNullifier, VerificationLevel: "orb", AuthTime: testStart,
+			ExpiresAt: testStart.Add(time.Hour), RetainUntil: testStart.Add(2 * time.Hour),
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v := tokenForm(codes[i])
+		v.Set("code_verifier", testVerifier)
+		r := httptest.NewRequest(http.MethodPost, "/token", strings.NewReader(v.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.Header.Set("Authorization", auth)
+		w := httptest.NewRecorder()
+		f.mux.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatal(describe(w))
+		}
+	}
+}
+
+// BenchmarkUserinfo verifies an access token and answers the claims.
+func BenchmarkUserinfo(b *testing.B) {
+	f := newFixture(b)
+	g := grant{id: "g", clientID: testClientID, scope: "openid email profile", sub: testNullifier, level: "orb", authTime: testStart}
+	header := "Bearer " + must(f.p.signAccessToken(f.p.keySet(), g, testStart))
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodGet, "/userinfo", nil)
+		r.Header.Set("Authorization", header)
+		w := httptest.NewRecorder()
+		f.mux.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatal(describe(w))
+		}
+	}
+}
+
+func benchmarkGet(b *testing.B, path string) {
+	f := newFixture(b)
+	r := httptest.NewRequest(http.MethodGet, path, nil)
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		f.mux.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatal(describe(w))
+		}
+	}
+}
+
+// Discovery and JWKS are served from pre-encoded bytes.
+func BenchmarkDiscovery(b *testing.B) { benchmarkGet(b, pathDiscovery) }
+func BenchmarkJWKS(b *testing.B)      { benchmarkGet(b, pathJWKS) }

@@ -1,0 +1,78 @@
+package oidc
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// discoveryDoc is the OpenID Provider metadata (OIDC Discovery §3):
+// interfaces.md §2.1 plus the members design.md §4 adds. Field order is
+// the order of the encoded document.
+type discoveryDoc struct {
+	Issuer                     string   `json:"issuer"`
+	AuthorizationEndpoint      string   `json:"authorization_endpoint"`
+	TokenEndpoint              string   `json:"token_endpoint"`
+	UserinfoEndpoint           string   `json:"userinfo_endpoint"`
+	JWKSURI                    string   `json:"jwks_uri"`
+	IntrospectionEndpoint      string   `json:"introspection_endpoint"`
+	ScopesSupported            []string `json:"scopes_supported"`
+	ResponseTypesSupported     []string `json:"response_types_supported"`
+	ResponseModesSupported     []string `json:"response_modes_supported"`
+	GrantTypesSupported        []string `json:"grant_types_supported"`
+	SubjectTypesSupported      []string `json:"subject_types_supported"`
+	IDTokenSigningAlgs         []string `json:"id_token_signing_alg_values_supported"`
+	TokenEndpointAuthMethods   []string `json:"token_endpoint_auth_methods_supported"`
+	IntrospectionAuthMethods   []string `json:"introspection_endpoint_auth_methods_supported"`
+	CodeChallengeMethods       []string `json:"code_challenge_methods_supported"`
+	ClaimsSupported            []string `json:"claims_supported"`
+	RequestParameterSupported  bool     `json:"request_parameter_supported"`
+	RequestURIParameterSupport bool     `json:"request_uri_parameter_supported"`
+	ClaimsParameterSupported   bool     `json:"claims_parameter_supported"`
+}
+
+// discoveryDocument encodes the document once; it never changes while the
+// process runs.
+func (p *Provider) discoveryDocument() ([]byte, error) {
+	authMethods := []string{"client_secret_basic", "client_secret_post"}
+	doc := discoveryDoc{
+		Issuer:                   p.issuer,
+		AuthorizationEndpoint:    p.issuer + pathAuthorize,
+		TokenEndpoint:            p.issuer + pathToken,
+		UserinfoEndpoint:         p.issuer + pathUserinfo,
+		JWKSURI:                  p.issuer + pathJWKS,
+		IntrospectionEndpoint:    p.issuer + pathIntrospect,
+		ScopesSupported:          knownScopes[:],
+		ResponseTypesSupported:   supportedResponseTypes(),
+		ResponseModesSupported:   []string{modeQuery, modeFragment, modeFormPost},
+		GrantTypesSupported:      []string{grantAuthorizationCode, "implicit"},
+		SubjectTypesSupported:    []string{"pairwise"},
+		IDTokenSigningAlgs:       []string{algRS256},
+		TokenEndpointAuthMethods: authMethods,
+		IntrospectionAuthMethods: authMethods,
+		CodeChallengeMethods:     []string{pkceS256},
+		ClaimsSupported: []string{
+			"iss", "sub", "aud", "exp", "iat", "auth_time", "jti", "nonce", "at_hash", "c_hash",
+			p.betaClaim, p.v1Claim, "email", "name", "given_name", "family_name",
+		},
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("oidc: encode discovery: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// serveDiscovery serves the pre-encoded document.
+func (p *Provider) serveDiscovery(w http.ResponseWriter, _ *http.Request) {
+	servePublic(w, p.discovery, 3600)
+}
+
+// servePublic writes a cacheable public JSON document.
+func servePublic(w http.ResponseWriter, body []byte, maxAge int) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d", maxAge))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.Write(body)
+}

@@ -1,0 +1,187 @@
+package oidc
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// FuzzVerifyJWT: the parser never panics, and whatever it accepts has the
+// structure it promises.
+func FuzzVerifyJWT(f *testing.F) {
+	fx := newFixture(f)
+	set := fx.p.keySet()
+	g := grant{id: "g", clientID: testClientID, scope: "openid", sub: testNullifier, level: "orb", authTime: testStart}
+	valid := must(fx.p.signAccessToken(set, g, testStart))
+	f.Add(valid)
+	f.Add(must(fx.p.signIDToken(set, g, testStart, "c", "a")))
+	f.Add(valid + ".")
+	f.Add(strings.Replace(valid, ".", "..", 1))
+	f.Add("eyJhbGciOiJub25lIn0.e30.")
+	f.Add("")
+	f.Add("...")
+	f.Fuzz(func(t *testing.T, token string) {
+		payload, err := verifyJWT(token, typAccessToken, set.published)
+		if err != nil {
+			return
+		}
+		if strings.Count(token, ".") != 2 || len(token) > maxJWTBytes || len(payload) == 0 {
+			t.Fatalf("accepted malformed token %q", token)
+		}
+		if _, err := fx.p.parseAccessToken(token); err != nil && token == valid {
+			t.Fatal("valid token rejected")
+		}
+	})
+}
+
+func FuzzParseHeader(f *testing.F) {
+	f.Add([]byte(`{"alg":"RS256","kid":"k","typ":"JWT"}`))
+	f.Add([]byte(`{"alg":"RS256","alg":"none"}`))
+	f.Add([]byte(`{"crit":["b64"]}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := parseHeader(b)
+		if err != nil {
+			return
+		}
+		var m map[string]any
+		if json.Unmarshal(b, &m) != nil || len(m) != 3 || m["alg"] != h.alg || m["kid"] != h.kid || m["typ"] != h.typ {
+			t.Fatalf("accepted %q as %+v", b, h)
+		}
+	})
+}
+
+// FuzzParseAuthorize: every accepted request satisfies the rules the
+// handler relies on.
+func FuzzParseAuthorize(f *testing.F) {
+	f.Add(authorizeQuery().Encode())
+	f.Add("response_type=id_token+token&scope=openid&client_id=a&redirect_uri=b&nonce=n&response_mode=form_post")
+	f.Add("response_type=code&scope=openid&client_id=a&redirect_uri=b&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256")
+	f.Add("client_id=a&client_id=b")
+	f.Add("response_type=code&response_type=code&scope=openid&client_id=a&redirect_uri=b&prompt=none")
+	f.Fuzz(func(t *testing.T, raw string) {
+		v, e := parseQuery(raw)
+		if e != nil {
+			return
+		}
+		req, local, redirect := parseAuthorize(v)
+		if local != nil {
+			return
+		}
+		if req.clientID == "" || req.redirectURI == "" || len(v["client_id"]) != 1 || len(v["redirect_uri"]) != 1 {
+			t.Fatalf("client_id/redirect_uri not validated: %q", raw)
+		}
+		if req.mode != modeQuery && req.mode != modeFragment && req.mode != modeFormPost {
+			t.Fatalf("mode %q", req.mode)
+		}
+		if req.state != "" && !validEcho(req.state) {
+			t.Fatalf("state %q echoed", req.state)
+		}
+		if redirect != nil {
+			return
+		}
+		if !req.responseType.supported() || !hasScope(req.scope, scopeOpenID) ||
+			(req.responseType != rtCode && req.nonce == "") || (req.mode == modeQuery && req.responseType != rtCode) {
+			t.Fatalf("accepted invalid request %q: %+v", raw, req)
+		}
+		for name, vals := range v {
+			if len(vals) > 1 {
+				t.Fatalf("duplicate %q accepted", name)
+			}
+		}
+	})
+}
+
+func FuzzParseSubmission(f *testing.F) {
+	f.Add("request_id=" + strings.Repeat("ab", 32) + "&proof=0x00&merkle_root=0x01&nullifier_hash=" + testNullifier + "&verification_level=orb")
+	f.Add("request_id=x&request_id=y")
+	f.Add("merkle_root=%20%200X1f%20")
+	f.Fuzz(func(t *testing.T, raw string) {
+		v, e := parseQuery(raw)
+		if e != nil {
+			return
+		}
+		s, e := parseSubmission(v)
+		if e != nil {
+			return
+		}
+		if !isLowerHex(s.requestID, 64) || (s.level != levelOrb && s.level != levelDevice) || len(s.sub) != 66 || !isLowerHex(s.sub[2:], 64) {
+			t.Fatalf("accepted %q: %+v", raw, s)
+		}
+	})
+}
+
+func FuzzParseTokenRequest(f *testing.F) {
+	f.Add("grant_type=authorization_code&code=abc&redirect_uri=https%3A%2F%2Frp&code_verifier="+testVerifier, "Basic YTpi")
+	f.Add("grant_type=refresh_token", "")
+	f.Add("client_id=a&client_secret=b&code=c", "basic Og==")
+	f.Fuzz(func(t *testing.T, raw, authorization string) {
+		v, e := parseQuery(raw)
+		if e != nil {
+			return
+		}
+		params, e := strictParams(v)
+		if e != nil {
+			return
+		}
+		if creds, e := parseClientCredentials(authorization, params); e == nil && (creds.id == "" || (authorization == "" && creds.secret == "")) {
+			t.Fatalf("credentials %+v accepted", creds)
+		}
+		req, e := parseTokenRequest(params)
+		if e == nil && (req.code == "" || req.redirectURI == "" || params["grant_type"] != grantAuthorizationCode) {
+			t.Fatalf("token request %+v accepted", req)
+		}
+	})
+}
+
+func FuzzParseBearer(f *testing.F) {
+	f.Add("Bearer abc.def.ghi", "")
+	f.Add("", "abc")
+	f.Add("bearer  x", "")
+	f.Fuzz(func(t *testing.T, authorization, body string) {
+		token, e := parseBearer(authorization, body)
+		if e == nil && token == "" {
+			t.Fatal("empty token accepted")
+		}
+	})
+}
+
+// FuzzEndpoints sends arbitrary requests to every route: never a 500, and
+// never a redirect to anything but a registered redirect URI.
+func FuzzEndpoints(f *testing.F) {
+	fx := newFixture(f)
+	paths := []string{pathDiscovery, pathJWKS, pathAuthorize, pathComplete, pathToken, pathIntrospect, pathUserinfo}
+	methods := []string{http.MethodGet, http.MethodPost, http.MethodOptions, http.MethodPut, http.MethodHead}
+	f.Add(uint8(2), uint8(0), authorizeQuery().Encode(), "", "", "")
+	f.Add(uint8(2), uint8(1), "", "application/x-www-form-urlencoded", authorizeQuery().Encode(), "")
+	f.Add(uint8(4), uint8(1), "", "application/x-www-form-urlencoded", "grant_type=authorization_code&code=x&redirect_uri=y", "Basic YTpi")
+	f.Add(uint8(6), uint8(0), "", "", "", "Bearer x.y.z")
+	f.Add(uint8(3), uint8(1), "", "application/x-www-form-urlencoded; charset=utf-8", "request_id=00&proof=1", "")
+	f.Add(uint8(2), uint8(0), "response_type=code&scope=openid&client_id="+testClientID+"&redirect_uri="+url.QueryEscape(testRedirect)+"&state=%00", "", "", "")
+	f.Fuzz(func(t *testing.T, path, method uint8, query, contentType, body, authorization string) {
+		target := paths[int(path)%len(paths)]
+		if query != "" {
+			target += "?" + query
+		}
+		if _, err := url.ParseRequestURI(target); err != nil || strings.ContainsAny(target, " #") {
+			return // not a request line
+		}
+		header := map[string]string{}
+		if contentType != "" {
+			header["Content-Type"] = contentType
+		}
+		if authorization != "" {
+			header["Authorization"] = authorization
+		}
+		w := fx.do(methods[int(method)%len(methods)], target, strings.NewReader(body), header)
+		if w.Code >= 500 {
+			t.Fatalf("%d for %s %q: %s", w.Code, target, body, w.Body)
+		}
+		if loc := w.Header().Get("Location"); loc != "" && !strings.HasPrefix(loc, testRedirect) &&
+			!strings.HasPrefix(loc, "https://rp.example/cb?x=1") && !strings.HasPrefix(loc, "com.example.app:/cb") {
+			t.Fatalf("redirect to %q", loc)
+		}
+	})
+}

@@ -1,0 +1,442 @@
+package oidc
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/sha3"
+
+	"worldid/record"
+	"worldid/store/storetest"
+)
+
+// memStore is an in-memory Store with the documented atomicity.
+type memStore struct {
+	mu       sync.Mutex
+	apps     map[string]record.App
+	keys     map[string]record.SigningKey
+	requests map[string]record.SigninRequest
+	proofs   map[string]time.Time
+	codes    map[string]*memCode
+	revoked  map[string]bool
+	fail     error // returned by every method when set
+}
+
+type memCode struct {
+	rec      record.AuthCode
+	redeemed bool
+}
+
+func newMemStore() *memStore {
+	return &memStore{
+		apps: map[string]record.App{}, keys: map[string]record.SigningKey{},
+		requests: map[string]record.SigninRequest{}, proofs: map[string]time.Time{},
+		codes: map[string]*memCode{}, revoked: map[string]bool{},
+	}
+}
+
+func (s *memStore) lock() func() {
+	s.mu.Lock()
+	return s.mu.Unlock
+}
+
+func (s *memStore) App(_ context.Context, id string) (record.App, error) {
+	defer s.lock()()
+	if s.fail != nil {
+		return record.App{}, s.fail
+	}
+	a, ok := s.apps[id]
+	if !ok {
+		return a, record.ErrNotFound
+	}
+	return a, nil
+}
+
+func (s *memStore) SigningKeys(context.Context) ([]record.SigningKey, error) {
+	defer s.lock()()
+	if s.fail != nil {
+		return nil, s.fail
+	}
+	return slices.Collect(maps.Values(s.keys)), nil
+}
+
+func (s *memStore) AddSigningKey(_ context.Context, k record.SigningKey, pendingAfter time.Time) error {
+	defer s.lock()()
+	if s.fail != nil {
+		return s.fail
+	}
+	for _, old := range s.keys {
+		if old.ActivateAt.After(pendingAfter) {
+			return record.ErrExists
+		}
+	}
+	s.keys[k.ID] = k
+	return nil
+}
+
+func (s *memStore) DeleteSigningKey(_ context.Context, id string) error {
+	defer s.lock()()
+	if _, ok := s.keys[id]; !ok {
+		return record.ErrNotFound
+	}
+	delete(s.keys, id)
+	return nil
+}
+
+func (s *memStore) CreateSigninRequest(_ context.Context, r record.SigninRequest) error {
+	defer s.lock()()
+	if s.fail != nil {
+		return s.fail
+	}
+	if _, ok := s.requests[r.ID]; ok {
+		return record.ErrExists
+	}
+	s.requests[r.ID] = r
+	return nil
+}
+
+func (s *memStore) ConsumeSigninRequest(_ context.Context, id string, now time.Time) (record.SigninRequest, error) {
+	defer s.lock()()
+	if s.fail != nil {
+		return record.SigninRequest{}, s.fail
+	}
+	r, ok := s.requests[id]
+	delete(s.requests, id)
+	if !ok || !now.Before(r.ExpiresAt) {
+		return record.SigninRequest{}, record.ErrNotFound
+	}
+	return r, nil
+}
+
+func (s *memStore) UseProofOnce(_ context.Context, key string, expiresAt time.Time) error {
+	defer s.lock()()
+	if s.fail != nil {
+		return s.fail
+	}
+	if _, ok := s.proofs[key]; ok {
+		return record.ErrExists
+	}
+	s.proofs[key] = expiresAt
+	return nil
+}
+
+func (s *memStore) SaveCode(_ context.Context, c record.AuthCode) error {
+	defer s.lock()()
+	if s.fail != nil {
+		return s.fail
+	}
+	if _, ok := s.codes[c.ID]; ok {
+		return record.ErrExists
+	}
+	s.codes[c.ID] = &memCode{rec: c}
+	return nil
+}
+
+func (s *memStore) RedeemCode(_ context.Context, id string, now time.Time) (record.AuthCode, error) {
+	defer s.lock()()
+	if s.fail != nil {
+		return record.AuthCode{}, s.fail
+	}
+	c, ok := s.codes[id]
+	switch {
+	case !ok:
+		return record.AuthCode{}, record.ErrNotFound
+	case c.redeemed:
+		s.revoked[c.rec.GrantID] = true
+		return record.AuthCode{}, record.ErrCodeReused
+	case !now.Before(c.rec.ExpiresAt):
+		return record.AuthCode{}, record.ErrNotFound
+	}
+	c.redeemed = true
+	return c.rec, nil
+}
+
+func (s *memStore) IsGrantRevoked(_ context.Context, grantID string) (bool, error) {
+	defer s.lock()()
+	if s.fail != nil {
+		return false, s.fail
+	}
+	return s.revoked[grantID], nil
+}
+
+func (s *memStore) PruneExpired(_ context.Context, now time.Time) error {
+	defer s.lock()()
+	if s.fail != nil {
+		return s.fail
+	}
+	maps.DeleteFunc(s.requests, func(_ string, r record.SigninRequest) bool { return !r.ExpiresAt.After(now) })
+	maps.DeleteFunc(s.proofs, func(_ string, t time.Time) bool { return !t.After(now) })
+	maps.DeleteFunc(s.codes, func(_ string, c *memCode) bool {
+		if c.rec.RetainUntil.After(now) {
+			return false
+		}
+		delete(s.revoked, c.rec.GrantID)
+		return true
+	})
+	return nil
+}
+
+func (s *memStore) setFail(err error) {
+	defer s.lock()()
+	s.fail = err
+}
+
+// fakeChecker accepts exactly the proof "proof-for-<hex signal hash>", as
+// the test wallet makes it, and records every claim.
+type fakeChecker struct {
+	mu     sync.Mutex
+	claims []record.Claim
+	err    error // returned instead of deciding, when set
+}
+
+func (c *fakeChecker) CheckClaim(_ context.Context, cl record.Claim) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.claims = append(c.claims, cl)
+	if c.err != nil {
+		return c.err
+	}
+	if cl.Proof != fakeProof(cl.SignalHash) || cl.Action != "" || cl.Environment != "production" {
+		return &record.ProofError{Code: record.CodeInvalidProof, Detail: "fake proof rejected"}
+	}
+	return nil
+}
+
+func (c *fakeChecker) last() record.Claim {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.claims[len(c.claims)-1]
+}
+
+func fakeProof(signalHash [32]byte) string { return "proof-for-" + hex.EncodeToString(signalHash[:]) }
+
+// keccakHashToField is an independent hashToField (crypto.md §g):
+// Keccak-256 shifted right by 8 bits.
+func keccakHashToField(b []byte) [32]byte {
+	h := sha3.NewLegacyKeccak256()
+	h.Write(b)
+	d := h.Sum(nil)
+	var out [32]byte
+	copy(out[1:], d[:31])
+	return out
+}
+
+// fakeClock is the injected clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+var testStart = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// sharedKey is one RSA key generated per test binary (key generation takes
+// up to a second).
+var sharedKey = sync.OnceValue(func() record.SigningKey {
+	k, err := newSigningKey(testStart.Add(-time.Hour), testStart.Add(-time.Hour))
+	if err != nil {
+		panic(err)
+	}
+	return k
+})
+
+const (
+	testSecret   = "s3cret-0123456789abcdef0123456789abcdef"
+	testRedirect = "https://rp.example/callback"
+	testClientID = "app_0123456789abcdef0123456789abcdef"
+)
+
+// fixture is a provider behind an httptest server with one app.
+type fixture struct {
+	t       testing.TB
+	p       *Provider
+	store   *memStore
+	checker *fakeChecker
+	clock   *fakeClock
+	mux     *http.ServeMux
+	srv     *httptest.Server
+	issuer  string
+	app     record.App
+}
+
+func newFixture(t testing.TB, opts ...func(*Options)) *fixture {
+	t.Helper()
+	f := &fixture{t: t, store: newMemStore(), checker: &fakeChecker{}, clock: &fakeClock{t: testStart}, mux: http.NewServeMux()}
+	f.srv = httptest.NewUnstartedServer(f.mux)
+	f.issuer = "http://" + f.srv.Listener.Addr().String()
+	sum := sha256.Sum256([]byte(testSecret))
+	f.app = record.App{ID: testClientID, Name: "Test <RP>", SecretHash: hex.EncodeToString(sum[:]),
+		RedirectURIs: []string{testRedirect, "https://rp.example/cb?x=1", "com.example.app:/cb"}}
+	f.store.apps[f.app.ID] = f.app
+	k := sharedKey()
+	f.store.keys[k.ID] = k
+	o := Options{Issuer: f.issuer, Store: f.store, Checker: f.checker, Rand: rand.Reader, Now: f.clock.Now}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	var err error
+	if f.p, err = New(o); err != nil {
+		t.Fatal(err)
+	}
+	f.p.Register(f.mux)
+	f.srv.Start()
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// do runs one request through the mux (no network).
+func (f *fixture) do(method, target string, body io.Reader, header map[string]string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, body)
+	for k, v := range header {
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	f.mux.ServeHTTP(w, r)
+	return w
+}
+
+func (f *fixture) postForm(target string, v url.Values, header map[string]string) *httptest.ResponseRecorder {
+	h := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	maps.Copy(h, header)
+	return f.do(http.MethodPost, target, strings.NewReader(v.Encode()), h)
+}
+
+// authorizeQuery is a valid code-flow request.
+func authorizeQuery() url.Values {
+	return url.Values{
+		"response_type": {"code"}, "scope": {"openid email profile"}, "client_id": {testClientID},
+		"redirect_uri": {testRedirect}, "state": {"st-1"}, "nonce": {"n-1"},
+	}
+}
+
+var walletLinkRE = regexp.MustCompile(`<a id="wallet-link" href="([^"]+)">`)
+
+// walletParams extracts the wallet link's query from a sign-in page.
+func walletParams(t testing.TB, page string) url.Values {
+	t.Helper()
+	m := walletLinkRE.FindAllStringSubmatch(page, -1)
+	if len(m) != 1 {
+		t.Fatalf("want exactly one wallet link, got %d in\n%s", len(m), page)
+	}
+	link, err := url.Parse(html.UnescapeString(m[0][1]))
+	if err != nil || link.Scheme != "worldid" || link.Host != "signin" {
+		t.Fatalf("wallet link %q: %v", m[0][1], err)
+	}
+	return link.Query()
+}
+
+// testNullifier is a valid field element in canonical form.
+const testNullifier = "0x0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
+
+// walletSubmission is what a wallet posts for the page's request.
+func walletSubmission(t testing.TB, page, level string) (url.Values, url.Values) {
+	t.Helper()
+	link := walletParams(t, page)
+	sh := keccakHashToField([]byte(link.Get("signal")))
+	form := url.Values{
+		"request_id": {link.Get("request_id")}, "proof": {fakeProof(sh)},
+		"merkle_root": {"0x01"}, "nullifier_hash": {testNullifier}, "verification_level": {level},
+	}
+	return link, form
+}
+
+// signIn runs authorize and the wallet's submission through the mux and
+// returns the submission's response.
+func (f *fixture) signIn(q url.Values, level string) *httptest.ResponseRecorder {
+	f.t.Helper()
+	page := f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, nil)
+	if page.Code != http.StatusOK {
+		f.t.Fatalf("authorize: %d %s", page.Code, page.Body)
+	}
+	_, form := walletSubmission(f.t, page.Body.String(), level)
+	return f.postForm("/authorize/complete", form, nil)
+}
+
+// responseParams reads the parameters of a 303 in the given mode.
+func responseParams(t testing.TB, w *httptest.ResponseRecorder, mode string) url.Values {
+	t.Helper()
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("want 303, got %d: %s", w.Code, w.Body)
+	}
+	loc, err := url.Parse(w.Header().Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := loc.RawQuery
+	if mode == modeFragment {
+		if loc.RawQuery != "" {
+			t.Fatalf("fragment response also has a query: %s", loc)
+		}
+		raw = loc.Fragment
+	} else if loc.Fragment != "" {
+		t.Fatalf("query response has a fragment: %s", loc)
+	}
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func basicAuth(id, secret string) map[string]string {
+	r := httptest.NewRequest(http.MethodPost, "/", nil)
+	r.SetBasicAuth(id, secret)
+	return map[string]string{"Authorization": r.Header.Get("Authorization")}
+}
+
+// must unwraps the result of a call that only fails when the test setup
+// is broken.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func describe(w *httptest.ResponseRecorder) string {
+	return fmt.Sprintf("%d %v %s", w.Code, w.Header(), w.Body)
+}
+
+func decodeJSON(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
+
+// halfHashIndependent recomputes c_hash / at_hash from OIDC Core §3.3.2.11.
+func halfHashIndependent(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
+}
+
+// TestMemStoreConformance holds the fake to the backends' contract.
+func TestMemStoreConformance(t *testing.T) {
+	storetest.RunOIDC(t, func(t *testing.T) (storetest.OIDCBackend, func() storetest.OIDCBackend) {
+		s := newMemStore()
+		return s, func() storetest.OIDCBackend { return s }
+	})
+}

@@ -1,0 +1,61 @@
+package oidc
+
+import "net/http"
+
+// introspection is the RFC 7662 §2.2 response (interfaces.md §2.3 plus the
+// optional scope, iat, iss and token_type members).
+type introspection struct {
+	Active    bool   `json:"active"`
+	ClientID  string `json:"client_id,omitempty"`
+	Exp       int64  `json:"exp,omitempty"`
+	Iat       int64  `json:"iat,omitempty"`
+	Sub       string `json:"sub,omitempty"`
+	Scope     string `json:"scope,omitempty"`
+	Iss       string `json:"iss,omitempty"`
+	TokenType string `json:"token_type,omitempty"`
+}
+
+// serveIntrospect answers whether an access token is active for the
+// authenticated client. Anything invalid, expired, revoked or issued to
+// another client is {"active":false} (RFC 7662 §2.2, design.md §4).
+// token_type_hint is accepted and ignored (RFC 7662 §2.1).
+func (p *Provider) serveIntrospect(w http.ResponseWriter, r *http.Request) {
+	v, e := readForm(w, r)
+	if e != nil {
+		p.writeError(w, e)
+		return
+	}
+	params, e := strictParams(v)
+	if e != nil {
+		p.writeError(w, e)
+		return
+	}
+	app, e := p.authenticate(r, params)
+	if e != nil {
+		p.writeError(w, e)
+		return
+	}
+	token := params["token"]
+	if token == "" {
+		p.writeError(w, errRequired("token"))
+		return
+	}
+	c, err := p.parseAccessToken(token)
+	if err != nil || c.ClientID != app.ID {
+		p.writeJSON(w, http.StatusOK, introspection{})
+		return
+	}
+	revoked, err := p.store.IsGrantRevoked(r.Context(), c.GrantID)
+	if err != nil {
+		p.writeError(w, p.errInternal("introspect: revocation", err))
+		return
+	}
+	if revoked {
+		p.writeJSON(w, http.StatusOK, introspection{})
+		return
+	}
+	p.writeJSON(w, http.StatusOK, introspection{
+		Active: true, ClientID: c.ClientID, Exp: c.Exp, Iat: c.Iat, Sub: c.Sub,
+		Scope: c.Scope, Iss: c.Iss, TokenType: "Bearer",
+	})
+}

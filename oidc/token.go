@@ -1,0 +1,228 @@
+package oidc
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"worldid/record"
+)
+
+// tokenResponse is interfaces.md §2.2.
+type tokenResponse struct {
+	AccessToken string `json:"access_token"`
+	TokenType   string `json:"token_type"`
+	ExpiresIn   int    `json:"expires_in"`
+	Scope       string `json:"scope"`
+	IDToken     string `json:"id_token"`
+}
+
+// tokenRequest is a parsed authorization_code grant (RFC 6749 §4.1.3).
+type tokenRequest struct {
+	code, redirectURI, verifier string
+}
+
+// clientCredentials are the presented client id and secret.
+type clientCredentials struct {
+	id, secret string
+}
+
+// serveToken redeems an authorization code. Check order follows the
+// interfaces.md §7.1 table: content type, client authentication,
+// grant_type, required attributes, then the code itself.
+func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
+	v, e := readForm(w, r)
+	if e != nil {
+		p.writeError(w, e)
+		return
+	}
+	params, e := strictParams(v)
+	if e != nil {
+		p.writeError(w, e)
+		return
+	}
+	app, e := p.authenticate(r, params)
+	if e != nil {
+		p.writeError(w, e)
+		return
+	}
+	req, e := parseTokenRequest(params)
+	if e != nil {
+		p.writeError(w, e)
+		return
+	}
+	g, e := p.redeem(r.Context(), app.ID, req)
+	if e != nil {
+		p.writeError(w, e)
+		return
+	}
+	resp, err := p.issueTokens(g)
+	if err != nil {
+		p.writeError(w, p.errInternal("token: sign", err))
+		return
+	}
+	p.writeJSON(w, http.StatusOK, resp)
+}
+
+// issueTokens signs the access token and the ID token of a redeemed code.
+// The ID token carries no at_hash: OIDC Core §3.1.3.6 makes it optional
+// for the token endpoint.
+func (p *Provider) issueTokens(g grant) (tokenResponse, error) {
+	now := p.now()
+	set := p.keySet()
+	at, err := p.signAccessToken(set, g, now)
+	if err != nil {
+		return tokenResponse{}, err
+	}
+	id, err := p.signIDToken(set, g, now, "", "")
+	if err != nil {
+		return tokenResponse{}, err
+	}
+	return tokenResponse{AccessToken: at, TokenType: "Bearer", ExpiresIn: int(tokenLifetime.Seconds()), Scope: g.scope, IDToken: id}, nil
+}
+
+// parseTokenRequest checks the grant parameters (RFC 6749 §4.1.3,
+// RFC 7636 §4.5).
+func parseTokenRequest(params map[string]string) (tokenRequest, *apiError) {
+	var req tokenRequest
+	switch gt := params["grant_type"]; gt {
+	case "":
+		return req, errRequired("grant_type")
+	case grantAuthorizationCode:
+	default:
+		return req, newError(http.StatusBadRequest, "invalid_grant_type", "unsupported_grant_type", "grant_type",
+			"grant_type must be authorization_code")
+	}
+	if req.code = params["code"]; req.code == "" {
+		return req, errRequired("code")
+	}
+	if req.redirectURI = params["redirect_uri"]; req.redirectURI == "" {
+		return req, errRequired("redirect_uri")
+	}
+	if req.verifier = params["code_verifier"]; req.verifier != "" && !validVerifier(req.verifier) {
+		return req, errInvalid("code_verifier", "code_verifier must be 43 to 128 characters of [A-Za-z0-9-._~]")
+	}
+	return req, nil
+}
+
+// validVerifier: 43*128 unreserved characters (RFC 7636 §4.1).
+func validVerifier(s string) bool {
+	if len(s) < 43 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("-._~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// redeem spends the code and checks what it is bound to. The code is
+// consumed before the checks, so a stolen code presented with the wrong
+// client, redirect URI or verifier is burnt as well.
+func (p *Provider) redeem(ctx context.Context, clientID string, req tokenRequest) (grant, *apiError) {
+	c, err := p.store.RedeemCode(ctx, hashHex(req.code), p.now())
+	switch {
+	case errors.Is(err, record.ErrCodeReused):
+		return grant{}, errInvalidGrant("the authorization code was already used; the tokens issued from it are revoked")
+	case errors.Is(err, record.ErrNotFound):
+		return grant{}, errInvalidGrant("the authorization code is invalid or expired")
+	case err != nil:
+		return grant{}, p.errInternal("token: redeem code", err)
+	case c.ClientID != clientID:
+		return grant{}, errInvalidGrant("the authorization code was issued to another client")
+	case c.RedirectURI != req.redirectURI:
+		return grant{}, errInvalidGrant("redirect_uri differs from the authorization request")
+	}
+	if e := checkPKCE(c.CodeChallenge, req.verifier); e != nil {
+		return grant{}, e
+	}
+	return grant{
+		id: c.GrantID, clientID: c.ClientID, scope: c.Scope, nonce: c.Nonce,
+		sub: c.Subject, level: c.VerificationLevel, authTime: c.AuthTime,
+	}, nil
+}
+
+// checkPKCE: BASE64URL(SHA256(verifier)) == challenge (RFC 7636 §4.6). A
+// verifier for a code issued without a challenge is refused too, so that a
+// PKCE downgrade is noticed.
+func checkPKCE(challenge, verifier string) *apiError {
+	switch {
+	case challenge == "" && verifier == "":
+		return nil
+	case challenge == "":
+		return errInvalidGrant("code_verifier given but the authorization request had no code_challenge")
+	case verifier == "":
+		return errInvalidGrant("code_verifier is required for this code")
+	}
+	sum := sha256.Sum256([]byte(verifier))
+	got := base64.RawURLEncoding.EncodeToString(sum[:])
+	if subtle.ConstantTimeCompare([]byte(got), []byte(challenge)) != 1 {
+		return errInvalidGrant("code_verifier does not match code_challenge")
+	}
+	return nil
+}
+
+// authenticate identifies the client by client_secret_basic or
+// client_secret_post (design.md §4) and checks the secret in constant time.
+func (p *Provider) authenticate(r *http.Request, params map[string]string) (record.App, *apiError) {
+	creds, e := parseClientCredentials(r.Header.Get("Authorization"), params)
+	if e != nil {
+		return record.App{}, e
+	}
+	app, err := p.store.App(r.Context(), creds.id)
+	if errors.Is(err, record.ErrNotFound) {
+		return app, errUnauthenticated("invalid client credentials")
+	}
+	if err != nil {
+		return app, p.errInternal("authenticate client", err)
+	}
+	want, err := hex.DecodeString(app.SecretHash)
+	got := sha256.Sum256([]byte(creds.secret))
+	if err != nil || subtle.ConstantTimeCompare(got[:], want) != 1 {
+		return app, errUnauthenticated("invalid client credentials")
+	}
+	return app, nil
+}
+
+// parseClientCredentials reads HTTP Basic credentials (RFC 6749 §2.3.1:
+// form-encoded id and secret, base64 with padding) or client_id and
+// client_secret in the body; using both is an error (RFC 6749 §2.3).
+func parseClientCredentials(authorization string, params map[string]string) (clientCredentials, *apiError) {
+	if authorization == "" {
+		creds := clientCredentials{params["client_id"], params["client_secret"]}
+		if creds.id == "" || creds.secret == "" {
+			return creds, errUnauthenticated("client authentication is required (HTTP Basic or client_secret_post)")
+		}
+		return creds, nil
+	}
+	if _, ok := params["client_secret"]; ok {
+		return clientCredentials{}, errInvalid("client_secret", "use one client authentication method only")
+	}
+	scheme, payload, _ := strings.Cut(authorization, " ")
+	if !strings.EqualFold(scheme, "Basic") {
+		return clientCredentials{}, errUnauthenticated("the Authorization scheme must be Basic")
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(payload)
+	if err != nil || strings.ContainsAny(payload, "\r\n") {
+		return clientCredentials{}, errUnauthenticated("malformed Basic credentials")
+	}
+	rawID, rawSecret, ok := strings.Cut(string(raw), ":")
+	id, err1 := url.QueryUnescape(rawID)
+	secret, err2 := url.QueryUnescape(rawSecret)
+	if !ok || err1 != nil || err2 != nil || id == "" {
+		return clientCredentials{}, errUnauthenticated("malformed Basic credentials")
+	}
+	if bodyID, ok := params["client_id"]; ok && bodyID != id {
+		return clientCredentials{}, errInvalid("client_id", "client_id differs from the Basic credentials")
+	}
+	return clientCredentials{id, secret}, nil
+}

@@ -1,0 +1,362 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"worldid/record"
+)
+
+// OIDCBackend is the method set of package oidc's Store: the sign-in
+// provider's apps, signing keys, pending sign-ins, spent proofs and codes.
+type OIDCBackend interface {
+	App(ctx context.Context, id string) (record.App, error)
+	SigningKeys(ctx context.Context) ([]record.SigningKey, error)
+	AddSigningKey(ctx context.Context, k record.SigningKey, pendingAfter time.Time) error
+	DeleteSigningKey(ctx context.Context, id string) error
+	CreateSigninRequest(ctx context.Context, r record.SigninRequest) error
+	ConsumeSigninRequest(ctx context.Context, id string, now time.Time) (record.SigninRequest, error)
+	UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error
+	SaveCode(ctx context.Context, c record.AuthCode) error
+	RedeemCode(ctx context.Context, id string, now time.Time) (record.AuthCode, error)
+	IsGrantRevoked(ctx context.Context, grantID string) (bool, error)
+	PruneExpired(ctx context.Context, now time.Time) error
+}
+
+// OIDCOpener opens a fresh, empty backend for t, like Opener.
+type OIDCOpener func(t *testing.T) (b OIDCBackend, reopen func() OIDCBackend)
+
+// RunOIDC runs the sign-in conformance suite (App is covered by Run).
+func RunOIDC(t *testing.T, open OIDCOpener) {
+	for _, tt := range []struct {
+		name string
+		fn   func(t *testing.T, open OIDCOpener)
+	}{
+		{"SigningKeys", testSigningKeys},
+		{"ConcurrentFirstKey", testConcurrentFirstKey},
+		{"SigninRequests", testSigninRequests},
+		{"ConcurrentConsume", testConcurrentConsume},
+		{"ProofsOnce", testProofsOnce},
+		{"Codes", testCodes},
+		{"ConcurrentRedeem", testConcurrentRedeem},
+		{"PruneExpired", testPruneExpired},
+		{"OIDCReopen", testOIDCReopen},
+	} {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
+	}
+}
+
+var oidcT0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func oidcKey(n int, activate time.Time) record.SigningKey {
+	return record.SigningKey{ID: fmt.Sprintf("kid-%d", n), PrivateKey: []byte{0x30, byte(n)}, CreatedAt: oidcT0, ActivateAt: activate}
+}
+
+func oidcEqualKeys(a, b record.SigningKey) bool {
+	return a.ID == b.ID && slices.Equal(a.PrivateKey, b.PrivateKey) && a.CreatedAt.Equal(b.CreatedAt) && a.ActivateAt.Equal(b.ActivateAt)
+}
+
+func oidcSignin(n int) record.SigninRequest {
+	return record.SigninRequest{
+		ID: fmt.Sprintf("%064x", n), ClientID: "app_1", RedirectURI: "https://rp.example/cb",
+		ResponseType: "code id_token", ResponseMode: "form_post", Scope: "openid email",
+		State: "s", Nonce: "n", CodeChallenge: "c", Signal: "sig", ExpiresAt: oidcT0.Add(10 * time.Minute),
+	}
+}
+
+func oidcCode(n int) record.AuthCode {
+	return record.AuthCode{
+		ID: fmt.Sprintf("%064x", n), GrantID: fmt.Sprintf("grant-%d", n), ClientID: "app_1",
+		RedirectURI: "https://rp.example/cb", Scope: "openid", Nonce: "n", CodeChallenge: "c",
+		Subject: "0x01", VerificationLevel: "orb", AuthTime: oidcT0,
+		ExpiresAt: oidcT0.Add(10 * time.Minute), RetainUntil: oidcT0.Add(70 * time.Minute),
+	}
+}
+
+func testSigningKeys(t *testing.T, open OIDCOpener) {
+	b, _ := open(t)
+	ctx := context.Background()
+	if keys, err := b.SigningKeys(ctx); err != nil || len(keys) != 0 {
+		t.Fatalf("SigningKeys on empty backend: %v, %v", keys, err)
+	}
+	first := oidcKey(1, oidcT0)
+	if err := b.AddSigningKey(ctx, first, time.Time{}); err != nil {
+		t.Fatalf("first key: %v", err)
+	}
+	if err := b.AddSigningKey(ctx, oidcKey(2, oidcT0), time.Time{}); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("second first key: %v, want ErrExists", err)
+	}
+	next := oidcKey(3, oidcT0.Add(24*time.Hour))
+	if err := b.AddSigningKey(ctx, next, oidcT0); err != nil {
+		t.Fatalf("successor: %v", err)
+	}
+	if err := b.AddSigningKey(ctx, oidcKey(4, oidcT0.Add(48*time.Hour)), oidcT0.Add(time.Hour)); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("second successor while one is pending: %v, want ErrExists", err)
+	}
+	keys, err := b.SigningKeys(ctx)
+	if err != nil || len(keys) != 2 {
+		t.Fatalf("SigningKeys: %v, %v", keys, err)
+	}
+	slices.SortFunc(keys, func(a, b record.SigningKey) int { return a.ActivateAt.Compare(b.ActivateAt) })
+	if !oidcEqualKeys(keys[0], first) || !oidcEqualKeys(keys[1], next) {
+		t.Fatalf("SigningKeys = %+v", keys)
+	}
+	if err := b.DeleteSigningKey(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteSigningKey(ctx, first.ID); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("second delete: %v, want ErrNotFound", err)
+	}
+	if keys, _ := b.SigningKeys(ctx); len(keys) != 1 || keys[0].ID != next.ID {
+		t.Fatalf("after delete: %+v", keys)
+	}
+}
+
+// oidcRace runs fn concurrently and returns how many calls succeeded; every
+// failure must satisfy isExpected.
+func oidcRace(t *testing.T, fn func(i int) error, isExpected func(error) bool) int {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, concurrency)
+	for i := range concurrency {
+		wg.Go(func() { errs[i] = fn(i) })
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !isExpected(err):
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	return ok
+}
+
+func oidcIsErr(target error) func(error) bool {
+	return func(err error) bool { return errors.Is(err, target) }
+}
+
+func testConcurrentFirstKey(t *testing.T, open OIDCOpener) {
+	b, _ := open(t)
+	ctx := context.Background()
+	n := oidcRace(t, func(i int) error { return b.AddSigningKey(ctx, oidcKey(i, oidcT0), time.Time{}) }, oidcIsErr(record.ErrExists))
+	keys, _ := b.SigningKeys(ctx)
+	if n != 1 || len(keys) != 1 {
+		t.Fatalf("%d first keys stored, %d succeeded", len(keys), n)
+	}
+}
+
+func testSigninRequests(t *testing.T, open OIDCOpener) {
+	b, _ := open(t)
+	ctx := context.Background()
+	r := oidcSignin(1)
+	if err := b.CreateSigninRequest(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateSigninRequest(ctx, r); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("duplicate: %v, want ErrExists", err)
+	}
+	got, err := b.ConsumeSigninRequest(ctx, r.ID, oidcT0)
+	if err != nil || !got.ExpiresAt.Equal(r.ExpiresAt) {
+		t.Fatalf("consume: %+v, %v", got, err)
+	}
+	got.ExpiresAt = r.ExpiresAt
+	if got != r {
+		t.Fatalf("consume = %+v, want %+v", got, r)
+	}
+	if _, err := b.ConsumeSigninRequest(ctx, r.ID, oidcT0); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("second consume: %v, want ErrNotFound", err)
+	}
+	expired := oidcSignin(2)
+	if err := b.CreateSigninRequest(ctx, expired); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ConsumeSigninRequest(ctx, expired.ID, expired.ExpiresAt); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("consume at expiry: %v, want ErrNotFound", err)
+	}
+	if _, err := b.ConsumeSigninRequest(ctx, expired.ID, oidcT0); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("an expired request survives its consumption: %v", err)
+	}
+}
+
+func testConcurrentConsume(t *testing.T, open OIDCOpener) {
+	b, _ := open(t)
+	ctx := context.Background()
+	r := oidcSignin(1)
+	if err := b.CreateSigninRequest(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	n := oidcRace(t, func(int) error {
+		_, err := b.ConsumeSigninRequest(ctx, r.ID, oidcT0)
+		return err
+	}, oidcIsErr(record.ErrNotFound))
+	if n != 1 {
+		t.Fatalf("%d consumptions succeeded", n)
+	}
+}
+
+func testProofsOnce(t *testing.T, open OIDCOpener) {
+	b, _ := open(t)
+	ctx := context.Background()
+	if err := b.UseProofOnce(ctx, "p1", oidcT0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.UseProofOnce(ctx, "p1", oidcT0); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("reuse: %v, want ErrExists", err)
+	}
+	if n := oidcRace(t, func(int) error { return b.UseProofOnce(ctx, "p2", oidcT0) }, oidcIsErr(record.ErrExists)); n != 1 {
+		t.Fatalf("%d concurrent uses succeeded", n)
+	}
+}
+
+func testCodes(t *testing.T, open OIDCOpener) {
+	b, _ := open(t)
+	ctx := context.Background()
+	c := oidcCode(1)
+	if err := b.SaveCode(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SaveCode(ctx, c); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("duplicate: %v, want ErrExists", err)
+	}
+	if _, err := b.RedeemCode(ctx, oidcCode(9).ID, oidcT0); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("unknown code: %v, want ErrNotFound", err)
+	}
+	got, err := b.RedeemCode(ctx, c.ID, oidcT0)
+	if err != nil || !got.AuthTime.Equal(c.AuthTime) || !got.ExpiresAt.Equal(c.ExpiresAt) || !got.RetainUntil.Equal(c.RetainUntil) {
+		t.Fatalf("redeem: %+v, %v", got, err)
+	}
+	got.AuthTime, got.ExpiresAt, got.RetainUntil = c.AuthTime, c.ExpiresAt, c.RetainUntil
+	if got != c {
+		t.Fatalf("redeem = %+v, want %+v", got, c)
+	}
+	if revoked, err := b.IsGrantRevoked(ctx, c.GrantID); err != nil || revoked {
+		t.Fatalf("revoked after one redemption: %v, %v", revoked, err)
+	}
+	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); !errors.Is(err, record.ErrCodeReused) {
+		t.Fatalf("replay: %v, want ErrCodeReused", err)
+	}
+	if revoked, err := b.IsGrantRevoked(ctx, c.GrantID); err != nil || !revoked {
+		t.Fatalf("not revoked after replay: %v, %v", revoked, err)
+	}
+	expired := oidcCode(2)
+	if err := b.SaveCode(ctx, expired); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.RedeemCode(ctx, expired.ID, expired.ExpiresAt); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("redeem at expiry: %v, want ErrNotFound", err)
+	}
+	if revoked, _ := b.IsGrantRevoked(ctx, expired.GrantID); revoked {
+		t.Fatal("an expired code's grant is revoked")
+	}
+	// A replay after expiry still revokes.
+	if _, err := b.RedeemCode(ctx, c.ID, c.ExpiresAt.Add(time.Minute)); !errors.Is(err, record.ErrCodeReused) {
+		t.Fatalf("replay after expiry: %v, want ErrCodeReused", err)
+	}
+}
+
+func testConcurrentRedeem(t *testing.T, open OIDCOpener) {
+	b, _ := open(t)
+	ctx := context.Background()
+	c := oidcCode(1)
+	if err := b.SaveCode(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	n := oidcRace(t, func(int) error {
+		_, err := b.RedeemCode(ctx, c.ID, oidcT0)
+		return err
+	}, oidcIsErr(record.ErrCodeReused))
+	if n != 1 {
+		t.Fatalf("%d redemptions succeeded", n)
+	}
+	if revoked, _ := b.IsGrantRevoked(ctx, c.GrantID); !revoked {
+		t.Fatal("concurrent replays did not revoke the grant")
+	}
+}
+
+func testPruneExpired(t *testing.T, open OIDCOpener) {
+	b, _ := open(t)
+	ctx := context.Background()
+	r, c, live := oidcSignin(1), oidcCode(1), oidcCode(2)
+	live.RetainUntil = oidcT0.Add(24 * time.Hour)
+	for _, err := range []error{
+		b.CreateSigninRequest(ctx, r), b.UseProofOnce(ctx, "p", oidcT0.Add(10*time.Minute)),
+		b.SaveCode(ctx, c), b.SaveCode(ctx, live),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); !errors.Is(err, record.ErrCodeReused) {
+		t.Fatal(err)
+	}
+	// Before the expiries nothing goes.
+	if err := b.PruneExpired(ctx, oidcT0.Add(5*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.UseProofOnce(ctx, "p", oidcT0); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("proof pruned early: %v", err)
+	}
+	if err := b.PruneExpired(ctx, c.RetainUntil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ConsumeSigninRequest(ctx, r.ID, oidcT0); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("expired request kept: %v", err)
+	}
+	if err := b.UseProofOnce(ctx, "p", oidcT0); err != nil {
+		t.Fatalf("expired proof kept: %v", err)
+	}
+	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("retained code kept: %v", err)
+	}
+	if revoked, _ := b.IsGrantRevoked(ctx, c.GrantID); revoked {
+		t.Fatal("revocation kept past retention")
+	}
+	if _, err := b.RedeemCode(ctx, live.ID, oidcT0); err != nil {
+		t.Fatalf("live code pruned: %v", err)
+	}
+}
+
+func testOIDCReopen(t *testing.T, open OIDCOpener) {
+	b, reopen := open(t)
+	ctx := context.Background()
+	k, r, c := oidcKey(1, oidcT0), oidcSignin(1), oidcCode(1)
+	for _, err := range []error{
+		b.AddSigningKey(ctx, k, time.Time{}), b.CreateSigninRequest(ctx, r),
+		b.UseProofOnce(ctx, "p", oidcT0.Add(time.Hour)), b.SaveCode(ctx, c),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); err != nil {
+		t.Fatal(err)
+	}
+	b = reopen()
+	if keys, err := b.SigningKeys(ctx); err != nil || len(keys) != 1 || !oidcEqualKeys(keys[0], k) {
+		t.Fatalf("keys after reopen: %+v, %v", keys, err)
+	}
+	if err := b.UseProofOnce(ctx, "p", oidcT0); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("spent proof forgotten: %v", err)
+	}
+	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); !errors.Is(err, record.ErrCodeReused) {
+		t.Fatalf("redemption forgotten: %v", err)
+	}
+	b = reopen()
+	if revoked, err := b.IsGrantRevoked(ctx, c.GrantID); err != nil || !revoked {
+		t.Fatalf("revocation forgotten: %v, %v", revoked, err)
+	}
+	if _, err := b.ConsumeSigninRequest(ctx, r.ID, oidcT0); err != nil {
+		t.Fatalf("request forgotten: %v", err)
+	}
+}
