@@ -189,3 +189,24 @@ func cmdAction(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "action %q of %s (%s): max_verifications %d\n", set.Action, set.RPID, set.Environment, set.MaxVerifications)
 	return nil
 }
+
+func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "rotate" {
+		return usageError{fmt.Errorf("usage: worldid keys rotate")}
+	}
+	var af adminFlags
+	fs := newFlagSet("keys rotate", stderr)
+	af.register(fs)
+	if err := parseFlagsWithArgs(fs, args[1:], 0); err != nil {
+		return err
+	}
+	c, err := af.client()
+	if err != nil {
+		return err
+	}
+	if err := c.RotateKeys(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "next signing key published; it starts signing after the pre-publication delay")
+	return nil
+}

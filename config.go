@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 )
 
 // Config is everything `worldid serve` needs; every field comes from a flag
@@ -21,6 +22,12 @@ type Config struct {
 	IssuerURL string // -issuer-url: credential issuer; default BaseURL
 	VerifyURL string // -verify-url: proof verification; default BaseURL
 	LogLevel  string // -log-level: debug, info, warn, error
+	// Sign-in v1 deprecation (interfaces.md §9, design.md §4).
+	Sunset        string        // -signin-sunset: YYYY-MM-DD
+	SunsetEnforce bool          // -signin-sunset-enforce: 410 Gone after the date
+	KeyRotation   time.Duration // -key-rotation: signing key lifetime
+
+	sunset time.Time // parsed Sunset
 }
 
 // usageError marks errors caused by the command line; main exits 2 for them.
@@ -35,6 +42,9 @@ func (c *Config) configFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.IssuerURL, "issuer-url", "", "public URL of the credential issuer (default: base URL)")
 	fs.StringVar(&c.VerifyURL, "verify-url", "", "public URL of proof verification (default: base URL)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&c.Sunset, "signin-sunset", "2026-01-31", "sign-in v1 sunset date (Deprecation/Sunset headers)")
+	fs.BoolVar(&c.SunsetEnforce, "signin-sunset-enforce", false, "answer 410 Gone on sign-in routes after the sunset date")
+	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
 }
 
 // parseFlags parses args into fs, then fills every flag not given on the
@@ -108,6 +118,13 @@ func (c *Config) Validate() error {
 	}
 	if _, err := c.slogLevel(); err != nil {
 		errs = append(errs, fmt.Errorf("log-level: %w", err))
+	}
+	var err error
+	if c.sunset, err = time.Parse(time.DateOnly, c.Sunset); err != nil {
+		errs = append(errs, fmt.Errorf("signin-sunset: %q is not YYYY-MM-DD", c.Sunset))
+	}
+	if c.KeyRotation < 24*time.Hour {
+		errs = append(errs, errors.New("key-rotation: must be at least 24h"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return usageError{err}

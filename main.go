@@ -25,6 +25,7 @@ import (
 
 	"worldid/admin"
 	"worldid/metrics"
+	"worldid/oidc"
 	"worldid/registry"
 	"worldid/store"
 	"worldid/verify"
@@ -70,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdRoots(ctx, args, stdout, stderr)
 	case "action":
 		return cmdAction(ctx, args, stdout, stderr)
+	case "keys":
+		return cmdKeys(ctx, args, stdout, stderr)
 	case "wallet":
 		return cmdWallet(ctx, args, stdout, stderr)
 	case "help":
@@ -87,6 +90,7 @@ const usageText = `usage: worldid <command> [flags]
   identity add C        insert an identity commitment into a tree (admin API)
   roots add R           accept a root of a tree kept elsewhere (admin API)
   action limit          set an action's max_verifications (admin API)
+  keys rotate           publish the next OIDC signing key (admin API)
   wallet new|prove|signin  the development wallet
   help             this text
 
@@ -177,7 +181,14 @@ func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Lo
 		return nil, err
 	}
 	verifier.Register(public)
-	adminAPI := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Rand: rand.Reader, Now: time.Now, Log: log})
+	signin, err := oidc.New(oidc.Options{Issuer: s.cfg.BaseURL, Store: s.db, Checker: ids, Rand: rand.Reader, Now: time.Now, Log: log,
+		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation})
+	if err != nil {
+		return nil, err
+	}
+	signin.Register(public)
+	s.background(ctx, signin.Run)
+	adminAPI := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: signin, Rand: rand.Reader, Now: time.Now, Log: log})
 
 	s.serve(publicLn, instrument.Wrap("public", public))
 	s.serve(adminLn, instrument.Wrap("admin", adminAPI))
@@ -191,6 +202,14 @@ func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Lo
 	fmt.Fprintf(stdout, "worldid: admin listener   %s (token: %s)\n", s.adminURL, filepath.Join(cfg.DataDir, adminTokenFile))
 	log.Info("started", "public", s.cfg.BaseURL, "admin", s.adminURL, "data", cfg.DataDir)
 	return s, nil
+}
+
+// background runs fn until shutdown.
+func (s *server) background(ctx context.Context, fn func(context.Context)) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); fn(ctx) }()
+	s.closers = append(s.closers, func() error { cancel(); <-done; return nil })
 }
 
 // listen binds addr; setting names the flag in errors.

@@ -29,11 +29,17 @@ type Store interface {
 	SetActionLimit(ctx context.Context, rpID, action, environment string, maxVerifications int, now time.Time) error
 }
 
+// Keys rotates the OIDC signing keys.
+type Keys interface {
+	RotateKeys(ctx context.Context) error
+}
+
 // Options configures the admin API.
 type Options struct {
 	Token    string // the bearer token; must not be empty
 	Store    Store
 	Registry Registry
+	Keys     Keys
 	Rand     io.Reader // source of app ids and secrets (crypto/rand.Reader in production)
 	Now      func() time.Time
 	Log      *slog.Logger
@@ -54,6 +60,7 @@ func New(o Options) http.Handler {
 	})
 	a.route(mux, "/admin/identities", map[string]http.HandlerFunc{http.MethodPost: a.addIdentity})
 	a.route(mux, "/admin/roots", map[string]http.HandlerFunc{http.MethodPost: a.addRoot})
+	a.route(mux, "/admin/keys/rotate", map[string]http.HandlerFunc{http.MethodPost: a.rotateKeys})
 	a.route(mux, "/admin/actions", map[string]http.HandlerFunc{http.MethodPost: a.setActionLimit})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, &Error{http.StatusNotFound, "not_found", "no admin route " + r.URL.Path})
@@ -78,6 +85,17 @@ func (a *api) route(mux *http.ServeMux, path string, methods map[string]http.Han
 		}
 		h(w, r)
 	})
+}
+
+// rotateKeys publishes the next signing key now; it starts signing after
+// the pre-publication delay (oidc doc.go).
+func (a *api) rotateKeys(w http.ResponseWriter, r *http.Request) {
+	if err := a.Keys.RotateKeys(r.Context()); err != nil {
+		writeError(w, a.Log, err)
+		return
+	}
+	a.Log.Info("admin: signing key rotation scheduled")
+	writeJSON(w, http.StatusOK, map[string]string{"status": "rotation scheduled"})
 }
 
 func (a *api) authenticate(next http.Handler) http.Handler {

@@ -47,6 +47,11 @@ func (c *Client) SetActionLimit(ctx context.Context, req ActionLimitRequest) (Ac
 	return out, c.do(ctx, http.MethodPost, "/admin/actions", req, &out)
 }
 
+// RotateKeys schedules the next OIDC signing key.
+func (c *Client) RotateKeys(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "/admin/keys/rotate", nil, nil)
+}
+
 // do sends one request; a non-2xx answer becomes an *Error.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader

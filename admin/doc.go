@@ -18,6 +18,7 @@
 //	POST /admin/apps   create an app: {"name", "redirect_uris"} → credentials (the secret is shown once)
 //	GET  /admin/apps        list apps (never secrets or their hashes)
 //	POST /admin/identities  insert an identity commitment into a tree: {"identifier", "environment", "identity_commitment"}
+//	POST /admin/keys/rotate publish the next OIDC signing key (it signs after the pre-publication delay)
 //	POST /admin/actions     set an action's max_verifications: {"rp_id", "action", "environment", "max_verifications"}
 //	POST /admin/roots       add a root of a tree kept elsewhere: {"identifier", "environment", "root", "depth", "at"}
 //
