@@ -75,6 +75,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdKeys(ctx, args, stdout, stderr)
 	case "wallet":
 		return cmdWallet(ctx, args, stdout, stderr)
+	case "demo":
+		return cmdDemo(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usageText)
 		return nil
@@ -86,6 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 const usageText = `usage: worldid <command> [flags]
 
   serve                 run the server (default); flags: worldid serve -h
+  demo                  run every flow against a throwaway in-process server
   app create|list       manage relying-party apps (admin API)
   identity add C        insert an identity commitment into a tree (admin API)
   roots add R           accept a root of a tree kept elsewhere (admin API)
