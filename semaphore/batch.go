@@ -1,0 +1,212 @@
+package semaphore
+
+import (
+	"io"
+	"math/big"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+)
+
+// BatchItem is one proof to verify in VerifyBatch.
+type BatchItem struct {
+	Key    *VerifyingKey
+	Proof  *Proof
+	Inputs PublicInputs
+}
+
+// randomizerBytes is the entropy of each randomizer: 128 bits, so a batch
+// containing an invalid proof passes with probability at most 2^-128.
+const randomizerBytes = 16
+
+// VerifyBatch returns, for each item, the same answer as Verify.
+//
+// It checks a random linear combination of the verification equations with
+// one final exponentiation: with fresh randomizers rᵢ read from rand,
+//
+//	∏ e(rᵢ·Aᵢ, Bᵢ) · ∏_keys e(−(Σrᵢ)·α, β) · e(−Σrᵢ·vk_xᵢ, γ) · e(−Σrᵢ·Cᵢ, δ) = 1,
+//
+// where each key's sums run over its own items, so items may use different
+// keys (three fixed-argument pairings per distinct key pointer). If the
+// combination fails, the batch is split in halves and each half is checked
+// again, down to single proofs checked with Verify: only a proof that Verify
+// accepts is reported true, up to the 2^-128 chance that a random
+// combination hides an invalid proof. If rand fails, every item is checked
+// with Verify.
+func VerifyBatch(items []BatchItem, rand io.Reader) []bool {
+	ok := make([]bool, len(items))
+	idx := make([]int, 0, len(items))
+	for i := range items {
+		if items[i].Key.usable() && items[i].Proof.usable() {
+			idx = append(idx, i)
+		}
+	}
+	r, err := randomizers(rand, len(items))
+	if err != nil {
+		for _, i := range idx {
+			ok[i] = Verify(items[i].Key, items[i].Proof, items[i].Inputs)
+		}
+		return ok
+	}
+	bisect(items, idx, r, ok)
+	return ok
+}
+
+// randomizers draws n scalars 2^128 + x with x uniform below 2^128: never
+// zero, so no proof can drop out of the combination. They are used once and
+// are public afterwards, so math/big scalar multiplication is acceptable.
+func randomizers(rand io.Reader, n int) ([]fr.Element, error) {
+	buf := make([]byte, n*randomizerBytes)
+	if _, err := io.ReadFull(rand, buf); err != nil {
+		return nil, err
+	}
+	r := make([]fr.Element, n)
+	scalar := make([]byte, 1+randomizerBytes)
+	scalar[0] = 1 // the 2^128 term
+	for i := range r {
+		copy(scalar[1:], buf[i*randomizerBytes:])
+		r[i].SetBytes(scalar)
+	}
+	return r, nil
+}
+
+// bisect marks ok[i] for the items idx, checking the whole set at once and
+// halving it on failure.
+func bisect(items []BatchItem, idx []int, r []fr.Element, ok []bool) {
+	switch {
+	case len(idx) == 0:
+	case len(idx) == 1:
+		it := &items[idx[0]]
+		ok[idx[0]] = Verify(it.Key, it.Proof, it.Inputs)
+	case combinationHolds(items, idx, r):
+		for _, i := range idx {
+			ok[i] = true
+		}
+	default:
+		half := len(idx) / 2
+		bisect(items, idx[:half], r, ok)
+		bisect(items, idx[half:], r, ok)
+	}
+}
+
+// keyGroup accumulates the fixed-argument side of one key.
+type keyGroup struct {
+	vk     *VerifyingKey
+	sumR   fr.Element          // Σ rᵢ
+	inputs [nPublic]fr.Element // Σ rᵢ·inᵢⱼ for each public input j
+	cs     []bn254.G1Affine    // Cᵢ
+	rs     []fr.Element        // rᵢ
+}
+
+// pairsPerChunk trades the E12 squarings each Miller loop pays (shared by
+// the pairs of one chunk) against balancing work across cores.
+const pairsPerChunk = 16
+
+// combinationHolds evaluates the randomized equation over idx. Chunks of
+// variable pairs (rᵢ·Aᵢ, Bᵢ) are taken by GOMAXPROCS goroutines; this
+// goroutine computes the fixed-argument side first and then helps.
+func combinationHolds(items []BatchItem, idx []int, r []fr.Element) bool {
+	chunks := make([][]int, 0, len(idx)/pairsPerChunk+1)
+	for rest := idx; len(rest) > 0; {
+		n := min(pairsPerChunk, len(rest))
+		chunks, rest = append(chunks, rest[:n]), rest[n:]
+	}
+	partial := make([]bn254.GT, len(chunks))
+	failed := make([]bool, len(chunks))
+	var next atomic.Int64
+	work := func() {
+		for c := int(next.Add(1) - 1); c < len(chunks); c = int(next.Add(1) - 1) {
+			var err error
+			partial[c], err = variableLoops(items, chunks[c], r)
+			failed[c] = err != nil
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(chunks)) - 1 {
+		wg.Go(work)
+	}
+	fixed, err := fixedLoops(groupByKey(items, idx, r))
+	work()
+	wg.Wait()
+	if err != nil {
+		return false
+	}
+	for c := range chunks {
+		if failed[c] {
+			return false
+		}
+		fixed.Mul(&fixed, &partial[c])
+	}
+	result := bn254.FinalExponentiation(&fixed)
+	return result.IsOne()
+}
+
+// variableLoops is the multi-Miller loop of (rᵢ·Aᵢ, Bᵢ) over chunk.
+func variableLoops(items []BatchItem, chunk []int, r []fr.Element) (bn254.GT, error) {
+	scaled := make([]bn254.G1Jac, len(chunk))
+	qs := make([]bn254.G2Affine, len(chunk))
+	var s big.Int
+	for k, i := range chunk {
+		scaled[k].FromAffine(&items[i].Proof.a)
+		scaled[k].ScalarMultiplication(&scaled[k], r[i].BigInt(&s))
+		qs[k] = items[i].Proof.b
+	}
+	return bn254.MillerLoop(bn254.BatchJacobianToAffineG1(scaled), qs)
+}
+
+// groupByKey sums the randomized inputs and collects the C points per key,
+// in order of first appearance.
+func groupByKey(items []BatchItem, idx []int, r []fr.Element) []*keyGroup {
+	var groups []*keyGroup
+	byKey := make(map[*VerifyingKey]*keyGroup)
+	for _, i := range idx {
+		it := &items[i]
+		g := byKey[it.Key]
+		if g == nil {
+			g = &keyGroup{vk: it.Key}
+			byKey[it.Key] = g
+			groups = append(groups, g)
+		}
+		g.sumR.Add(&g.sumR, &r[i])
+		in := it.Inputs.scalars()
+		for j := range in {
+			var t fr.Element
+			t.Mul(&r[i], &in[j])
+			g.inputs[j].Add(&g.inputs[j], &t)
+		}
+		g.cs = append(g.cs, it.Proof.c)
+		g.rs = append(g.rs, r[i])
+	}
+	return groups
+}
+
+// fixedLoops is the multi-Miller loop, over every key, of
+// (−(Σr)·α, β), (−Σ r·vk_x, γ) and (−Σ r·C, δ).
+func fixedLoops(groups []*keyGroup) (bn254.GT, error) {
+	ps := make([]bn254.G1Affine, 0, 3*len(groups))
+	lines := make([]fixedLines, 0, 3*len(groups))
+	for _, g := range groups {
+		sumR := g.sumR.BigInt(new(big.Int))
+		var alpha, vkx, c bn254.G1Jac
+		alpha.FromAffine(&g.vk.alpha)
+		alpha.ScalarMultiplication(&alpha, sumR)
+		vkx.FromAffine(&g.vk.ic[0])
+		vkx.ScalarMultiplication(&vkx, sumR)
+		g.vk.addInputs(&vkx, &g.inputs)
+		if _, err := c.MultiExp(g.cs, g.rs, ecc.MultiExpConfig{}); err != nil {
+			return bn254.GT{}, err
+		}
+		for _, p := range []*bn254.G1Jac{&alpha, &vkx, &c} {
+			var a bn254.G1Affine
+			a.FromJacobian(p).Neg(&a)
+			ps = append(ps, a)
+		}
+		// Appending copies the lines: MillerLoopFixedQ writes into them.
+		lines = append(lines, g.vk.betaLines, g.vk.gammaLines, g.vk.deltaLines)
+	}
+	return bn254.MillerLoopFixedQ(ps, lines)
+}

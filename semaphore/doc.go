@@ -1,0 +1,89 @@
+// Package semaphore implements World ID 3.0 proofs: Semaphore v3 Groth16
+// proofs over BN254 (crypto.md §g, design.md §5–6).
+//
+// It provides
+//   - ParseProof: every request encoding of crypto.md §g — the `\"`-escaped
+//     string, the nested JSON array [[a0,a1],[[b0,b1],[b2,b3]],[c0,c1]], the
+//     ABI form "0x" + 512 hex digits, and the padded compressed form (words
+//     4–7 zero) — into a Proof whose points are fully checked; Packed, ABIHex,
+//     Compress and DecompressProof for the other direction;
+//   - VerifyingKey: snarkjs verification_key.json (ParseVerifyingKey,
+//     MarshalJSON) and the published Semaphore v3 keys for depths 16–32,
+//     embedded from semaphore_v3_vks_all_depths.json (PublishedKey; World ID
+//     uses depth 30);
+//   - Verify, VerifyBatch and Batcher: Groth16 verification, single or as a
+//     random linear combination of many proofs with one final exponentiation;
+//   - HashToField, ExternalNullifier and Identity (secret, commitment,
+//     nullifier hash) with circomlib Poseidon from package worldid/poseidon;
+//   - Tree and RootHistory: the incremental identity tree (depth 30 for
+//     World ID) and the root validity rule;
+//   - Setup, Prove and ProvingKey: a local prover, a gnark circuit with
+//     exactly the Semaphore v3 statement.
+//
+// # Parameters
+//
+// Base field q and scalar field r of BN254 as in crypto.md §a. A proof is
+// packed as [A.x, A.y, B.x.im, B.x.re, B.y.im, B.y.re, C.x, C.y] (EVM order:
+// imaginary part first; snarkjs JSON is the reverse). Public inputs are
+// [root, nullifierHash, signalHash, externalNullifier]. Every coordinate must
+// be < q, A and C on y² = x³ + 3, B on the twist and in the order-r
+// subgroup, no point at infinity, and every public input < r; nothing is
+// reduced. Square roots are a^((q+1)/4) and must square back. The
+// compressed form, the twist constant 3/(9+i) and the flags are those of
+// crypto.md §g "Padded compressed form".
+//
+// # Decisions where the spec is open
+//
+//   - Errors: parsers return *Error, whose Code is CodeInvalidFormat (cannot
+//     be decoded: hex, JSON shape, length, non-canonical decimal in a key) or
+//     CodeInvalidProof (decoded but invalid: coordinate ≥ q, off the curve,
+//     outside the subgroup, at infinity, not decompressible, or a public
+//     input ≥ r); Rule names the rule. Keys use the same two codes.
+//   - The escaped form must be one JSON string literal, quotes included.
+//     Nested items are "0x" + 1–64 hex digits (either case), a string of
+//     1–78 decimal digits, or a JSON integer, each below 2^256; the ABI form
+//     needs the lowercase "0x" prefix.
+//   - Verifying keys: protocol, curve and nPublic are optional but must be
+//     "groth16", "bn128" and 4 when present; IC must have 5 points; numbers
+//     are canonical decimals; unknown members (vk_alphabeta_12, source) are
+//     ignored and e(α, β) is recomputed.
+//   - Verify precomputes e(α, β), the Miller-loop lines of β, γ and δ, and,
+//     on first use of a key, a 2 MiB fixed-base table of the IC points. It
+//     runs the Miller loop of (A, B) on a second goroutine.
+//   - VerifyBatch takes items under different keys in one batch: the fixed
+//     side is grouped per key pointer, with one final exponentiation for
+//     all. Randomizers are 2^128 + x, x uniform below 2^128 from the
+//     injected reader; a failing batch is bisected down to single Verify
+//     calls, so each answer is Verify's (up to probability 2^-128 per
+//     check). If the reader fails, every item is verified alone.
+//   - Batcher batches concurrent callers opportunistically (no timer): a
+//     request waits only while the previous batch is being verified.
+//   - Tree rejects the zero leaf (it is the empty leaf) and keeps every
+//     filled node, about two field elements per leaf, so an insert costs
+//     depth hashes and InsertBatch of k leaves about 2k + depth. The store
+//     keeps the ordered leaves: BuildTree rebuilds the tree and RootAfter
+//     gives each past root, which with the leaves' times rebuilds a
+//     RootHistory.
+//   - RootHistory: the current root is the most recently added root, local
+//     or external (an operator adding a root of a tree kept elsewhere adds
+//     that tree's newest state); re-adding a root keeps its first time.
+//     Check is a pure function of the history, now and max_age.
+//   - NewIdentity draws 31 random bytes per secret (below 2^248 < r, so
+//     uniform without reduction).
+//   - The local key comes from a single-party gnark Groth16 setup: gnark
+//     draws the toxic waste (and the prover's blinding scalars) from
+//     crypto/rand itself, so neither can be injected. Whoever ran Setup
+//     could forge proofs for that key, which is acceptable only for the
+//     operator's own deployment. ProvingKey.WriteTo stores a magic line, the
+//     depth and gnark's uncompressed keys; ReadProvingKey checks every point
+//     and recompiles the circuit.
+//
+// # Not done here
+//
+// No Poseidon (package poseidon), no storage, HTTP, logging or clock: time
+// and randomness are passed in. The server never recomputes a signal hash
+// from a signal; typed (ABI-packed) actions are out of scope. Root validity
+// follows the sequencer (age from creation), not the on-chain contract (age
+// from supersession). The gnark prover is not constant time: it is meant for
+// the identity owner's own machine (the development wallet).
+package semaphore
