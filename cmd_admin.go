@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"worldid/admin"
+	"worldid/record"
 )
 
 // adminFlags are the flags every admin CLI subcommand shares.
@@ -208,5 +210,116 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	fmt.Fprintln(stdout, "next signing key published; it starts signing after the pre-publication delay")
+	return nil
+}
+
+// signupBatch is how many signup records one admin request carries.
+const signupBatch = 200
+
+func cmdSignup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "import" {
+		return usageError{fmt.Errorf("usage: worldid signup import FILE  (JSON lines {id_commitment, signup_id, verified_at})")}
+	}
+	var af adminFlags
+	fs := newFlagSet("signup import", stderr)
+	af.register(fs)
+	if err := parseFlagsWithArgs(fs, args[1:], 1); err != nil {
+		return err
+	}
+	records, err := readSignupLines(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	c, err := af.client()
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(records); start += signupBatch {
+		batch := records[start:min(start+signupBatch, len(records))]
+		if err := c.ImportSignups(ctx, admin.SignupImport{Signups: batch}); err != nil {
+			return fmt.Errorf("records %d–%d: %w (earlier batches were imported)", start+1, start+len(batch), err)
+		}
+	}
+	fmt.Fprintf(stdout, "imported %d signup records\n", len(records))
+	return nil
+}
+
+// readSignupLines parses a JSON-lines file strictly: unknown fields and
+// blank-line-free garbage are errors naming the line.
+func readSignupLines(path string) ([]record.Signup, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []record.Signup
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var s record.Signup
+		dec := json.NewDecoder(strings.NewReader(sc.Text()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&s); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, s)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no records", path)
+	}
+	return out, nil
+}
+
+func cmdOrbKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "add" {
+		return usageError{fmt.Errorf("usage: worldid orbkey add -orb ORB_ID KEY.pem")}
+	}
+	var af adminFlags
+	var req admin.OrbKeyRequest
+	fs := newFlagSet("orbkey add", stderr)
+	af.register(fs)
+	fs.StringVar(&req.OrbID, "orb", "", "orb_id the key signs PCPs for")
+	if err := parseFlagsWithArgs(fs, args[1:], 1); err != nil {
+		return err
+	}
+	pem, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	req.PublicKeyPEM = string(pem)
+	c, err := af.client()
+	if err != nil {
+		return err
+	}
+	if err := c.AddOrbKey(ctx, req); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "orb key trusted for %s\n", req.OrbID)
+	return nil
+}
+
+func cmdRefreshSwitch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "enable" && args[0] != "disable") {
+		return usageError{fmt.Errorf("usage: worldid refresh enable|disable")}
+	}
+	var af adminFlags
+	fs := newFlagSet("refresh "+args[0], stderr)
+	af.register(fs)
+	if err := parseFlagsWithArgs(fs, args[1:], 0); err != nil {
+		return err
+	}
+	c, err := af.client()
+	if err != nil {
+		return err
+	}
+	if err := c.SetRefresh(ctx, args[0] == "enable"); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "credential refresh %sd\n", args[0])
 	return nil
 }

@@ -7,9 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc/secp256k1/ecdsa"
+
 	"worldid/field"
+	"worldid/record"
 	"worldid/wallet"
 )
 
@@ -33,7 +38,7 @@ func (wf *walletFlags) open() (*wallet.Wallet, error) {
 
 func cmdWallet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{fmt.Errorf("usage: worldid wallet new|prove|signin [flags]")}
+		return usageError{fmt.Errorf("usage: worldid wallet new|prove|signin|pcp|refresh [flags]")}
 	}
 	var wf walletFlags
 	fs := newFlagSet("wallet "+args[0], stderr)
@@ -45,6 +50,10 @@ func cmdWallet(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return walletProve(ctx, fs, &wf, args[1:], stdout)
 	case "signin":
 		return walletSignIn(ctx, fs, &wf, args[1:], stdout)
+	case "pcp":
+		return walletPCP(fs, &wf, args[1:], stdout)
+	case "refresh":
+		return walletRefresh(ctx, fs, &wf, args[1:], stdout)
 	default:
 		return usageError{fmt.Errorf("unknown subcommand 'wallet %s'", args[0])}
 	}
@@ -116,5 +125,102 @@ func walletSignIn(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args [
 	for k, v := range res.Params {
 		fmt.Fprintf(stdout, "  %s=%s\n", k, v[0])
 	}
+	return nil
+}
+
+// walletPCP builds a test PCP signed by a (new or given) test Orb key and
+// writes it, the key and a matching signup record into a directory.
+func walletPCP(fs *flag.FlagSet, wf *walletFlags, args []string, stdout io.Writer) error {
+	var out, orbID, signupID, keyHex string
+	fs.StringVar(&out, "out", "./pcp", "directory to write the PCP into")
+	fs.StringVar(&orbID, "orb", "orb-test-1", "orb_id")
+	fs.StringVar(&signupID, "signup-id", "", "signup_id (default: random)")
+	fs.StringVar(&keyHex, "orb-key", "", "test Orb private key, 64 hex (default: a new one)")
+	if err := parseFlagsWithArgs(fs, args, 0); err != nil {
+		return err
+	}
+	id, err := wallet.LoadIdentity(wf.file)
+	if err != nil {
+		return err
+	}
+	orbKey, err := orbKeyOrNew(keyHex)
+	if err != nil {
+		return err
+	}
+	if signupID == "" {
+		signupID = rand.Text()
+	}
+	now := time.Now()
+	pcp, err := wallet.BuildTestPCP(rand.Reader, orbKey, orbID, signupID, now)
+	if err != nil {
+		return err
+	}
+	if err := wallet.SavePCP(out, pcp); err != nil {
+		return err
+	}
+	c := id.Commitment()
+	signup, _ := json.Marshal(record.Signup{IDCommitment: field.Format(&c), SignupID: signupID, VerifiedAt: now.UTC().Truncate(time.Second)})
+	files := map[string][]byte{
+		"orb-key.hex":  []byte(wallet.FormatOrbKey(orbKey) + "\n"),
+		"orb-key.pem":  wallet.OrbKeyPEM(&orbKey.PublicKey),
+		"signup.jsonl": append(signup, '\n'),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(out, name), data, 0o600); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "test PCP written to %s (synthetic data, signed by a test Orb key)\nthe operator trusts the key and imports the signup record:\n  worldid orbkey add -orb %s %s\n  worldid signup import %s\nthen: worldid wallet refresh -sub 0x… -pcp %s\n",
+		out, orbID, filepath.Join(out, "orb-key.pem"), filepath.Join(out, "signup.jsonl"), out)
+	return nil
+}
+
+func orbKeyOrNew(keyHex string) (*ecdsa.PrivateKey, error) {
+	if keyHex != "" {
+		return wallet.ParseOrbKey(keyHex)
+	}
+	return wallet.GenerateOrbKey(rand.Reader)
+}
+
+// walletRefresh calls /api/v1/refresh as World App would and checks the
+// credential against the issuer's published key.
+func walletRefresh(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args []string, stdout io.Writer) error {
+	var sub, pcpDir string
+	fs.StringVar(&sub, "sub", "", "account id to pin, 0x + hex (required)")
+	fs.StringVar(&pcpDir, "pcp", "", "directory written by 'wallet pcp' (default: credential-only refresh)")
+	if err := parseFlagsWithArgs(fs, args, 0); err != nil {
+		return err
+	}
+	if sub == "" {
+		return usageError{fmt.Errorf("-sub is required")}
+	}
+	w, err := wf.open()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	req := &wallet.RefreshRequest{IssuerURL: wf.server, Identity: w.Identity, Sub: sub, Now: time.Now()}
+	if pcpDir != "" {
+		if req.PCP, err = wallet.LoadPCP(pcpDir); err != nil {
+			return err
+		}
+	}
+	if req.ProvingKey, err = w.ProvingKey(ctx); err != nil {
+		return err
+	}
+	issuer, err := wallet.FetchIssuerKey(ctx, w.HTTP, wf.server)
+	if err != nil {
+		return err
+	}
+	cred, err := wallet.Refresh(ctx, w.HTTP, req, issuer)
+	if err != nil {
+		return err
+	}
+	b, err := cred.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "credential (signature verified against the issuer key):\n%s\n", b)
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"worldid/refresh"
 )
 
 // Config is everything `worldid serve` needs; every field comes from a flag
@@ -26,6 +28,7 @@ type Config struct {
 	Sunset        string        // -signin-sunset: YYYY-MM-DD
 	SunsetEnforce bool          // -signin-sunset-enforce: 410 Gone after the date
 	KeyRotation   time.Duration // -key-rotation: signing key lifetime
+	RefreshLimits bool          // -refresh-rate-limits: per-IP and per-idComm limits on /api/v1/refresh
 
 	sunset time.Time // parsed Sunset
 }
@@ -44,6 +47,7 @@ func (c *Config) configFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.Sunset, "signin-sunset", "2026-01-31", "sign-in v1 sunset date (Deprecation/Sunset headers)")
 	fs.BoolVar(&c.SunsetEnforce, "signin-sunset-enforce", false, "answer 410 Gone on sign-in routes after the sunset date")
+	fs.BoolVar(&c.RefreshLimits, "refresh-rate-limits", true, "rate-limit /api/v1/refresh per IP and per idComm (off only for load tests)")
 	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
 }
 
@@ -157,6 +161,14 @@ func (c *Config) slogLevel() (slog.Level, error) {
 	var l slog.Level
 	err := l.UnmarshalText([]byte(c.LogLevel))
 	return l, err
+}
+
+// refreshRate is the refresh endpoint's rate: its defaults, or off.
+func (c *Config) refreshRate() refresh.Rate {
+	if c.RefreshLimits {
+		return refresh.Rate{}
+	}
+	return refresh.Rate{Burst: -1}
 }
 
 // withListenerDefaults fills the public URLs from the bound public address.

@@ -3,14 +3,18 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"worldid/babyjub"
 	"worldid/registry"
 	"worldid/semaphore"
 )
@@ -51,4 +55,32 @@ func loadOrCreateProvingKey(dir string, log *slog.Logger) (*semaphore.ProvingKey
 	}
 	log.Info("local Semaphore proving key ready", "path", path, "bytes", buf.Len(), "took", time.Since(start).Round(time.Millisecond))
 	return pk, path, nil
+}
+
+// issuerKeyFile holds the credential issuer's EdDSA seed (32 bytes, hex).
+const issuerKeyFile = "issuer-eddsa.seed"
+
+// loadOrCreateIssuerKey reads the issuer's BabyJubJub key, creating it on
+// first start.
+func loadOrCreateIssuerKey(dir string, rand io.Reader) (*babyjub.PrivateKey, error) {
+	path := filepath.Join(dir, issuerKeyFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		var seed [32]byte
+		if _, err := io.ReadFull(rand, seed[:]); err != nil {
+			return nil, err
+		}
+		if err := writeFileAtomic(path, []byte(hex.EncodeToString(seed[:])+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+		return babyjub.NewPrivateKey(seed[:])
+	}
+	if err != nil {
+		return nil, err
+	}
+	seed, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return babyjub.NewPrivateKey(seed)
 }

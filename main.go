@@ -26,6 +26,7 @@ import (
 	"worldid/admin"
 	"worldid/metrics"
 	"worldid/oidc"
+	"worldid/refresh"
 	"worldid/registry"
 	"worldid/store"
 	"worldid/verify"
@@ -73,6 +74,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdAction(ctx, args, stdout, stderr)
 	case "keys":
 		return cmdKeys(ctx, args, stdout, stderr)
+	case "signup":
+		return cmdSignup(ctx, args, stdout, stderr)
+	case "orbkey":
+		return cmdOrbKey(ctx, args, stdout, stderr)
+	case "refresh":
+		return cmdRefreshSwitch(ctx, args, stdout, stderr)
 	case "wallet":
 		return cmdWallet(ctx, args, stdout, stderr)
 	case "demo":
@@ -94,7 +101,10 @@ const usageText = `usage: worldid <command> [flags]
   roots add R           accept a root of a tree kept elsewhere (admin API)
   action limit          set an action's max_verifications (admin API)
   keys rotate           publish the next OIDC signing key (admin API)
-  wallet new|prove|signin  the development wallet
+  signup import FILE    import signup records, JSON lines (admin API)
+  orbkey add -orb O PEM trust an Orb's PCP signing key (admin API)
+  refresh enable|disable  turn credential refresh on or off (admin API)
+  wallet new|prove|signin|pcp|refresh  the development wallet
   help             this text
 
 Every flag also reads WORLDID_<FLAG> from the environment (e.g. WORLDID_ADDR).
@@ -191,7 +201,18 @@ func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Lo
 	}
 	signin.Register(public)
 	s.background(ctx, signin.Run)
-	adminAPI := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: signin, Rand: rand.Reader, Now: time.Now, Log: log})
+	issuerKey, err := loadOrCreateIssuerKey(cfg.DataDir, rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	issuer, err := refresh.New(refresh.Options{Store: s.db, VerifyingKey: pk.VerifyingKey(), IssuerKey: issuerKey,
+		PerIP: cfg.refreshRate(), PerIDComm: cfg.refreshRate(), Now: time.Now, Rand: rand.Reader, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	issuer.Register(public)
+	adminAPI := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: signin,
+		ParseOrbKey: func(pem []byte) error { _, err := refresh.ParseOrbKeyPEM(pem); return err }, Rand: rand.Reader, Now: time.Now, Log: log})
 
 	s.serve(publicLn, instrument.Wrap("public", public))
 	s.serve(adminLn, instrument.Wrap("admin", adminAPI))

@@ -27,6 +27,9 @@ type Store interface {
 	Apps(ctx context.Context) ([]record.App, error)
 	AppByRP(ctx context.Context, rpID string) (record.App, error)
 	SetActionLimit(ctx context.Context, rpID, action, environment string, maxVerifications int, now time.Time) error
+	PutSignups(ctx context.Context, ss []record.Signup) error
+	AddOrbKey(ctx context.Context, orbID, pem string) error
+	SetRefreshEnabled(ctx context.Context, on bool) error
 }
 
 // Keys rotates the OIDC signing keys.
@@ -40,9 +43,11 @@ type Options struct {
 	Store    Store
 	Registry Registry
 	Keys     Keys
-	Rand     io.Reader // source of app ids and secrets (crypto/rand.Reader in production)
-	Now      func() time.Time
-	Log      *slog.Logger
+	// ParseOrbKey validates an Orb public key PEM before it is trusted.
+	ParseOrbKey func(pem []byte) error
+	Rand        io.Reader // source of app ids and secrets (crypto/rand.Reader in production)
+	Now         func() time.Time
+	Log         *slog.Logger
 }
 
 type api struct {
@@ -61,6 +66,9 @@ func New(o Options) http.Handler {
 	a.route(mux, "/admin/identities", map[string]http.HandlerFunc{http.MethodPost: a.addIdentity})
 	a.route(mux, "/admin/roots", map[string]http.HandlerFunc{http.MethodPost: a.addRoot})
 	a.route(mux, "/admin/keys/rotate", map[string]http.HandlerFunc{http.MethodPost: a.rotateKeys})
+	a.route(mux, "/admin/signups", map[string]http.HandlerFunc{http.MethodPost: a.importSignups})
+	a.route(mux, "/admin/orbkeys", map[string]http.HandlerFunc{http.MethodPost: a.addOrbKey})
+	a.route(mux, "/admin/refresh", map[string]http.HandlerFunc{http.MethodPost: a.switchRefresh})
 	a.route(mux, "/admin/actions", map[string]http.HandlerFunc{http.MethodPost: a.setActionLimit})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, &Error{http.StatusNotFound, "not_found", "no admin route " + r.URL.Path})

@@ -20,9 +20,12 @@ import (
 // memStore is a minimal Store for handler tests; the real backends are
 // covered by store/storetest.
 type memStore struct {
-	mu     sync.Mutex
-	apps   []record.App
-	limits []string
+	mu        sync.Mutex
+	apps      []record.App
+	limits    []string
+	signups   []record.Signup
+	orbKeys   []string
+	refreshOn *bool
 }
 
 func (m *memStore) CreateApp(_ context.Context, a record.App) error {
@@ -52,6 +55,27 @@ func (m *memStore) SetActionLimit(_ context.Context, rpID, action, env string, m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.limits = append(m.limits, fmt.Sprintf("%s/%s/%s=%d", rpID, env, action, max))
+	return nil
+}
+
+func (m *memStore) PutSignups(_ context.Context, ss []record.Signup) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.signups = append(m.signups, ss...)
+	return nil
+}
+
+func (m *memStore) AddOrbKey(_ context.Context, orbID, pem string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.orbKeys = append(m.orbKeys, orbID)
+	return nil
+}
+
+func (m *memStore) SetRefreshEnabled(_ context.Context, on bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refreshOn = &on
 	return nil
 }
 
@@ -203,6 +227,9 @@ func (failingStore) Apps(context.Context) ([]record.App, error) { return nil, re
 func (failingStore) AppByRP(context.Context, string) (record.App, error) {
 	return record.App{}, record.ErrUnavailable
 }
+func (failingStore) PutSignups(context.Context, []record.Signup) error { return record.ErrUnavailable }
+func (failingStore) AddOrbKey(context.Context, string, string) error   { return record.ErrUnavailable }
+func (failingStore) SetRefreshEnabled(context.Context, bool) error     { return record.ErrUnavailable }
 func (failingStore) SetActionLimit(context.Context, string, string, string, int, time.Time) error {
 	return record.ErrUnavailable
 }

@@ -52,6 +52,21 @@ func (c *Client) RotateKeys(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/admin/keys/rotate", nil, nil)
 }
 
+// ImportSignups stores signup records (at most 200 per call).
+func (c *Client) ImportSignups(ctx context.Context, req SignupImport) error {
+	return c.do(ctx, http.MethodPost, "/admin/signups", req, nil)
+}
+
+// AddOrbKey trusts an Orb public key for PCP signatures.
+func (c *Client) AddOrbKey(ctx context.Context, req OrbKeyRequest) error {
+	return c.do(ctx, http.MethodPost, "/admin/orbkeys", req, nil)
+}
+
+// SetRefresh turns credential refresh on or off.
+func (c *Client) SetRefresh(ctx context.Context, enabled bool) error {
+	return c.do(ctx, http.MethodPost, "/admin/refresh", RefreshSwitch{Enabled: enabled}, nil)
+}
+
 // do sends one request; a non-2xx answer becomes an *Error.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader

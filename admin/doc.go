@@ -19,6 +19,9 @@
 //	GET  /admin/apps        list apps (never secrets or their hashes)
 //	POST /admin/identities  insert an identity commitment into a tree: {"identifier", "environment", "identity_commitment"}
 //	POST /admin/keys/rotate publish the next OIDC signing key (it signs after the pre-publication delay)
+//	POST /admin/signups     import signup records: {"signups":[{"id_commitment","signup_id","verified_at"}]} (≤ 200 per request)
+//	POST /admin/orbkeys     trust an Orb key: {"orb_id", "public_key_pem"} (secp256k1 SPKI PEM)
+//	POST /admin/refresh     turn credential refresh on or off: {"enabled": bool}
 //	POST /admin/actions     set an action's max_verifications: {"rp_id", "action", "environment", "max_verifications"}
 //	POST /admin/roots       add a root of a tree kept elsewhere: {"identifier", "environment", "root", "depth", "at"}
 //

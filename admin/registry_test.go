@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -39,7 +40,13 @@ func (f *fakeRegistry) AddExternalRoot(_ context.Context, identifier, env string
 func TestIdentitiesRootsAndActions(t *testing.T) {
 	st := &memStore{apps: []record.App{{ID: "app_1", RPID: "rp_0123456789abcdef"}}}
 	reg := &fakeRegistry{}
-	srv := httptest.NewServer(New(Options{Token: testToken, Store: st, Registry: reg, Rand: rand.Reader,
+	parseOrbKey := func(pem []byte) error {
+		if string(pem) != "GOOD PEM" {
+			return errors.New("not a key")
+		}
+		return nil
+	}
+	srv := httptest.NewServer(New(Options{Token: testToken, Store: st, Registry: reg, ParseOrbKey: parseOrbKey, Rand: rand.Reader,
 		Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	defer srv.Close()
 	const json = "application/json"
@@ -60,11 +67,23 @@ func TestIdentitiesRootsAndActions(t *testing.T) {
 		{"limit unknown rp", "/admin/actions", `{"rp_id":"rp_0123456789abcdee","action":"vote","max_verifications":1}`, 404},
 		{"limit negative", "/admin/actions", `{"rp_id":"rp_0123456789abcdef","action":"vote","max_verifications":-1}`, 400},
 		{"limit no action", "/admin/actions", `{"rp_id":"rp_0123456789abcdef","max_verifications":1}`, 400},
+		{"signups", "/admin/signups", `{"signups":[{"id_commitment":"12","signup_id":"s1","verified_at":"2026-01-02T03:04:05Z"}]}`, 200},
+		{"signups empty", "/admin/signups", `{"signups":[]}`, 400},
+		{"signups bad commitment", "/admin/signups", `{"signups":[{"id_commitment":"0xzz","signup_id":"s1","verified_at":"2026-01-02T03:04:05Z"}]}`, 400},
+		{"signups no id", "/admin/signups", `{"signups":[{"id_commitment":"12","signup_id":"","verified_at":"2026-01-02T03:04:05Z"}]}`, 400},
+		{"orb key", "/admin/orbkeys", `{"orb_id":"orb1","public_key_pem":"GOOD PEM"}`, 201},
+		{"orb key invalid", "/admin/orbkeys", `{"orb_id":"orb1","public_key_pem":"BAD"}`, 400},
+		{"orb key no orb", "/admin/orbkeys", `{"orb_id":"","public_key_pem":"GOOD PEM"}`, 400},
+		{"refresh off", "/admin/refresh", `{"enabled":false}`, 200},
+		{"refresh wrong type", "/admin/refresh", `{"enabled":"no"}`, 400},
 	}
 	for _, tc := range cases {
 		if resp := do(t, srv, "POST", tc.path, testToken, json, tc.body); resp.status != tc.status {
 			t.Errorf("%s: %d %s, want %d", tc.name, resp.status, resp.body, tc.status)
 		}
+	}
+	if len(st.signups) != 1 || st.signups[0].IDCommitment != "0x"+strings.Repeat("0", 62)+"0c" || len(st.orbKeys) != 1 || st.refreshOn == nil || *st.refreshOn {
+		t.Fatalf("signups %v orb keys %v refresh %v", st.signups, st.orbKeys, st.refreshOn)
 	}
 	if len(reg.added) != 2 || len(reg.roots) != 1 || len(st.limits) != 1 || st.limits[0] != "rp_0123456789abcdef/production/vote=1" {
 		t.Fatalf("added %v roots %v limits %v", reg.added, reg.roots, st.limits)

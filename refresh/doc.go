@@ -1,0 +1,132 @@
+// Package refresh implements the proof-of-human credential issuer:
+// POST /api/v1/refresh?idComm=… (interfaces.md §4.2, design.md §7).
+//
+// A request is multipart/form-data with the form field sub, optionally
+// encrypted_user_id, and for a PCP refresh all of signup_id, orb_id,
+// operator_id, signup_reason, timestamp, software_version, orb_country (each
+// with <name>_salt), iris_code_shares_0..2 and the files hashes.json and
+// hashes.sign. The answer is 200 {"success":true, "credential", "message"}
+// where credential is the standard padded base64 of the credential's v0.3.0
+// JSON (package credential). GET /api/v1/refresh/issuer publishes the
+// issuer's EdDSA public key ({"issuer":{"pk":[x,y]},"compressed",
+// "issuer_schema_id"}) so holders can check whom a credential is from.
+//
+// # Checks, in order
+//
+//  1. Refresh disabled by the operator: 503, body without an error name
+//     (interfaces.md §7.2).
+//  2. Method other than POST: 405 METHOD_NOT_ALLOWED with Allow: POST.
+//     Declared Content-Length over 32 MiB: 413 PAYLOAD_TOO_LARGE.
+//     Content-Type not multipart/form-data with a boundary, or the idComm
+//     query parameter missing, repeated, or neither PrefixedHex nor a
+//     canonical decimal below p (crypto.md §a): 400 INVALID_REQUEST.
+//  3. Rate limits, per client IP (IPv6 per /64) then per identity
+//     commitment, as in-memory token buckets: 429 RATE_LIMIT_EXCEEDED with
+//     Retry-After in whole seconds. They run before the body is read, so a
+//     limited client costs nothing; a rejected request still spends its
+//     token.
+//  4. The body is streamed (mime/multipart, never ParseMultipartForm) under
+//     http.MaxBytesReader: 32 MiB in total, and per part 1 MiB for
+//     hashes.json, 1 KiB for hashes.sign, 8 MiB per iris share, 64 KiB for
+//     every text field; beyond: 413 PAYLOAD_TOO_LARGE. An unknown or
+//     repeated field, a part with a non-identity Content-Transfer-Encoding,
+//     or a malformed or truncated body: 400 INVALID_REQUEST. The form is a
+//     closed contract, so unknown fields are rejected rather than ignored.
+//  5. sub missing or not PrefixedHex ("0x" + 1–64 hex digits, below p):
+//     400 INVALID_SUB. It is stored and compared in its canonical form.
+//  6. x-zkp-proof missing, malformed, for another idComm or sub, outside
+//     the time window, not verifying, or replayed: 401 INVALID_PROOF.
+//  7. No signup record for idComm: 404 NO_SIGNUP_RECORD.
+//  8. idComm pinned to another sub: 400 SUB_MISMATCH.
+//  9. PCP partial or failing a check: 422 PCP_VALIDATION_FAILED; the message
+//     names the check: the crypto.md §h names json, missing_key,
+//     hash_format, version, salt_format, salted_field, timestamp_format,
+//     iris_share_hash, signup_reason, signature_encoding, signature, and
+//     this server's partial (some PCP fields absent), signup_id (not the
+//     signup record's) and pcp_reuse (the hashes.json already served
+//     another identity commitment).
+//  10. Build, sign, self-verify (re-serialize, re-parse, re-hash, verify)
+//     and record the refresh in one atomic store operation, which pins sub
+//     on the first refresh and binds the hashes.json digest; a concurrent
+//     refresh that lost the race gets SUB_MISMATCH or pcp_reuse.
+//
+// Errors are {"success":false, "error":"<CODE>", "message"}. Besides the
+// table of interfaces.md §7.2 the codes are INVALID_REQUEST, INVALID_PROOF,
+// PAYLOAD_TOO_LARGE, METHOD_NOT_ALLOWED, SERVICE_UNAVAILABLE (storage cannot
+// accept writes) and INTERNAL_ERROR. Nothing is written for a failed
+// request except the remembered proof of step 6.
+//
+// # x-zkp-proof (this server's design; the real format is not public)
+//
+// The header is standard padded base64 of one JSON object with exactly the
+// members of record.RefreshProof, no duplicates:
+//
+//	{"id_commitment":"0x…","sub":"0x…","timestamp":<unix seconds>,
+//	 "merkle_root":"0x…","nullifier_hash":"0x…","proof":"0x<512 hex>"}
+//
+// Field elements are "0x" + 64 hex digits below p; proof is any encoding of
+// crypto.md §g (the wallet sends ABI hex). It is a Semaphore v3 proof under
+// the server's local verifying key (design.md §6) that the prover knows the
+// identity whose commitment is idComm, as the only leaf (index 0) of a
+// depth-30 tree: merkle_root MUST be that one-leaf root (crypto.md §g). The
+// public inputs are
+//
+//	root              one-leaf root of idComm
+//	nullifierHash     nullifier_hash
+//	signalHash        hashToField(UTF-8 signal)
+//	externalNullifier ExternalNullifier("app_worldid_refresh", "refresh")
+//
+// with the signal (record.RefreshSignal)
+//
+//	refresh:<sub>:<timestamp>               without hashes.json
+//	refresh:<sub>:<timestamp>:<sha256hex>   with hashes.json
+//
+// where sub is the canonical "0x" + 64 lowercase hex form, timestamp the
+// decimal of the JSON timestamp, and sha256hex the lowercase hex SHA-256 of
+// the uploaded hashes.json bytes. id_commitment and sub in the JSON MUST
+// equal the query's and the form's values. The timestamp MUST be within
+// ±300 s (Options.ProofWindow) of the server clock. The statement is
+// remembered with Store.UseProofOnce under "refresh:" + hex SHA-256(
+// BE32(nullifier hash) ‖ BE32(signal hash)) until the timestamp leaves the
+// window; a second use is a replay. Proof bytes are not the key, since
+// Groth16 proofs can be re-randomized.
+//
+// # The credential
+//
+// issuer_schema_id Options.SchemaID (default 1); genesis_issued_at the
+// signup record's verified_at; expires_at now + Options.Validity (default
+// 3 × 365 days); a random id from Options.Rand; associated_data_hash 0;
+// claims[0] = S("CLAIMS_HASH_V1", hashes.json) with a PCP, else
+// S("CLAIMS_HASH_V1", BE32(idComm) ‖ BE32(sub) ‖ BE32(ts)) with ts the
+// issuance second, recorded with the refresh (crypto.md §h); other claims 0.
+//
+// The credential's sub is the form's sub, canonicalized. interfaces.md
+// §2.5 defines the credential subject as blinded,
+// H_CS(leaf_index, blinding_factor) (crypto.md §f), and says the issuer
+// "may require a proof for the requested sub". The blinding factor belongs
+// to the holder, so only the holder can compute the blinded sub: the
+// issuer receives it as the account id of the form and cannot derive or
+// check it. What the issuer does guarantee is the binding: the x-zkp-proof
+// signs the sub, and the first refresh pins it to idComm, so no one else
+// can have a credential issued for that identity under another subject.
+//
+// # Decisions
+//
+//   - encrypted_user_id is read (within its cap) and discarded: it is never
+//     stored or logged. Neither are iris shares, proofs or keys.
+//   - Query parameters other than idComm are ignored.
+//   - The PCP timestamp has no freshness limit: it is the enrollment time.
+//   - A PCP proves an enrollment only for the signup record's signup_id; an
+//     Orb key is trusted only for its orb_id (operator-managed, SPKI PEM on
+//     secp256k1, see ParseOrbKeyPEM). High-S ECDSA signatures are accepted.
+//   - The client IP is the connection's address; behind a reverse proxy all
+//     clients share the proxy's bucket (X-Forwarded-For is not trusted).
+//   - Each limiter tracks at most Options.MaxRateKeys keys; when all are
+//     active, new keys are refused (memory stays bounded under attack).
+//   - One-leaf roots are memoized per identity commitment (at most
+//     Options.MaxRateKeys, arbitrary eviction): their 30 Poseidon hashes
+//     cost about as much as the Groth16 check.
+//
+// It does not implement the World ID 4.0 credential format, OPRF-derived
+// subjects, or revocation.
+package refresh

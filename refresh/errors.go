@@ -1,0 +1,92 @@
+package refresh
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"worldid/record"
+)
+
+// Error codes of the refresh endpoint. The first five are interfaces.md
+// §7.2; the others are this server's (see doc.go).
+const (
+	CodeInvalidSub          = "INVALID_SUB"
+	CodeSubMismatch         = "SUB_MISMATCH"
+	CodeNoSignupRecord      = "NO_SIGNUP_RECORD"
+	CodeRateLimitExceeded   = "RATE_LIMIT_EXCEEDED"
+	CodePCPValidationFailed = "PCP_VALIDATION_FAILED"
+	CodeInvalidProof        = "INVALID_PROOF"
+	CodeInvalidRequest      = "INVALID_REQUEST"
+	CodePayloadTooLarge     = "PAYLOAD_TOO_LARGE"
+	CodeMethodNotAllowed    = "METHOD_NOT_ALLOWED"
+	CodeServiceUnavailable  = "SERVICE_UNAVAILABLE"
+	CodeInternal            = "INTERNAL_ERROR"
+)
+
+// Error is the endpoint's one error type: everything that ends a request
+// early becomes one, and writeError renders it.
+type Error struct {
+	Status  int
+	Code    string // "" only for the disabled endpoint (interfaces.md §7.2: no error name)
+	Message string
+	// Check names the failed PCP check (crypto.md §h bracketed names, plus
+	// partial, signup_id and pcp_reuse); set only with PCP_VALIDATION_FAILED.
+	Check string
+	// RetryAfter is the whole seconds for the Retry-After header of a 429.
+	RetryAfter int
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("refresh: %d %s: %s", e.Status, e.Code, e.Message) }
+
+func newError(status int, code, message string) *Error {
+	return &Error{Status: status, Code: code, Message: message}
+}
+
+func pcpFailed(check, detail string) *Error {
+	return &Error{
+		Status:  http.StatusUnprocessableEntity,
+		Code:    CodePCPValidationFailed,
+		Message: "PCP validation failed: " + check + ": " + detail,
+		Check:   check,
+	}
+}
+
+// errorBody is {success:false, error, message} (design.md §7).
+type errorBody struct {
+	Success bool   `json:"success"`
+	Error   string `json:"error,omitempty"`
+	Message string `json:"message"`
+}
+
+// writeError renders err. Storage sentinels that escape the handler's own
+// mapping become 503 (unavailable) or 500, logged without request data.
+func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+	case errors.Is(err, record.ErrUnavailable):
+		log.Error("refresh: storage unavailable", "err", err)
+		e = newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "storage cannot accept writes")
+	default:
+		log.Error("refresh: internal error", "err", err)
+		e = newError(http.StatusInternalServerError, CodeInternal, "internal error")
+	}
+	if e.Status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", http.MethodPost)
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	writeJSON(w, e.Status, errorBody{Error: e.Code, Message: e.Message})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

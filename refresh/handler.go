@@ -1,0 +1,306 @@
+package refresh
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark-crypto/ecc/secp256k1/ecdsa"
+
+	"worldid/babyjub"
+	"worldid/credential"
+	"worldid/record"
+	"worldid/semaphore"
+)
+
+// Path is where Register serves the endpoint.
+const Path = "/api/v1/refresh"
+
+// proofKeyPrefix marks this endpoint's keys in Store.UseProofOnce.
+const proofKeyPrefix = "refresh:"
+
+// Defaults for the zero values of Options.
+const (
+	defaultSchemaID    = 1
+	defaultValidity    = 3 * 365 * 24 * time.Hour
+	defaultProofWindow = 300 * time.Second
+	defaultMaxRateKeys = 100_000
+)
+
+var (
+	defaultPerIP     = Rate{Burst: 30, Every: 2 * time.Second}
+	defaultPerIDComm = Rate{Burst: 5, Every: 12 * time.Minute}
+)
+
+// Store is the storage the endpoint needs. Identity commitments and subs
+// are canonical "0x" + 64 lowercase hex strings.
+type Store interface {
+	// RefreshEnabled reports whether the operator has enabled refresh.
+	RefreshEnabled(ctx context.Context) (bool, error)
+	// Signup returns the enrollment record of idComm, or record.ErrNotFound.
+	Signup(ctx context.Context, idComm string) (record.Signup, error)
+	// PinnedSub returns the sub pinned to idComm by its first refresh, or
+	// record.ErrNotFound.
+	PinnedSub(ctx context.Context, idComm string) (string, error)
+	// OrbKeys returns the trusted PEM keys of an Orb (none when unknown).
+	OrbKeys(ctx context.Context, orbID string) ([]string, error)
+	// UseProofOnce atomically remembers a proof key until expiresAt;
+	// record.ErrExists if it is already remembered (a replay). Keys of
+	// this endpoint start with "refresh:", so the store may share the
+	// table with other proofs used once.
+	UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error
+	// RecordRefresh atomically stores r, pinning r.Sub to r.IDCommitment
+	// if none is pinned and binding r.PCPDigest (when set) to it. It fails
+	// with record.ErrSubMismatch if another sub is pinned and
+	// record.ErrPCPReused if the digest is bound to another commitment;
+	// then nothing is written.
+	RecordRefresh(ctx context.Context, r record.Refresh) error
+}
+
+// Options configures the endpoint. Zero values take the defaults noted.
+type Options struct {
+	Store Store
+	// VerifyingKey is the local Semaphore key (design.md §6) that verifies
+	// x-zkp-proof; it must be for a depth-30 tree.
+	VerifyingKey *semaphore.VerifyingKey
+	IssuerKey    *babyjub.PrivateKey
+	SchemaID     uint64        // issuer_schema_id; default 1
+	Validity     time.Duration // expires_at − issuance; default 3 years
+	ProofWindow  time.Duration // accepted x-zkp-proof timestamp skew; default 300 s
+	// PerIP and PerIDComm are the token buckets of the rate limits; a zero
+	// Rate takes the default (30 burst, 1 per 2 s per IP; 5 burst, 1 per
+	// 12 min per idComm), a negative Burst disables the limit.
+	PerIP, PerIDComm Rate
+	MaxRateKeys      int              // keys each limiter (and the one-leaf root cache) tracks; default 100 000
+	Now              func() time.Time // default time.Now
+	Rand             io.Reader        // credential ids, safe for concurrent use; default crypto/rand.Reader
+	Log              *slog.Logger     // default slog.Default()
+}
+
+// Handler serves POST /api/v1/refresh.
+type Handler struct {
+	o            Options
+	issuer       *babyjub.PublicKey
+	extNullifier fr.Element
+	perIP        *limiter
+	perIDComm    *limiter
+	roots        *rootCache
+}
+
+// New checks o and fills its defaults.
+func New(o Options) (*Handler, error) {
+	if o.Store == nil || o.VerifyingKey == nil || o.IssuerKey == nil {
+		return nil, errors.New("refresh: Store, VerifyingKey and IssuerKey are required")
+	}
+	setDefault(&o.SchemaID, defaultSchemaID)
+	setDefault(&o.Validity, defaultValidity)
+	setDefault(&o.ProofWindow, defaultProofWindow)
+	setDefault(&o.MaxRateKeys, defaultMaxRateKeys)
+	setDefault(&o.PerIP, defaultPerIP)
+	setDefault(&o.PerIDComm, defaultPerIDComm)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Reader
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Validity < 0 || o.ProofWindow < 0 {
+		return nil, errors.New("refresh: Validity and ProofWindow must not be negative")
+	}
+	for _, r := range []Rate{o.PerIP, o.PerIDComm} {
+		if r.Burst > 0 && r.Every <= 0 {
+			return nil, errors.New("refresh: a rate limit needs a positive Every")
+		}
+	}
+	return &Handler{
+		o:            o,
+		issuer:       o.IssuerKey.Public(),
+		extNullifier: semaphore.ExternalNullifier(record.RefreshProofAppID, record.RefreshProofAction),
+		perIP:        newLimiter(o.PerIP, o.MaxRateKeys),
+		perIDComm:    newLimiter(o.PerIDComm, o.MaxRateKeys),
+		roots:        newRootCache(o.MaxRateKeys),
+	}, nil
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// Register serves the endpoint on mux at Path, for every method so that
+// a wrong one gets the JSON error body.
+func (h *Handler) Register(mux *http.ServeMux) {
+	mux.Handle(Path, h)
+	mux.Handle("GET "+IssuerPath, h.serveIssuer(h.issuerDocument()))
+}
+
+// response is the success body (interfaces.md §4.2).
+type response struct {
+	Success    bool   `json:"success"`
+	Credential string `json:"credential"`
+	Message    string `json:"message"`
+}
+
+// ServeHTTP runs the checks of design.md §7 in order.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	resp, err := h.refresh(w, r)
+	if err != nil {
+		writeError(w, h.o.Log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (h *Handler) refresh(w http.ResponseWriter, r *http.Request) (*response, error) {
+	ctx := r.Context()
+	if err := h.checkEnabled(ctx); err != nil {
+		return nil, err
+	}
+	env, perr := parseEnvelope(r)
+	if perr != nil {
+		return nil, perr
+	}
+	now := h.o.Now()
+	if err := h.rateLimit(env, now); err != nil {
+		return nil, err
+	}
+	f, perr := parseForm(w, r, env.boundary)
+	if perr != nil {
+		return nil, perr
+	}
+	if err := h.checkProof(ctx, env, f, now); err != nil {
+		return nil, err
+	}
+	signup, err := h.o.Store.Signup(ctx, env.idCommID)
+	if errors.Is(err, record.ErrNotFound) {
+		return nil, newError(http.StatusNotFound, CodeNoSignupRecord, "no enrollment record for idComm: enroll again at an Orb")
+	} else if err != nil {
+		return nil, err
+	}
+	if err := h.checkPinnedSub(ctx, env, f); err != nil {
+		return nil, err
+	}
+	claim0, err := h.claim0(ctx, env, f, signup, now)
+	if err != nil {
+		return nil, err
+	}
+	return h.issue(ctx, env, f, signup, claim0, now)
+}
+
+func (h *Handler) checkEnabled(ctx context.Context) error {
+	on, err := h.o.Store.RefreshEnabled(ctx)
+	if err != nil {
+		return err
+	}
+	if !on {
+		return newError(http.StatusServiceUnavailable, "", "credential refresh is disabled")
+	}
+	return nil
+}
+
+// rateLimit takes a token from the client's bucket, then from the
+// identity commitment's.
+func (h *Handler) rateLimit(env *envelope, now time.Time) error {
+	wait, ok := h.perIP.allow(env.client, now)
+	if ok {
+		wait, ok = h.perIDComm.allow(env.idCommID, now)
+	}
+	if ok {
+		return nil
+	}
+	return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimitExceeded,
+		Message: "refresh rate limit exceeded; retry later", RetryAfter: retryAfterSeconds(wait)}
+}
+
+// retryAfterSeconds rounds up to whole seconds, at least 1.
+func retryAfterSeconds(d time.Duration) int {
+	return max(1, int((d+time.Second-1)/time.Second))
+}
+
+// checkProof verifies x-zkp-proof and remembers it until its timestamp
+// leaves the window, so a replay fails.
+func (h *Handler) checkProof(ctx context.Context, env *envelope, f *form, now time.Time) error {
+	z, perr := decodeZKPProof(env.proof)
+	if perr != nil {
+		return perr
+	}
+	pc := proofCheck{vk: h.o.VerifyingKey, extNullifier: h.extNullifier, window: h.o.ProofWindow, now: now, roots: h.roots}
+	key, perr := pc.verify(z, env, f)
+	if perr != nil {
+		return perr
+	}
+	err := h.o.Store.UseProofOnce(ctx, proofKeyPrefix+key, time.Unix(z.timestamp, 0).Add(h.o.ProofWindow))
+	if errors.Is(err, record.ErrExists) {
+		return invalidProof("x-zkp-proof was already used")
+	}
+	return err
+}
+
+// checkPinnedSub answers SUB_MISMATCH early; RecordRefresh enforces the
+// pin atomically.
+func (h *Handler) checkPinnedSub(ctx context.Context, env *envelope, f *form) error {
+	pinned, err := h.o.Store.PinnedSub(ctx, env.idCommID)
+	switch {
+	case errors.Is(err, record.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case pinned != f.subID:
+		return subMismatch()
+	}
+	return nil
+}
+
+func subMismatch() *Error {
+	return newError(http.StatusBadRequest, CodeSubMismatch, "sub differs from the one used in previous refreshes")
+}
+
+// claim0 validates the PCP, if any, and returns claims[0] (crypto.md §h).
+func (h *Handler) claim0(ctx context.Context, env *envelope, f *form, signup record.Signup, now time.Time) (fr.Element, error) {
+	if len(f.pcp) == 0 {
+		return credential.RefreshClaim(env.idComm, f.sub, uint64(now.Unix())), nil
+	}
+	if len(f.pcp) != len(pcpParts) {
+		return fr.Element{}, pcpFailed("partial", "a PCP refresh needs all of its fields; missing: "+f.pcp.missing())
+	}
+	keys, err := h.orbKeys(ctx, f.pcp.orbID())
+	if err != nil {
+		return fr.Element{}, err
+	}
+	if perr := validatePCP(f.pcp, keys); perr != nil {
+		return fr.Element{}, perr
+	}
+	if string(f.pcp["signup_id"]) != signup.SignupID {
+		return fr.Element{}, pcpFailed("signup_id", "signup_id is not the enrollment record's")
+	}
+	return credential.ClaimFromBytes(f.pcp[partHashesJSON])
+}
+
+// orbKeys parses the trusted keys of an Orb. A stored key that does not
+// parse is skipped and logged: it can verify nothing.
+func (h *Handler) orbKeys(ctx context.Context, orbID string) ([]*ecdsa.PublicKey, error) {
+	pems, err := h.o.Store.OrbKeys(ctx, orbID)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]*ecdsa.PublicKey, 0, len(pems))
+	for _, p := range pems {
+		k, err := ParseOrbKeyPEM([]byte(p))
+		if err != nil {
+			h.o.Log.Error("refresh: stored orb key does not parse", "orb_id", orbID, "err", err)
+			continue
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}

@@ -1,0 +1,340 @@
+package refresh
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/textproto"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/babyjub"
+	"worldid/field"
+	"worldid/record"
+	"worldid/semaphore"
+)
+
+// fakeStore is an in-memory Store with the atomicity the real one gives.
+type fakeStore struct {
+	mu        sync.Mutex
+	fail      error // returned by RefreshEnabled when set
+	disabled  bool
+	signups   map[string]record.Signup
+	pinned    map[string]string
+	orbKeys   map[string][]string
+	proofs    map[string]time.Time
+	digests   map[string]string
+	refreshes []record.Refresh
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{
+		signups: map[string]record.Signup{},
+		pinned:  map[string]string{},
+		orbKeys: map[string][]string{},
+		proofs:  map[string]time.Time{},
+		digests: map[string]string{},
+	}
+}
+
+func (s *fakeStore) RefreshEnabled(context.Context) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.disabled, s.fail
+}
+
+func (s *fakeStore) Signup(_ context.Context, idComm string) (record.Signup, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.signups[idComm]
+	if !ok {
+		return record.Signup{}, record.ErrNotFound
+	}
+	return r, nil
+}
+
+func (s *fakeStore) PinnedSub(_ context.Context, idComm string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sub, ok := s.pinned[idComm]
+	if !ok {
+		return "", record.ErrNotFound
+	}
+	return sub, nil
+}
+
+func (s *fakeStore) OrbKeys(_ context.Context, orbID string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.orbKeys[orbID], nil
+}
+
+func (s *fakeStore) UseProofOnce(_ context.Context, key string, expires time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, used := s.proofs[key]; used {
+		return record.ErrExists
+	}
+	s.proofs[key] = expires
+	return nil
+}
+
+func (s *fakeStore) RecordRefresh(_ context.Context, r record.Refresh) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sub, ok := s.pinned[r.IDCommitment]; ok && sub != r.Sub {
+		return record.ErrSubMismatch
+	}
+	if owner, ok := s.digests[r.PCPDigest]; r.PCPDigest != "" && ok && owner != r.IDCommitment {
+		return record.ErrPCPReused
+	}
+	s.pinned[r.IDCommitment] = r.Sub
+	if r.PCPDigest != "" {
+		s.digests[r.PCPDigest] = r.IDCommitment
+	}
+	s.refreshes = append(s.refreshes, r)
+	return nil
+}
+
+// state is everything a request may write, for "nothing stored" checks.
+func (s *fakeStore) state() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, _ := json.Marshal([]any{s.pinned, s.proofs, s.digests, s.refreshes})
+	return string(b)
+}
+
+// lockedReader makes a deterministic reader safe for concurrent requests.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
+}
+
+// clock is an adjustable Options.Now.
+type clock struct{ unix atomic.Int64 }
+
+func (c *clock) now() time.Time { return time.Unix(c.unix.Load(), 0) }
+
+const t0 = 1_750_000_000
+
+// prover is the local Semaphore key pair, set up once per test binary.
+var prover = sync.OnceValues(func() (*semaphore.ProvingKey, error) {
+	pk, _, err := semaphore.Setup(treeDepth)
+	return pk, err
+})
+
+func provingKey(t testing.TB) *semaphore.ProvingKey {
+	t.Helper()
+	pk, err := prover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pk
+}
+
+// identity is a deterministic Semaphore identity for tests.
+func identity(t testing.TB, seed uint64) semaphore.Identity {
+	t.Helper()
+	id, err := semaphore.NewIdentity(rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func idCommOf(id semaphore.Identity) string {
+	c := id.Commitment()
+	return field.Format(&c)
+}
+
+// proofJSON builds the x-zkp-proof JSON for sub (canonical), ts and an
+// optional hashes.json, as the wallet does.
+func proofJSON(t testing.TB, id semaphore.Identity, sub string, ts int64, hashesJSON []byte) record.RefreshProof {
+	t.Helper()
+	tree, err := semaphore.BuildTree(treeDepth, []fr.Element{id.Commitment()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := tree.Path(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := ""
+	if hashesJSON != nil {
+		d := sha256.Sum256(hashesJSON)
+		digest = hex.EncodeToString(d[:])
+	}
+	signal := semaphore.HashToField([]byte(record.RefreshSignal(sub, ts, digest)))
+	ext := semaphore.ExternalNullifier(record.RefreshProofAppID, record.RefreshProofAction)
+	proof, in, err := semaphore.Prove(provingKey(t), id, path, signal, ext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return record.RefreshProof{
+		IDCommitment:  idCommOf(id),
+		Sub:           sub,
+		Timestamp:     ts,
+		MerkleRoot:    field.Format(&in.Root),
+		NullifierHash: field.Format(&in.NullifierHash),
+		Proof:         proof.ABIHex(),
+	}
+}
+
+func encodeProof(t testing.TB, p any) string {
+	t.Helper()
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// part is one multipart field; file parts get a filename.
+type part struct {
+	name, value string
+	file        bool
+}
+
+func multipartBody(t testing.TB, parts []part) (body []byte, contentType string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for _, p := range parts {
+		h := textproto.MIMEHeader{}
+		disp := fmt.Sprintf(`form-data; name=%q`, p.name)
+		if p.file {
+			disp += fmt.Sprintf(`; filename=%q`, p.name)
+			h.Set("Content-Type", "application/octet-stream")
+		}
+		h.Set("Content-Disposition", disp)
+		w, err := mw.CreatePart(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(w, p.value)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), mw.FormDataContentType()
+}
+
+// parts returns the form parts of a vector's PCP.
+func (v *pcpVector) parts() []part {
+	var ps []part
+	for k, val := range v.Form {
+		ps = append(ps, part{name: k, value: val})
+	}
+	sig, _ := hex.DecodeString(v.HashesSignHex)
+	return append(ps, part{partHashesJSON, v.HashesJSON, true}, part{partHashesSign, string(sig), true})
+}
+
+// env is a handler under test with its store, clock and issuer key.
+type testEnv struct {
+	t      testing.TB
+	store  *fakeStore
+	clock  *clock
+	issuer *babyjub.PrivateKey
+	h      *Handler
+	remote string
+}
+
+func newEnv(t testing.TB, mod func(*Options)) *testEnv {
+	t.Helper()
+	issuer, err := babyjub.NewPrivateKey(bytes.Repeat([]byte{9}, babyjub.SeedSize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &testEnv{t: t, store: newFakeStore(), clock: &clock{}, issuer: issuer, remote: "192.0.2.1:1234"}
+	e.clock.unix.Store(t0)
+	o := Options{
+		Store:        e.store,
+		VerifyingKey: provingKey(t).VerifyingKey(),
+		IssuerKey:    issuer,
+		Now:          e.clock.now,
+		Rand:         &lockedReader{r: rand.NewChaCha8([32]byte{1})},
+		Log:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+		PerIP:        Rate{Burst: -1},
+		PerIDComm:    Rate{Burst: -1},
+	}
+	if mod != nil {
+		mod(&o)
+	}
+	h, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.h = h
+	return e
+}
+
+// signup registers an enrollment for id.
+func (e *testEnv) signup(id semaphore.Identity, signupID string) {
+	e.store.signups[idCommOf(id)] = record.Signup{IDCommitment: idCommOf(id), SignupID: signupID, VerifiedAt: time.Unix(1_718_031_600, 0)}
+}
+
+type result struct {
+	status     int
+	header     http.Header
+	Success    bool   `json:"success"`
+	Error      string `json:"error"`
+	Message    string `json:"message"`
+	Credential string `json:"credential"`
+	raw        string
+}
+
+// do sends a refresh request with the given parts and proof header.
+func (e *testEnv) do(idComm string, parts []part, proofHeader string) *result {
+	e.t.Helper()
+	body, ct := multipartBody(e.t, parts)
+	return e.doRaw(httptest.NewRequest(http.MethodPost, Path+"?idComm="+idComm, bytes.NewReader(body)), ct, proofHeader)
+}
+
+func (e *testEnv) doRaw(r *http.Request, contentType, proofHeader string) *result {
+	e.t.Helper()
+	r.Header.Set("Content-Type", contentType)
+	if proofHeader != "" {
+		r.Header.Set("x-zkp-proof", proofHeader)
+	}
+	r.RemoteAddr = e.remote
+	w := httptest.NewRecorder()
+	mux := http.NewServeMux()
+	e.h.Register(mux)
+	mux.ServeHTTP(w, r)
+	res := &result{status: w.Code, header: w.Header(), raw: w.Body.String()}
+	if err := json.Unmarshal(w.Body.Bytes(), res); err != nil {
+		e.t.Fatalf("response is not JSON: %q", w.Body.String())
+	}
+	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+		e.t.Errorf("Content-Type %q", ct)
+	}
+	return res
+}
+
+// expect asserts status and code (and success=false for errors).
+func (r *result) expect(t testing.TB, status int, code string) {
+	t.Helper()
+	if r.status != status || r.Error != code || r.Success != (status == http.StatusOK) {
+		t.Fatalf("got %d %q (%s), want %d %q", r.status, r.Error, r.raw, status, code)
+	}
+}

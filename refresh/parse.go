@@ -1,0 +1,193 @@
+package refresh
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/field"
+)
+
+// Size limits (design.md §8): the whole body, and each part by kind.
+const (
+	maxBody       = 32 << 20
+	maxTextPart   = 64 << 10
+	maxShare      = 8 << 20
+	maxHashesJSON = 1 << 20
+	maxHashesSign = 1 << 10
+)
+
+// partLimit returns the size cap of a known form field, and false for a
+// field the endpoint does not accept.
+func partLimit(name string) (int64, bool) {
+	switch {
+	case name == partHashesJSON:
+		return maxHashesJSON, true
+	case name == partHashesSign:
+		return maxHashesSign, true
+	case slices.Contains(shareParts[:], name):
+		return maxShare, true
+	case name == "sub" || name == "encrypted_user_id" || isPCPPart(name):
+		return maxTextPart, true
+	}
+	return 0, false
+}
+
+// envelope is what the handler learns from a request before reading its
+// body: enough to refuse it cheaply (size, rate limits).
+type envelope struct {
+	client   string // rate-limit key: the client IP (IPv6: its /64)
+	idComm   fr.Element
+	idCommID string // canonical 0x + 64 lowercase hex
+	proof    string // the x-zkp-proof header, still encoded
+	boundary string
+}
+
+// parseEnvelope checks method, declared length, content type and the
+// idComm query parameter.
+func parseEnvelope(r *http.Request) (*envelope, *Error) {
+	if r.Method != http.MethodPost {
+		return nil, newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "use POST")
+	}
+	if r.ContentLength > maxBody {
+		return nil, tooLarge()
+	}
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, invalidRequest("Content-Type must be multipart/form-data with a boundary")
+	}
+	q := r.URL.Query()["idComm"]
+	if len(q) != 1 {
+		return nil, invalidRequest("exactly one idComm query parameter is required")
+	}
+	idComm, err := field.ParseIDCommitment(q[0])
+	if err != nil {
+		return nil, invalidRequest("idComm: " + err.Error())
+	}
+	return &envelope{
+		client:   clientKey(r.RemoteAddr),
+		idComm:   idComm,
+		idCommID: field.Format(&idComm),
+		proof:    r.Header.Get("x-zkp-proof"),
+		boundary: params["boundary"],
+	}, nil
+}
+
+// clientKey is the per-IP rate-limit key. IPv6 clients are keyed by /64,
+// the smallest block a host usually controls.
+func clientKey(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// form is the parsed multipart body.
+type form struct {
+	sub   fr.Element
+	subID string // canonical 0x + 64 lowercase hex
+	pcp   pcp    // the PCP parts present; empty for a credential-only refresh
+}
+
+// parseForm streams the multipart body: every part a known field at most
+// once, within its size cap, in identity transfer encoding. The sub field
+// is then checked (interfaces.md §7.2 INVALID_SUB, crypto.md §a
+// PrefixedHex). encrypted_user_id is read and discarded.
+func parseForm(w http.ResponseWriter, r *http.Request, boundary string) (*form, *Error) {
+	mr := multipart.NewReader(http.MaxBytesReader(w, r.Body, maxBody), boundary)
+	fields := map[string][]byte{}
+	for {
+		part, err := mr.NextRawPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, readError(err)
+		}
+		name, value, perr := readPart(part)
+		if perr != nil {
+			return nil, perr
+		}
+		if _, dup := fields[name]; dup {
+			return nil, invalidRequest("form field " + name + " appears more than once")
+		}
+		fields[name] = value
+	}
+	return newForm(fields)
+}
+
+func readPart(part *multipart.Part) (string, []byte, *Error) {
+	name := part.FormName()
+	limit, known := partLimit(name)
+	if !known {
+		return "", nil, invalidRequest(fmt.Sprintf("unknown form field %q", name))
+	}
+	switch strings.ToLower(part.Header.Get("Content-Transfer-Encoding")) {
+	case "", "binary", "8bit", "7bit":
+	default:
+		return "", nil, invalidRequest("form field " + name + ": Content-Transfer-Encoding must be identity")
+	}
+	value, err := io.ReadAll(io.LimitReader(part, limit+1))
+	if err != nil {
+		return "", nil, readError(err)
+	}
+	if int64(len(value)) > limit {
+		return "", nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
+			Message: fmt.Sprintf("form field %s exceeds %d bytes", name, limit)}
+	}
+	return name, value, nil
+}
+
+func newForm(fields map[string][]byte) (*form, *Error) {
+	raw, ok := fields["sub"]
+	if !ok {
+		return nil, newError(http.StatusBadRequest, CodeInvalidSub, "sub is required")
+	}
+	sub, err := field.ParsePrefixedHex(string(raw))
+	if err != nil {
+		return nil, newError(http.StatusBadRequest, CodeInvalidSub, "sub: "+err.Error())
+	}
+	f := &form{sub: sub, subID: field.Format(&sub), pcp: pcp{}}
+	for name, value := range fields {
+		if isPCPPart(name) {
+			f.pcp[name] = value
+		}
+	}
+	return f, nil
+}
+
+// readError classifies a failure while streaming the body.
+func readError(err error) *Error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return tooLarge()
+	}
+	return invalidRequest("malformed multipart body")
+}
+
+func tooLarge() *Error {
+	return newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, fmt.Sprintf("body exceeds %d bytes", maxBody))
+}
+
+func invalidRequest(msg string) *Error {
+	return newError(http.StatusBadRequest, CodeInvalidRequest, msg)
+}

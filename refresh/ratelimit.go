@@ -1,0 +1,73 @@
+package refresh
+
+import (
+	"sync"
+	"time"
+)
+
+// Rate is a token bucket: Burst requests at once, refilled at one token
+// every Every. A zero Burst disables the limit.
+type Rate struct {
+	Burst int
+	Every time.Duration
+}
+
+// limiter enforces a Rate per key, in memory, as the generic cell rate
+// algorithm: per key only the theoretical arrival time of the next request
+// is kept, which is equivalent to a token bucket without floating point.
+type limiter struct {
+	rate    Rate
+	maxKeys int
+
+	mu        sync.Mutex
+	tat       map[string]time.Time
+	lastSweep time.Time
+}
+
+func newLimiter(r Rate, maxKeys int) *limiter {
+	return &limiter{rate: r, maxKeys: maxKeys, tat: map[string]time.Time{}}
+}
+
+// allow takes one token for key at now. When none is left it returns the
+// wait until one is.
+func (l *limiter) allow(key string, now time.Time) (wait time.Duration, ok bool) {
+	if l.rate.Burst <= 0 {
+		return 0, true
+	}
+	tolerance := time.Duration(l.rate.Burst-1) * l.rate.Every
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tat, known := l.tat[key]
+	if !known && !l.room(now) {
+		// The table is full of active keys: refuse newcomers rather than
+		// grow without bound.
+		return l.rate.Every, false
+	}
+	if tat.Before(now) {
+		tat = now
+	}
+	if wait := tat.Sub(now) - tolerance; wait > 0 {
+		return wait, false
+	}
+	l.tat[key] = tat.Add(l.rate.Every)
+	return 0, true
+}
+
+// room reports whether a new key fits, first dropping keys whose bucket
+// has refilled completely (they behave exactly like absent keys). A sweep
+// runs at most once per second so a full table cannot make every request
+// pay for a scan.
+func (l *limiter) room(now time.Time) bool {
+	if len(l.tat) < l.maxKeys {
+		return true
+	}
+	if now.Sub(l.lastSweep) >= time.Second {
+		l.lastSweep = now
+		for k, tat := range l.tat {
+			if !tat.After(now) {
+				delete(l.tat, k)
+			}
+		}
+	}
+	return len(l.tat) < l.maxKeys
+}

@@ -1,0 +1,79 @@
+package refresh
+
+import (
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestLimiterBurstAndRefill(t *testing.T) {
+	l := newLimiter(Rate{Burst: 3, Every: 10 * time.Second}, 100)
+	t0 := time.Unix(1_000_000, 0)
+	for i := range 3 {
+		if _, ok := l.allow("a", t0); !ok {
+			t.Fatalf("request %d of the burst refused", i)
+		}
+	}
+	wait, ok := l.allow("a", t0)
+	if ok || wait != 10*time.Second {
+		t.Fatalf("4th request: ok=%v wait=%v, want refused for 10s", ok, wait)
+	}
+	if _, ok := l.allow("b", t0); !ok {
+		t.Fatal("another key shares the bucket")
+	}
+	if _, ok := l.allow("a", t0.Add(9*time.Second)); ok {
+		t.Fatal("token before the refill interval")
+	}
+	if _, ok := l.allow("a", t0.Add(10*time.Second)); !ok {
+		t.Fatal("no token after the refill interval")
+	}
+	// After a long idle period the bucket is full again, never fuller.
+	later := t0.Add(time.Hour)
+	for i := range 3 {
+		if _, ok := l.allow("a", later); !ok {
+			t.Fatalf("refilled burst request %d refused", i)
+		}
+	}
+	if _, ok := l.allow("a", later); ok {
+		t.Fatal("bucket exceeded its burst")
+	}
+}
+
+func TestLimiterDisabled(t *testing.T) {
+	l := newLimiter(Rate{Burst: -1}, 1)
+	for range 100 {
+		if _, ok := l.allow("a", time.Unix(0, 0)); !ok {
+			t.Fatal("disabled limiter refused")
+		}
+	}
+}
+
+// TestLimiterBoundedMemory: a full table drops refilled keys and refuses
+// new keys while all are active.
+func TestLimiterBoundedMemory(t *testing.T) {
+	l := newLimiter(Rate{Burst: 2, Every: time.Minute}, 10)
+	t0 := time.Unix(1_000_000, 0)
+	for i := range 10 {
+		l.allow(strconv.Itoa(i), t0)
+	}
+	if _, ok := l.allow("new", t0); ok {
+		t.Fatal("new key admitted into a full table of active keys")
+	}
+	if _, ok := l.allow("3", t0); !ok {
+		t.Fatal("known key refused because the table is full")
+	}
+	if _, ok := l.allow("new", t0.Add(2*time.Minute)); !ok {
+		t.Fatal("new key refused after the others refilled")
+	}
+	if len(l.tat) > 10 {
+		t.Fatalf("table grew to %d", len(l.tat))
+	}
+}
+
+func TestRetryAfterSeconds(t *testing.T) {
+	for d, want := range map[time.Duration]int{0: 1, time.Millisecond: 1, time.Second: 1, 1001 * time.Millisecond: 2, time.Minute: 60} {
+		if got := retryAfterSeconds(d); got != want {
+			t.Errorf("retryAfterSeconds(%v) = %d, want %d", d, got, want)
+		}
+	}
+}
