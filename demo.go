@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"worldid/admin"
+	"worldid/record"
 	"worldid/wallet"
 )
 
@@ -63,7 +64,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	d.admin = &admin.Client{BaseURL: srv.adminURL, Token: token, HTTP: d.http}
 	d.say("public %s, admin %s", d.base, srv.adminURL)
-	for _, run := range []func(context.Context) error{d.createApp, d.createWallet, d.signIn, d.verifyProof} {
+	for _, run := range []func(context.Context) error{d.createApp, d.createWallet, d.signIn, d.verifyProof, d.refreshCredentials} {
 		if err := run(ctx); err != nil {
 			return fmt.Errorf("demo failed: %w", err)
 		}
@@ -215,6 +216,60 @@ func (d *demo) verifyProof(ctx context.Context) error {
 		}
 		d.say("%s → success, %q, created_at %s", attempt, out.Message, out.CreatedAt)
 	}
+	return nil
+}
+
+func (d *demo) refreshCredentials(ctx context.Context) error {
+	d.step("Proof-of-human credential refresh (/api/v1/refresh): credential-only, then with a PCP")
+	orbKey, err := wallet.GenerateOrbKey(rand.Reader)
+	if err != nil {
+		return err
+	}
+	const orbID, signupID = "orb-demo-1", "signup-demo-1"
+	c := d.wallet.Identity.Commitment()
+	signup := record.Signup{IDCommitment: fieldHex(c.Bytes()), SignupID: signupID, VerifiedAt: time.Now().UTC().Add(-24 * time.Hour).Truncate(time.Second)}
+	if err := d.admin.ImportSignups(ctx, admin.SignupImport{Signups: []record.Signup{signup}}); err != nil {
+		return err
+	}
+	if err := d.admin.AddOrbKey(ctx, admin.OrbKeyRequest{OrbID: orbID, PublicKeyPEM: string(wallet.OrbKeyPEM(&orbKey.PublicKey))}); err != nil {
+		return err
+	}
+	d.say("operator imported the signup record (enrolled %s) and trusts the test Orb key of %s", signup.VerifiedAt.Format(time.DateOnly), orbID)
+	issuer, err := wallet.FetchIssuerKey(ctx, d.http, d.base)
+	if err != nil {
+		return err
+	}
+	pk, err := d.wallet.ProvingKey(ctx)
+	if err != nil {
+		return err
+	}
+	sub := "0x" + strings.Repeat("ab", 16)
+	req := &wallet.RefreshRequest{IssuerURL: d.base, Identity: d.wallet.Identity, ProvingKey: pk, Sub: sub, Now: time.Now()}
+	cred, err := wallet.Refresh(ctx, d.wallet.HTTP, req, issuer)
+	if err != nil {
+		return err
+	}
+	d.say("credential-only refresh → credential id %d, sub %s, expires %s", cred.ID, fieldHex(cred.Sub.Bytes()), time.Unix(int64(cred.ExpiresAt), 0).UTC().Format(time.DateOnly))
+	d.say("  claims[0] %s (sponge over idComm‖sub‖ts); EdDSA signature verified against /api/v1/refresh/issuer", fieldHex(cred.Claims[0].Bytes()))
+
+	if req.PCP, err = wallet.BuildTestPCP(rand.Reader, orbKey, orbID, signupID, time.Now()); err != nil {
+		return err
+	}
+	req.Now = time.Now()
+	cred, err = wallet.Refresh(ctx, d.wallet.HTTP, req, issuer)
+	if err != nil {
+		return err
+	}
+	d.say("PCP refresh (synthetic PCP v2.3, hashes.sign by the test Orb key) → credential id %d", cred.ID)
+	d.say("  claims[0] %s = sponge over hashes.json (%d bytes); signature verified", fieldHex(cred.Claims[0].Bytes()), len(req.PCP.HashesJSON))
+
+	req.PCP, req.Sub, req.Now = nil, "0x"+strings.Repeat("cd", 16), time.Now()
+	_, err = wallet.Refresh(ctx, d.wallet.HTTP, req, issuer)
+	var refused *wallet.RefreshError
+	if !errors.As(err, &refused) || refused.Code != "SUB_MISMATCH" {
+		return fmt.Errorf("a different sub was not refused: %v", err)
+	}
+	d.say("a refresh with a different sub → %d %s: the first refresh pinned the sub", refused.Status, refused.Code)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 
 	"worldid/admin"
 	"worldid/field"
+	"worldid/record"
 	"worldid/wallet"
 )
 
@@ -193,6 +195,9 @@ func TestEndToEnd(t *testing.T) {
 	var first verifyAnswer
 	t.Run("verify production and staging", func(t *testing.T) { first = verifyBothEnvironments(t, ctx, p, rp, w) })
 
+	var pinned string
+	t.Run("refresh credential-only and with a PCP", func(t *testing.T) { pinned = refreshBothModes(t, ctx, p, w) })
+
 	keysBefore := jwksKids(t, p)
 	p.stop(t)
 	p = startProc(t, dataDir)
@@ -211,6 +216,15 @@ func TestEndToEnd(t *testing.T) {
 		}
 		if _, err := rp.provider.UserInfo(ctx, oauth2.StaticTokenSource(code.token)); err == nil {
 			t.Error("a token revoked by code replay works after restart")
+		}
+		req := refreshRequest(t, ctx, w, "0x"+strings.Repeat("99", 8))
+		issuer, err := wallet.FetchIssuerKey(ctx, w.HTTP, p.public)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refused *wallet.RefreshError
+		if _, err := wallet.Refresh(ctx, w.HTTP, req, issuer); !errors.As(err, &refused) || refused.Code != "SUB_MISMATCH" {
+			t.Errorf("pinned sub %s lost across restart: %v", pinned, err)
 		}
 		codeFlow(t, ctx, rp, w) // and the server still signs people in
 	})
@@ -408,6 +422,72 @@ func verifyBothEnvironments(t *testing.T, ctx context.Context, p *serverProc, rp
 		t.Fatalf("second use: %+v", a)
 	}
 	return first
+}
+
+func refreshRequest(t *testing.T, ctx context.Context, w *wallet.Wallet, sub string) *wallet.RefreshRequest {
+	pk, err := w.ProvingKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &wallet.RefreshRequest{IssuerURL: w.Server, Identity: w.Identity, ProvingKey: pk, Sub: sub, Now: time.Now()}
+}
+
+// refreshBothModes imports the wallet's signup record and an Orb key, then
+// refreshes credential-only and with a PCP; it returns the pinned sub.
+func refreshBothModes(t *testing.T, ctx context.Context, p *serverProc, w *wallet.Wallet) string {
+	orbKey, err := wallet.GenerateOrbKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := w.Identity.Commitment()
+	req := refreshRequest(t, ctx, w, "0x"+strings.Repeat("42", 8))
+	issuer, err := wallet.FetchIssuerKey(ctx, w.HTTP, p.public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused *wallet.RefreshError
+	if _, err := wallet.Refresh(ctx, w.HTTP, req, issuer); !errors.As(err, &refused) || refused.Code != "NO_SIGNUP_RECORD" {
+		t.Fatalf("refresh before the signup import: %v", err)
+	}
+	signup := record.Signup{IDCommitment: field.Format(&c), SignupID: "e2e-signup", VerifiedAt: time.Unix(1_700_000_000, 0).UTC()}
+	if err := p.adminClient.ImportSignups(ctx, admin.SignupImport{Signups: []record.Signup{signup}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.adminClient.AddOrbKey(ctx, admin.OrbKeyRequest{OrbID: "orb-e2e", PublicKeyPEM: string(wallet.OrbKeyPEM(&orbKey.PublicKey))}); err != nil {
+		t.Fatal(err)
+	}
+	// Each x-zkp-proof is single use and binds its timestamp (seconds), so
+	// every attempt below proves for a later second.
+	req.Now = req.Now.Add(time.Second)
+	cred, err := wallet.Refresh(ctx, w.HTTP, req, issuer)
+	if err != nil {
+		t.Fatalf("credential-only refresh: %v", err)
+	}
+	if cred.GenesisIssuedAt != 1_700_000_000 || cred.Claims[0].IsZero() {
+		t.Errorf("credential %+v", cred)
+	}
+	if req.PCP, err = wallet.BuildTestPCP(rand.Reader, orbKey, "orb-e2e", "e2e-signup", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	req.Now = req.Now.Add(time.Second)
+	pcpCred, err := wallet.Refresh(ctx, w.HTTP, req, issuer)
+	if err != nil {
+		t.Fatalf("PCP refresh: %v", err)
+	}
+	if pcpCred.Claims[0] == cred.Claims[0] {
+		t.Error("PCP claim equals the credential-only claim")
+	}
+	if err := p.adminClient.SetRefresh(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	req.PCP, req.Now = nil, req.Now.Add(time.Second)
+	if _, err := wallet.Refresh(ctx, w.HTTP, req, issuer); !errors.As(err, &refused) || refused.Status != 503 {
+		t.Errorf("refresh while disabled: %v", err)
+	}
+	if err := p.adminClient.SetRefresh(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	return req.Sub
 }
 
 func jwksKids(t *testing.T, p *serverProc) []string {
