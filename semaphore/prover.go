@@ -13,7 +13,13 @@ import (
 	cs "github.com/consensys/gnark/constraint/bn254"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
+	"github.com/consensys/gnark/logger"
 )
+
+// gnark reports compile and prove progress through a global logger writing
+// to stdout; a library must not write to its caller's stdout (it corrupts
+// `worldid wallet prove` output), so it is silenced once here.
+func init() { logger.Disable() }
 
 // ProvingKey is the local prover's Groth16 proving key with its compiled
 // circuit and verifying key. It is safe for concurrent use by Prove.
