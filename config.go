@@ -1,9 +1,11 @@
 package main
 
 import (
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -29,6 +31,7 @@ type Config struct {
 	SunsetEnforce bool          // -signin-sunset-enforce: 410 Gone after the date
 	KeyRotation   time.Duration // -key-rotation: signing key lifetime
 	RefreshLimits bool          // -refresh-rate-limits: per-IP and per-idComm limits on /api/v1/refresh
+	NoBatching    bool          // -no-batching: verify Groth16 proofs one by one (for comparison)
 
 	sunset time.Time // parsed Sunset
 }
@@ -48,6 +51,7 @@ func (c *Config) configFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Sunset, "signin-sunset", "2026-01-31", "sign-in v1 sunset date (Deprecation/Sunset headers)")
 	fs.BoolVar(&c.SunsetEnforce, "signin-sunset-enforce", false, "answer 410 Gone on sign-in routes after the sunset date")
 	fs.BoolVar(&c.RefreshLimits, "refresh-rate-limits", true, "rate-limit /api/v1/refresh per IP and per idComm (off only for load tests)")
+	fs.BoolVar(&c.NoBatching, "no-batching", false, "verify concurrent Groth16 proofs one by one instead of in batches")
 	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
 }
 
@@ -169,6 +173,15 @@ func (c *Config) refreshRate() refresh.Rate {
 		return refresh.Rate{}
 	}
 	return refresh.Rate{Burst: -1}
+}
+
+// batchRand is the registry's batch-verification randomness; nil turns
+// batching off.
+func (c *Config) batchRand() io.Reader {
+	if c.NoBatching {
+		return nil
+	}
+	return rand.Reader
 }
 
 // withListenerDefaults fills the public URLs from the bound public address.

@@ -25,15 +25,6 @@ var allowedExternal = map[string][]string{
 	"worldid/semaphore": {"github.com/consensys/gnark-crypto/", "github.com/consensys/gnark/", "golang.org/x/crypto/sha3"},
 }
 
-func has(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func isStdlib(path string) bool {
 	return !strings.Contains(strings.SplitN(path, "/", 2)[0], ".") && !strings.HasPrefix(path, "worldid")
 }

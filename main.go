@@ -84,6 +84,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdWallet(ctx, args, stdout, stderr)
 	case "demo":
 		return cmdDemo(ctx, args, stdout, stderr)
+	case "bench":
+		return cmdBench(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usageText)
 		return nil
@@ -96,6 +98,7 @@ const usageText = `usage: worldid <command> [flags]
 
   serve                 run the server (default); flags: worldid serve -h
   demo                  run every flow against a throwaway in-process server
+  bench SCENARIO...     load-test endpoints: discovery jwks verify signin token refresh
   app create|list       manage relying-party apps (admin API)
   identity add C        insert an identity commitment into a tree (admin API)
   roots add R           accept a root of a tree kept elsewhere (admin API)
@@ -167,7 +170,7 @@ func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	ids, err := registry.Open(ctx, registry.Options{Store: s.db, LocalKey: pk.VerifyingKey(), Now: time.Now, Rand: rand.Reader})
+	ids, err := registry.Open(ctx, registry.Options{Store: s.db, LocalKey: pk.VerifyingKey(), Now: time.Now, Rand: cfg.batchRand()})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -14,13 +15,24 @@ import (
 
 // Op is one unit of work. worker identifies the calling client (0..N-1) and
 // seq counts that client's calls, so operations can derive distinct inputs.
+// An Op returning ErrExhausted ends its client without counting the call:
+// scenarios that consume a prepared pool (single-use proofs, codes) stop
+// when the pool is empty.
 type Op func(ctx context.Context, worker, seq int) error
+
+// ErrExhausted: the operation's prepared inputs are used up.
+var ErrExhausted = errors.New("bench: prepared inputs exhausted")
 
 // Config says how hard and how long to drive an Op.
 type Config struct {
 	Name     string
 	Clients  int
 	Duration time.Duration
+	// Rate, if positive, makes the run open-loop: calls are scheduled at
+	// Rate per second (at most Clients in flight) and latency is measured
+	// from each call's scheduled start, so a stalled server shows up as
+	// latency instead of silently lowering the offered load.
+	Rate     float64
 	Progress io.Writer // may be nil
 }
 
@@ -54,6 +66,7 @@ func Run(ctx context.Context, cfg Config, op Op) Result {
 	)
 	stopProgress := reportProgress(cfg, &done)
 	start := time.Now()
+	schedule := openLoopSchedule(ctx, cfg.Rate, start)
 	for w := range cfg.Clients {
 		wg.Add(1)
 		go func() {
@@ -63,9 +76,15 @@ func Run(ctx context.Context, cfg Config, op Op) Result {
 			var localFirst string
 			for seq := 0; ctx.Err() == nil; seq++ {
 				t0 := time.Now()
+				if schedule != nil {
+					var ok bool
+					if t0, ok = <-schedule; !ok {
+						break
+					}
+				}
 				err := op(ctx, w, seq)
-				if ctx.Err() != nil {
-					break // cut off by the deadline: neither a result nor an error
+				if ctx.Err() != nil || errors.Is(err, ErrExhausted) {
+					break // cut off by the deadline or the pool: neither a result nor an error
 				}
 				local = append(local, time.Since(t0))
 				done.Add(1)
@@ -86,9 +105,58 @@ func Run(ctx context.Context, cfg Config, op Op) Result {
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed := time.Since(start) // ends when the last client stops (deadline or pool)
 	stopProgress()
 	return summarise(cfg, elapsed, latencies, errs, firstErr)
+}
+
+// Pool hands out prepared inputs once each, safely across clients.
+type Pool[T any] struct {
+	items []T
+	next  atomic.Int64
+}
+
+// NewPool returns a pool over items.
+func NewPool[T any](items []T) *Pool[T] { return &Pool[T]{items: items} }
+
+// Take returns the next unused item, or ErrExhausted.
+func (p *Pool[T]) Take() (T, error) {
+	i := p.next.Add(1) - 1
+	if i >= int64(len(p.items)) {
+		var zero T
+		return zero, ErrExhausted
+	}
+	return p.items[i], nil
+}
+
+// openLoopSchedule emits the scheduled start times of an open-loop run, or
+// returns nil for a closed loop. A slot no client is free to take waits in
+// the channel, so its latency includes the wait.
+func openLoopSchedule(ctx context.Context, rate float64, start time.Time) <-chan time.Time {
+	if rate <= 0 {
+		return nil
+	}
+	slots := make(chan time.Time, 1<<16)
+	interval := time.Duration(float64(time.Second) / rate)
+	go func() {
+		defer close(slots)
+		for i := 0; ; i++ {
+			at := start.Add(time.Duration(i) * interval)
+			if d := time.Until(at); d > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(d):
+				}
+			}
+			select {
+			case slots <- at:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return slots
 }
 
 func reportProgress(cfg Config, done *atomic.Int64) (stop func()) {

@@ -46,3 +46,29 @@ func TestRunCountsRequestsAndErrors(t *testing.T) {
 		t.Fatalf("table:\n%s", b.String())
 	}
 }
+
+func TestPoolEndsTheRun(t *testing.T) {
+	pool := NewPool([]int{1, 2, 3, 4, 5})
+	var sum atomic.Int64
+	r := Run(context.Background(), Config{Name: "pool", Clients: 3, Duration: 10 * time.Second}, func(context.Context, int, int) error {
+		v, err := pool.Take()
+		if err != nil {
+			return err
+		}
+		sum.Add(int64(v))
+		return nil
+	})
+	if r.Requests != 5 || r.Errors != 0 || sum.Load() != 15 || r.Duration > 5*time.Second {
+		t.Fatalf("result %+v sum %d", r, sum.Load())
+	}
+}
+
+func TestOpenLoopRate(t *testing.T) {
+	r := Run(context.Background(), Config{Name: "rate", Clients: 8, Duration: 500 * time.Millisecond, Rate: 200}, func(context.Context, int, int) error {
+		return nil
+	})
+	// 200/s for 0.5 s is 100 calls; allow for timer slack.
+	if r.Requests < 80 || r.Requests > 110 {
+		t.Fatalf("open loop at 200/s for 0.5s made %d calls", r.Requests)
+	}
+}

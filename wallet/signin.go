@@ -30,25 +30,41 @@ type SignInResult struct {
 // signal and empty action from the given tree (orb or device), submits,
 // and reports where the browser would go next.
 func (w *Wallet) SignIn(ctx context.Context, authorizeURL, verificationLevel string) (SignInResult, error) {
-	link, err := w.fetchWalletLink(ctx, authorizeURL)
+	sub, err := w.PrepareSignIn(ctx, authorizeURL, verificationLevel)
 	if err != nil {
 		return SignInResult{}, err
+	}
+	return w.Submit(ctx, sub)
+}
+
+// SignInSubmission is a proven sign-in, ready to post to the page's
+// submission endpoint (single use).
+type SignInSubmission struct {
+	URL  string
+	Form url.Values
+}
+
+// PrepareSignIn opens the sign-in page and makes the proof, without
+// submitting it.
+func (w *Wallet) PrepareSignIn(ctx context.Context, authorizeURL, verificationLevel string) (SignInSubmission, error) {
+	link, err := w.fetchWalletLink(ctx, authorizeURL)
+	if err != nil {
+		return SignInSubmission{}, err
 	}
 	q := link.Query()
 	// The page's signal has no 0x prefix, so SDK hashing is its UTF-8 bytes,
 	// as the server expects.
 	item, err := w.Prove(ctx, ProofRequest{AppID: q.Get("app_id"), Action: q.Get("action"), Signal: q.Get("signal"), Identifier: verificationLevel})
 	if err != nil {
-		return SignInResult{}, err
+		return SignInSubmission{}, err
 	}
-	form := url.Values{
+	return SignInSubmission{URL: q.Get("submit"), Form: url.Values{
 		"request_id":         {q.Get("request_id")},
 		"proof":              {item.Proof},
 		"merkle_root":        {item.MerkleRoot},
 		"nullifier_hash":     {item.Nullifier},
 		"verification_level": {item.Identifier},
-	}
-	return w.submit(ctx, q.Get("submit"), form)
+	}}, nil
 }
 
 func (w *Wallet) fetchWalletLink(ctx context.Context, authorizeURL string) (*url.URL, error) {
@@ -78,8 +94,9 @@ func (w *Wallet) fetchWalletLink(ctx context.Context, authorizeURL string) (*url
 	return url.Parse(html.UnescapeString(string(m[1])))
 }
 
-func (w *Wallet) submit(ctx context.Context, submitURL string, form url.Values) (SignInResult, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, submitURL, strings.NewReader(form.Encode()))
+// Submit posts a prepared sign-in and reports where the browser would go.
+func (w *Wallet) Submit(ctx context.Context, s SignInSubmission) (SignInResult, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, strings.NewReader(s.Form.Encode()))
 	if err != nil {
 		return SignInResult{}, err
 	}
