@@ -37,7 +37,7 @@ var (
 	binaryErr  error
 )
 
-func worldidBinary(t *testing.T) string {
+func worldidBinary(t testing.TB) string {
 	t.Helper()
 	binaryOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "worldid-e2e-bin-")
@@ -66,7 +66,7 @@ type serverProc struct {
 	exited      chan error
 }
 
-func startProc(t *testing.T, dataDir string, extra ...string) *serverProc {
+func startProc(t testing.TB, dataDir string, extra ...string) *serverProc {
 	t.Helper()
 	args := append([]string{"serve", "-data", dataDir, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(worldidBinary(t), args...)
@@ -107,7 +107,7 @@ func startProc(t *testing.T, dataDir string, extra ...string) *serverProc {
 }
 
 // stop sends SIGTERM and waits for a clean, bounded shutdown.
-func (p *serverProc) stop(t *testing.T) {
+func (p *serverProc) stop(t testing.TB) {
 	if p.cmd.ProcessState != nil {
 		return
 	}

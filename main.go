@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -175,6 +176,10 @@ func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Lo
 		return nil, err
 	}
 	s.closers = append(s.closers, func() error { ids.Close(); return nil })
+	// Recovery decodes the whole journal and snapshot: garbage as large as
+	// the live state. Return it to the OS now rather than carrying it as
+	// resident memory until the scavenger gets to it.
+	debug.FreeOSMemory()
 	publicLn, err := s.listen(cfg.Addr, "addr")
 	if err != nil {
 		return nil, err
