@@ -1,9 +1,3 @@
-// Command worldid serves the World ID service family — Sign in with World ID
-// (OpenID Connect), the proof-of-human credential issuer and proof
-// verification — from one binary with a crash-safe file-backed store.
-//
-// This file is wiring only: flags and environment → Config.Validate → store
-// → keys → handlers → http.Server. See README.md.
 package main
 
 import (

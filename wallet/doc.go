@@ -5,6 +5,12 @@
 // proof, signal_hash), completes sign-in pages as World App would, builds
 // test PCPs and calls the credential refresh.
 //
+// Files: identity.go (the identity file), prove.go (inclusion proof,
+// proving key, IDKit-shaped proofs), signin.go (the sign-in page protocol
+// of package oidc), pcp.go (synthetic PCP v2.3 signed by a test Orb key),
+// pcpfiles.go (PCP directories, the issuer key), refresh.go (the
+// /api/v1/refresh client with its x-zkp-proof, and credential checks).
+//
 // It exercises the real public endpoints — never a bypass — and is what the
 // demo, the end-to-end tests and `worldid wallet` use.
 //
