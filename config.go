@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -196,4 +197,21 @@ func (c Config) withListenerDefaults(publicAddr net.Addr) Config {
 		c.VerifyURL = c.BaseURL
 	}
 	return c
+}
+
+// versionString reports the module version and VCS revision from the
+// build info (set by `go build`; "(devel)" for `go run`).
+func versionString() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "worldid (no build info)"
+	}
+	v := "worldid " + info.Main.Version
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision", "vcs.time", "vcs.modified":
+			v += " " + s.Key + "=" + s.Value
+		}
+	}
+	return v + " " + info.GoVersion
 }

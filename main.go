@@ -84,6 +84,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "help":
 		fmt.Fprint(stdout, usageText)
 		return nil
+	case "version":
+		fmt.Fprintln(stdout, versionString())
+		return nil
 	default:
 		return usageError{fmt.Errorf("unknown command %q (try 'worldid help')", cmd)}
 	}
@@ -103,7 +106,8 @@ const usageText = `usage: worldid <command> [flags]
   orbkey add -orb O PEM trust an Orb's PCP signing key (admin API)
   refresh enable|disable  turn credential refresh on or off (admin API)
   wallet new|prove|signin|pcp|refresh  the development wallet
-  help             this text
+  version               module version and VCS revision
+  help                  this text
 
 Every flag also reads WORLDID_<FLAG> from the environment (e.g. WORLDID_ADDR).
 `
