@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,7 +18,7 @@ import (
 	"worldid/record"
 )
 
-// adminFlags are the flags every admin CLI subcommand shares.
+// adminFlags are the flags every admin CLI command shares.
 type adminFlags struct {
 	url, dataDir, token string
 	json                bool
@@ -47,205 +48,185 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-func cmdApp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageError{fmt.Errorf("usage: worldid app create|list [flags]")}
+// adminCommand is one CLI command that calls the admin API.
+type adminCommand struct {
+	args  string // positional arguments, for the usage line; their count is enforced
+	flags func(fs *flag.FlagSet)
+	// call runs the command and returns what -json prints and the text
+	// printed otherwise.
+	call func(ctx context.Context, c *admin.Client, args []string) (result any, text string, err error)
+}
+
+// adminCommands are keyed by "<command> <subcommand>".
+func adminCommands() map[string]adminCommand {
+	var (
+		appReq      admin.CreateAppRequest
+		uris        stringList
+		identityReq admin.AddIdentityRequest
+		rootReq     admin.AddRootRequest
+		limitReq    admin.ActionLimitRequest
+		orbID       string
+	)
+	tree := func(identifier, environment *string) func(fs *flag.FlagSet) {
+		return func(fs *flag.FlagSet) {
+			fs.StringVar(identifier, "identifier", "orb", "credential type (tree): orb, device, document, secure_document, face, selfie")
+			fs.StringVar(environment, "environment", "production", "production or staging")
+		}
 	}
-	var af adminFlags
-	fs := newFlagSet("app "+args[0], stderr)
-	af.register(fs)
-	switch args[0] {
-	case "create":
-		var name string
-		var uris stringList
-		fs.StringVar(&name, "name", "", "app name (required)")
-		fs.Var(&uris, "redirect-uri", "allowed redirect URI (repeatable, at least one)")
-		if err := parseFlags(fs, args[1:], os.Getenv); err != nil {
-			return err
-		}
-		c, err := af.client()
-		if err != nil {
-			return err
-		}
-		created, err := c.CreateApp(ctx, admin.CreateAppRequest{Name: name, RedirectURIs: uris})
-		if err != nil {
-			return err
-		}
-		if af.json {
-			return json.NewEncoder(stdout).Encode(created)
-		}
-		fmt.Fprintf(stdout, "app_id        %s\nrp_id         %s\nclient_secret %s   (shown once: store it now)\nredirect_uris %s\n",
-			created.AppID, created.RPID, created.ClientSecret, strings.Join(created.RedirectURIs, " "))
-		return nil
-	case "list":
-		if err := parseFlags(fs, args[1:], os.Getenv); err != nil {
-			return err
-		}
-		c, err := af.client()
-		if err != nil {
-			return err
-		}
-		list, err := c.Apps(ctx)
-		if err != nil {
-			return err
-		}
-		if af.json {
-			return json.NewEncoder(stdout).Encode(list)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "APP_ID\tRP_ID\tNAME\tREDIRECT_URIS")
-		for _, a := range list.Apps {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.AppID, a.RPID, a.Name, strings.Join(a.RedirectURIs, " "))
-		}
-		return tw.Flush()
-	default:
-		return usageError{fmt.Errorf("unknown subcommand 'app %s'", args[0])}
+	return map[string]adminCommand{
+		"app create": {
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&appReq.Name, "name", "", "app name (required)")
+				fs.Var(&uris, "redirect-uri", "allowed redirect URI (repeatable, at least one)")
+			},
+			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
+				appReq.RedirectURIs = uris
+				a, err := c.CreateApp(ctx, appReq)
+				return a, fmt.Sprintf("app_id        %s\nrp_id         %s\nclient_secret %s   (shown once: store it now)\nredirect_uris %s\n",
+					a.AppID, a.RPID, a.ClientSecret, strings.Join(a.RedirectURIs, " ")), err
+			},
+		},
+		"app list": {
+			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
+				list, err := c.Apps(ctx)
+				var b strings.Builder
+				tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "APP_ID\tRP_ID\tNAME\tREDIRECT_URIS")
+				for _, a := range list.Apps {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.AppID, a.RPID, a.Name, strings.Join(a.RedirectURIs, " "))
+				}
+				tw.Flush()
+				return list, b.String(), err
+			},
+		},
+		"identity add": {
+			args:  "COMMITMENT",
+			flags: tree(&identityReq.Identifier, &identityReq.Environment),
+			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
+				identityReq.IdentityCommitment = args[0]
+				added, err := c.AddIdentity(ctx, identityReq)
+				return added, fmt.Sprintf("added to %s/%s at index %d; new root %s\n", identityReq.Identifier, identityReq.Environment, added.Index, added.Root), err
+			},
+		},
+		"roots add": {
+			args: "ROOT",
+			flags: func(fs *flag.FlagSet) {
+				tree(&rootReq.Identifier, &rootReq.Environment)(fs)
+				fs.IntVar(&rootReq.Depth, "depth", 30, "tree depth: selects the published Semaphore v3 verifying key")
+			},
+			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
+				rootReq.Root = args[0]
+				added, err := c.AddRoot(ctx, rootReq)
+				return added, fmt.Sprintf("external root %s added to %s/%s (depth %d)\n", added.Root, added.Identifier, added.Environment, added.Depth), err
+			},
+		},
+		"action limit": {
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&limitReq.RPID, "rp", "", "relying party id (rp_…)")
+				fs.StringVar(&limitReq.Action, "action", "", "action")
+				fs.StringVar(&limitReq.Environment, "environment", "production", "production or staging")
+				fs.IntVar(&limitReq.MaxVerifications, "max", 0, "verifications allowed per nullifier (0 = unlimited)")
+			},
+			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
+				set, err := c.SetActionLimit(ctx, limitReq)
+				return set, fmt.Sprintf("action %q of %s (%s): max_verifications %d\n", set.Action, set.RPID, set.Environment, set.MaxVerifications), err
+			},
+		},
+		"keys rotate": {
+			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
+				err := c.RotateKeys(ctx)
+				return map[string]string{"status": "rotation scheduled"}, "next signing key published; it starts signing after the pre-publication delay\n", err
+			},
+		},
+		"signup import": {
+			args: "FILE",
+			call: importSignups,
+		},
+		"orbkey add": {
+			args:  "KEY.pem",
+			flags: func(fs *flag.FlagSet) { fs.StringVar(&orbID, "orb", "", "orb_id the key signs PCPs for") },
+			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
+				pem, err := os.ReadFile(args[0])
+				if err != nil {
+					return nil, "", err
+				}
+				req := admin.OrbKeyRequest{OrbID: orbID, PublicKeyPEM: string(pem)}
+				return map[string]string{"orb_id": orbID}, "orb key trusted for " + orbID + "\n", c.AddOrbKey(ctx, req)
+			},
+		},
+		"refresh enable":  refreshSwitch(true),
+		"refresh disable": refreshSwitch(false),
 	}
 }
 
-func cmdIdentity(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "add" {
-		return usageError{fmt.Errorf("usage: worldid identity add [-identifier orb] [-environment production] COMMITMENT")}
+func refreshSwitch(on bool) adminCommand {
+	return adminCommand{call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
+		word := map[bool]string{true: "enabled", false: "disabled"}[on]
+		return admin.RefreshSwitch{Enabled: on}, "credential refresh " + word + "\n", c.SetRefresh(ctx, on)
+	}}
+}
+
+// runAdminCommand runs `worldid <name> <sub> [flags] [args]`.
+func runAdminCommand(ctx context.Context, name string, args []string, stdout, stderr io.Writer) error {
+	commands := adminCommands()
+	var sub string
+	if len(args) > 0 {
+		sub, args = args[0], args[1:]
+	}
+	cmd, ok := commands[name+" "+sub]
+	if !ok {
+		var subs []string
+		for key := range commands {
+			if w, s, _ := strings.Cut(key, " "); w == name {
+				subs = append(subs, s)
+			}
+		}
+		sort.Strings(subs)
+		return usageError{fmt.Errorf("usage: worldid %s %s [flags]", name, strings.Join(subs, "|"))}
 	}
 	var af adminFlags
-	var req admin.AddIdentityRequest
-	fs := newFlagSet("identity add", stderr)
+	fs := newFlagSet(name+" "+sub, stderr)
 	af.register(fs)
-	fs.StringVar(&req.Identifier, "identifier", "orb", "credential type (tree): orb, device, document, secure_document, face, selfie")
-	fs.StringVar(&req.Environment, "environment", "production", "production or staging")
-	if err := parseFlagsWithArgs(fs, args[1:], 1); err != nil {
+	if cmd.flags != nil {
+		cmd.flags(fs)
+	}
+	if err := parseFlagsWithArgs(fs, args, len(strings.Fields(cmd.args))); err != nil {
 		return err
 	}
-	req.IdentityCommitment = fs.Arg(0)
 	c, err := af.client()
 	if err != nil {
 		return err
 	}
-	added, err := c.AddIdentity(ctx, req)
+	result, text, err := cmd.call(ctx, c, fs.Args())
 	if err != nil {
 		return err
 	}
 	if af.json {
-		return json.NewEncoder(stdout).Encode(added)
+		return json.NewEncoder(stdout).Encode(result)
 	}
-	fmt.Fprintf(stdout, "added to %s/%s at index %d; new root %s\n", req.Identifier, req.Environment, added.Index, added.Root)
-	return nil
-}
-
-func cmdRoots(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "add" {
-		return usageError{fmt.Errorf("usage: worldid roots add [-identifier orb] [-environment production] [-depth 30] ROOT")}
-	}
-	var af adminFlags
-	var req admin.AddRootRequest
-	fs := newFlagSet("roots add", stderr)
-	af.register(fs)
-	fs.StringVar(&req.Identifier, "identifier", "orb", "credential type (tree)")
-	fs.StringVar(&req.Environment, "environment", "production", "production or staging")
-	fs.IntVar(&req.Depth, "depth", 30, "tree depth: selects the published Semaphore v3 verifying key")
-	if err := parseFlagsWithArgs(fs, args[1:], 1); err != nil {
-		return err
-	}
-	req.Root = fs.Arg(0)
-	c, err := af.client()
-	if err != nil {
-		return err
-	}
-	added, err := c.AddRoot(ctx, req)
-	if err != nil {
-		return err
-	}
-	if af.json {
-		return json.NewEncoder(stdout).Encode(added)
-	}
-	fmt.Fprintf(stdout, "external root %s added to %s/%s (depth %d)\n", added.Root, added.Identifier, added.Environment, added.Depth)
-	return nil
-}
-
-func cmdAction(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "limit" {
-		return usageError{fmt.Errorf("usage: worldid action limit -rp RP_ID -action ACTION -max N [-environment production]")}
-	}
-	var af adminFlags
-	var req admin.ActionLimitRequest
-	fs := newFlagSet("action limit", stderr)
-	af.register(fs)
-	fs.StringVar(&req.RPID, "rp", "", "relying party id (rp_…)")
-	fs.StringVar(&req.Action, "action", "", "action")
-	fs.StringVar(&req.Environment, "environment", "production", "production or staging")
-	fs.IntVar(&req.MaxVerifications, "max", 0, "verifications allowed per nullifier (0 = unlimited)")
-	if err := parseFlagsWithArgs(fs, args[1:], 0); err != nil {
-		return err
-	}
-	c, err := af.client()
-	if err != nil {
-		return err
-	}
-	set, err := c.SetActionLimit(ctx, req)
-	if err != nil {
-		return err
-	}
-	if af.json {
-		return json.NewEncoder(stdout).Encode(set)
-	}
-	fmt.Fprintf(stdout, "action %q of %s (%s): max_verifications %d\n", set.Action, set.RPID, set.Environment, set.MaxVerifications)
-	return nil
-}
-
-func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "rotate" {
-		return usageError{fmt.Errorf("usage: worldid keys rotate")}
-	}
-	var af adminFlags
-	fs := newFlagSet("keys rotate", stderr)
-	af.register(fs)
-	if err := parseFlagsWithArgs(fs, args[1:], 0); err != nil {
-		return err
-	}
-	c, err := af.client()
-	if err != nil {
-		return err
-	}
-	if err := c.RotateKeys(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, "next signing key published; it starts signing after the pre-publication delay")
-	return nil
+	_, err = io.WriteString(stdout, text)
+	return err
 }
 
 // signupBatch is how many signup records one admin request carries.
 const signupBatch = 200
 
-func cmdSignup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "import" {
-		return usageError{fmt.Errorf("usage: worldid signup import FILE  (JSON lines {id_commitment, signup_id, verified_at})")}
-	}
-	var af adminFlags
-	fs := newFlagSet("signup import", stderr)
-	af.register(fs)
-	if err := parseFlagsWithArgs(fs, args[1:], 1); err != nil {
-		return err
-	}
-	records, err := readSignupLines(fs.Arg(0))
+func importSignups(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
+	records, err := readSignupLines(args[0])
 	if err != nil {
-		return err
-	}
-	c, err := af.client()
-	if err != nil {
-		return err
+		return nil, "", err
 	}
 	for start := 0; start < len(records); start += signupBatch {
 		batch := records[start:min(start+signupBatch, len(records))]
 		if err := c.ImportSignups(ctx, admin.SignupImport{Signups: batch}); err != nil {
-			return fmt.Errorf("records %d–%d: %w (earlier batches were imported)", start+1, start+len(batch), err)
+			return nil, "", fmt.Errorf("records %d–%d: %w (earlier batches were imported)", start+1, start+len(batch), err)
 		}
 	}
-	fmt.Fprintf(stdout, "imported %d signup records\n", len(records))
-	return nil
+	return map[string]int{"imported": len(records)}, fmt.Sprintf("imported %d signup records\n", len(records)), nil
 }
 
 // readSignupLines parses a JSON-lines file strictly: unknown fields and
-// blank-line-free garbage are errors naming the line.
+// malformed lines are errors naming the line; blank lines are skipped.
 func readSignupLines(path string) ([]record.Signup, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -273,53 +254,4 @@ func readSignupLines(path string) ([]record.Signup, error) {
 		return nil, fmt.Errorf("%s: no records", path)
 	}
 	return out, nil
-}
-
-func cmdOrbKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "add" {
-		return usageError{fmt.Errorf("usage: worldid orbkey add -orb ORB_ID KEY.pem")}
-	}
-	var af adminFlags
-	var req admin.OrbKeyRequest
-	fs := newFlagSet("orbkey add", stderr)
-	af.register(fs)
-	fs.StringVar(&req.OrbID, "orb", "", "orb_id the key signs PCPs for")
-	if err := parseFlagsWithArgs(fs, args[1:], 1); err != nil {
-		return err
-	}
-	pem, err := os.ReadFile(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	req.PublicKeyPEM = string(pem)
-	c, err := af.client()
-	if err != nil {
-		return err
-	}
-	if err := c.AddOrbKey(ctx, req); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "orb key trusted for %s\n", req.OrbID)
-	return nil
-}
-
-func cmdRefreshSwitch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "enable" && args[0] != "disable") {
-		return usageError{fmt.Errorf("usage: worldid refresh enable|disable")}
-	}
-	var af adminFlags
-	fs := newFlagSet("refresh "+args[0], stderr)
-	af.register(fs)
-	if err := parseFlagsWithArgs(fs, args[1:], 0); err != nil {
-		return err
-	}
-	c, err := af.client()
-	if err != nil {
-		return err
-	}
-	if err := c.SetRefresh(ctx, args[0] == "enable"); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "credential refresh %sd\n", args[0])
-	return nil
 }

@@ -195,6 +195,7 @@ func TestEndToEnd(t *testing.T) {
 	var first verifyAnswer
 	t.Run("verify production and staging", func(t *testing.T) { first = verifyBothEnvironments(t, ctx, p, rp, w) })
 
+	t.Run("operator CLI", func(t *testing.T) { operatorCLI(t, p, dataDir) })
 	var pinned string
 	t.Run("refresh credential-only and with a PCP", func(t *testing.T) { pinned = refreshBothModes(t, ctx, p, w) })
 
@@ -503,4 +504,50 @@ func jwksKids(t *testing.T, p *serverProc) []string {
 		kids = append(kids, k.Kid)
 	}
 	return kids
+}
+
+// operatorCLI runs the admin subcommands of the built binary against the
+// server, checking output and exit statuses (1 for refused, 2 for usage).
+func operatorCLI(t *testing.T, p *serverProc, dataDir string) {
+	run := func(wantStatus int, args ...string) string {
+		t.Helper()
+		args = append(args[:2:2], append([]string{"-admin-url", p.adm, "-data", dataDir}, args[2:]...)...)
+		out, err := exec.Command(worldidBinary(t), args...).CombinedOutput()
+		status := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			status = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if status != wantStatus {
+			t.Fatalf("worldid %v: exit %d, want %d\n%s", args, status, wantStatus, out)
+		}
+		return string(out)
+	}
+	created := run(0, "app", "create", "-json", "-name", "cli", "-redirect-uri", "https://cli.example/cb")
+	var app admin.CreatedApp
+	if err := json.Unmarshal([]byte(created), &app); err != nil || !strings.HasPrefix(app.ClientSecret, "sk_") {
+		t.Fatalf("app create -json: %q %v", created, err)
+	}
+	if out := run(0, "app", "list"); !strings.Contains(out, app.AppID) || strings.Contains(out, app.ClientSecret) {
+		t.Fatalf("app list:\n%s", out)
+	}
+	if out := run(0, "identity", "add", "-identifier", "device", "0x2a"); !strings.Contains(out, "device/production at index") {
+		t.Fatalf("identity add: %s", out)
+	}
+	run(1, "identity", "add", "-identifier", "device", "42") // the same commitment, in decimal
+	run(1, "identity", "add", "-identifier", "passport", "0x2b")
+	run(2, "identity", "add")
+	run(2, "identity", "remove", "0x2b")
+	run(0, "action", "limit", "-rp", app.RPID, "-action", "cli", "-max", "3")
+	run(0, "keys", "rotate")
+	if kids := jwksKids(t, p); len(kids) != 2 {
+		t.Errorf("after rotation JWKS has %d keys, want the current and the next", len(kids))
+	}
+	run(0, "refresh", "disable")
+	run(0, "refresh", "enable")
+	err := exec.Command(worldidBinary(t), "serve", "-data", t.TempDir(), "-addr", "nonsense", "-log-level", "loud").Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Errorf("invalid serve flags: %v, want exit status 2", err)
+	}
 }

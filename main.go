@@ -59,22 +59,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "serve":
 		return cmdServe(ctx, args, stdout, stderr)
-	case "app":
-		return cmdApp(ctx, args, stdout, stderr)
-	case "identity":
-		return cmdIdentity(ctx, args, stdout, stderr)
-	case "roots":
-		return cmdRoots(ctx, args, stdout, stderr)
-	case "action":
-		return cmdAction(ctx, args, stdout, stderr)
-	case "keys":
-		return cmdKeys(ctx, args, stdout, stderr)
-	case "signup":
-		return cmdSignup(ctx, args, stdout, stderr)
-	case "orbkey":
-		return cmdOrbKey(ctx, args, stdout, stderr)
-	case "refresh":
-		return cmdRefreshSwitch(ctx, args, stdout, stderr)
 	case "wallet":
 		return cmdWallet(ctx, args, stdout, stderr)
 	case "demo":
@@ -87,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "version":
 		fmt.Fprintln(stdout, versionString())
 		return nil
+	case "app", "identity", "roots", "action", "keys", "signup", "orbkey", "refresh":
+		return runAdminCommand(ctx, cmd, args, stdout, stderr)
 	default:
 		return usageError{fmt.Errorf("unknown command %q (try 'worldid help')", cmd)}
 	}

@@ -20,17 +20,7 @@ type introspection struct {
 // another client is {"active":false} (RFC 7662 §2.2, design.md §4).
 // token_type_hint is accepted and ignored (RFC 7662 §2.1).
 func (p *Provider) serveIntrospect(w http.ResponseWriter, r *http.Request) {
-	v, e := readForm(w, r)
-	if e != nil {
-		p.writeError(w, e)
-		return
-	}
-	params, e := strictParams(v)
-	if e != nil {
-		p.writeError(w, e)
-		return
-	}
-	app, e := p.authenticate(r, params)
+	app, params, e := p.authenticatedForm(w, r)
 	if e != nil {
 		p.writeError(w, e)
 		return

@@ -37,17 +37,7 @@ type clientCredentials struct {
 // interfaces.md §7.1 table: content type, client authentication,
 // grant_type, required attributes, then the code itself.
 func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
-	v, e := readForm(w, r)
-	if e != nil {
-		p.writeError(w, e)
-		return
-	}
-	params, e := strictParams(v)
-	if e != nil {
-		p.writeError(w, e)
-		return
-	}
-	app, e := p.authenticate(r, params)
+	app, params, e := p.authenticatedForm(w, r)
 	if e != nil {
 		p.writeError(w, e)
 		return
@@ -169,6 +159,21 @@ func checkPKCE(challenge, verifier string) *apiError {
 		return errInvalidGrant("code_verifier does not match code_challenge")
 	}
 	return nil
+}
+
+// authenticatedForm reads a back-channel form request (token, introspect)
+// and authenticates its client.
+func (p *Provider) authenticatedForm(w http.ResponseWriter, r *http.Request) (record.App, map[string]string, *apiError) {
+	v, e := readForm(w, r)
+	if e != nil {
+		return record.App{}, nil, e
+	}
+	params, e := strictParams(v)
+	if e != nil {
+		return record.App{}, nil, e
+	}
+	app, e := p.authenticate(r, params)
+	return app, params, e
 }
 
 // authenticate identifies the client by client_secret_basic or
