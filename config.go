@@ -21,6 +21,7 @@ import (
 // with an environment fallback (WORLDID_<FLAG>, dashes as underscores).
 type Config struct {
 	DataDir   string // -data
+	Store     string // -store: "" (the JSON store in the data dir) or a postgres:// URL
 	Addr      string // -addr: public listener
 	AdminAddr string // -admin-addr: admin listener
 	BaseURL   string // -base-url: OIDC issuer; default http://<addr>
@@ -43,6 +44,7 @@ type usageError struct{ error }
 // configFlags registers the serve flags on fs, bound to c.
 func (c *Config) configFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data", "./worldid-data", "data directory (created on first start)")
+	fs.StringVar(&c.Store, "store", "", "storage: empty for the JSON store in the data dir, or postgres://user:pass@host:port/db for PostgreSQL (many replicas)")
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "public listener address")
 	fs.StringVar(&c.AdminAddr, "admin-addr", "127.0.0.1:8081", "admin listener address")
 	fs.StringVar(&c.BaseURL, "base-url", "", "public URL of the sign-in interface (default: http://<addr>)")
@@ -111,6 +113,9 @@ func (c *Config) Validate() error {
 	var errs []error
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data: must not be empty"))
+	}
+	if c.Store != "" && !strings.HasPrefix(c.Store, "postgres://") && !strings.HasPrefix(c.Store, "postgresql://") {
+		errs = append(errs, errors.New("store: must be empty (JSON store) or a postgres:// URL"))
 	}
 	for name, addr := range map[string]string{"addr": c.Addr, "admin-addr": c.AdminAddr} {
 		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {

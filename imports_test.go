@@ -17,7 +17,7 @@ import (
 var (
 	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/credential"}
 	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/verify"}
-	backendPkgs = []string{"worldid/store"}
+	backendPkgs = []string{"worldid/store", "worldid/store/postgres"}
 )
 
 // allowedExternal lists, per crypto package, the non-stdlib import prefixes.

@@ -24,6 +24,7 @@ import (
 	"worldid/refresh"
 	"worldid/registry"
 	"worldid/store"
+	"worldid/store/postgres"
 	"worldid/verify"
 )
 
@@ -127,11 +128,31 @@ func newFlagSet(name string, out io.Writer) *flag.FlagSet {
 type server struct {
 	cfg         Config // with the public URLs resolved
 	adminURL    string
-	db          *store.DB
+	db          backend
 	httpServers []*http.Server
 	closers     []func() error // run in reverse order on shutdown
 	errc        chan error
 	log         *slog.Logger
+}
+
+// backend is every storage interface the handlers declare; both the
+// file-backed JSON store and PostgreSQL implement it.
+type backend interface {
+	admin.Store
+	verify.Store
+	oidc.Store
+	refresh.Store
+	registry.Store
+	Close() error
+}
+
+// openBackend opens the embedded JSON store in the data dir, or PostgreSQL
+// when -store names one.
+func openBackend(ctx context.Context, cfg Config) (backend, error) {
+	if cfg.Store == "" {
+		return store.Open(cfg.DataDir, store.Options{})
+	}
+	return postgres.Open(ctx, cfg.Store) // its errors name the store and never the password
 }
 
 // startServer opens the data dir and store, wires every handler and starts
@@ -147,7 +168,7 @@ func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	if s.db, err = store.Open(cfg.DataDir, store.Options{}); err != nil {
+	if s.db, err = openBackend(ctx, cfg); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, s.db.Close)
@@ -284,8 +305,12 @@ func (s *server) shutdown() error {
 }
 
 // createDemoApp registers the app a newcomer signs in to on first start and
-// prints its credentials (the only time the secret is shown).
+// prints its credentials (the only time the secret is shown). A replica
+// joining a shared store that already has apps creates none.
 func createDemoApp(ctx context.Context, s *server, stdout io.Writer) error {
+	if apps, err := s.db.Apps(ctx); err != nil || len(apps) > 0 {
+		return err
+	}
 	app, secret, err := admin.NewApp(rand.Reader, time.Now(), admin.CreateAppRequest{
 		Name: "Demo app", RedirectURIs: []string{demoRedirectURI},
 	})

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -44,11 +45,23 @@ func (db *DB) AppendLeaf(ctx context.Context, tree, commitment string, at time.T
 // (so a replica can catch up on what others appended).
 func (db *DB) Leaves(_ context.Context, tree string, from int) (leaves []record.Leaf, err error) {
 	err = db.View(func(tx *ReadTx) error {
-		all, err := scanJSON[record.Leaf](tx, tableLeaves, tree+"/")
-		if from < len(all) {
-			leaves = all[from:]
+		var size int64
+		if raw, ok := tx.Get(tableTreeSizes, tree); ok {
+			if err := json.Unmarshal(raw, &size); err != nil {
+				return fmt.Errorf("store: tree %q size: %w", tree, err)
+			}
 		}
-		return err
+		// Read by exact key, not by prefix: "orb/production/…" must not
+		// pick up the leaves of a tree whose name extends this one.
+		leaves = make([]record.Leaf, 0, max(size-int64(from), 0))
+		for i := int64(from); i < size; i++ {
+			var l record.Leaf
+			if err := getJSON(tx, tableLeaves, leafKey(tree, i), &l); err != nil {
+				return err
+			}
+			leaves = append(leaves, l)
+		}
+		return nil
 	})
 	return leaves, err
 }

@@ -1,0 +1,125 @@
+// Package postgres is worldid's PostgreSQL storage backend (issue #11): the
+// same domain methods as the file-backed JSON store of package store, with
+// the same semantics and the same record sentinel errors, for operators who
+// run several replicas on one database or want its replication and backups.
+// It is selected with -store postgres://… (WORLDID_STORE); the JSON store
+// stays the default. Both pass the conformance suites of store/storetest.
+//
+// # Connecting
+//
+// Open takes a libpq connection string (a postgres:// URL or key=value
+// pairs), as parsed by github.com/jackc/pgx/v5. Pool settings go in the
+// string too (pool_max_conns, default max(4, CPUs)), and so does the
+// schema: search_path=… selects where the tables live. Each connection
+// attempt times out after connect_timeout, 10 s unless the string says
+// otherwise.
+// Every session runs at READ COMMITTED whatever the server's default, since
+// the patterns below depend on it. Open pings the server and applies the
+// migrations; an error names the server's host:port ("store: cannot reach
+// PostgreSQL at host:port: …"), never the password.
+//
+// # Schema and migrations
+//
+// The schema is embedded (migrations/NNNN_name.sql) and applied by Open.
+// The table schema_migrations (version, name, sha256, applied_at) records
+// what was applied. Open takes pg_advisory_lock(0x776f726c646964) on a
+// connection of its own, so that replicas starting at once migrate one
+// after the other, and applies each missing migration in its own
+// transaction. It refuses a database with a migration this binary does not
+// know (a newer binary ran) or whose applied migration differs from the
+// embedded one.
+//
+// Migration 1 creates, with every key column COLLATE "C" so that ORDER BY
+// is byte order like the JSON store's sorted keys:
+//
+//	apps            id PK, rp_id UNIQUE, name, secret_hash, redirect_uris text[], created_ns
+//	actions         id identity PK, UNIQUE (rp_id, environment, action bytea), max_verifications, created_ns
+//	nullifiers      PK (action_id, nullifier), count, created_ns
+//	signing_keys    id PK, private_key bytea, created_ns, activate_ns
+//	signin_requests id PK, the request's fields, expires_ns (indexed)
+//	spent_proofs    key PK, expires_ns (indexed)
+//	auth_codes      id PK, the code's fields, auth_ns, expires_ns, retain_ns (indexed), redeemed
+//	revoked_grants  grant_id PK, retain_ns (indexed)
+//	trees           tree PK, size (0 to 2^30)
+//	leaves          PK (tree, idx), UNIQUE (tree, commitment), at_ns; tree references trees
+//	external_roots  PK (tree, root), depth, at_ns
+//	switches        name PK, enabled (the refresh on/off switch)
+//	signups         id_commitment PK, signup_id, verified_ns
+//	orb_keys        PK (orb_id, pem), added identity (the order keys were added)
+//	pinned_subs     id_commitment PK, sub
+//	pcp_bindings    pcp_digest PK, id_commitment
+//	refreshes       PK (id_commitment, at_s, credential_id numeric(20)), sub, at_ns, pcp_digest
+//
+// Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
+// JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero
+// time.Time is stored as -2^63, below every other time. A time outside the
+// range is refused. refreshes.at_s (whole seconds) is generated from at_ns,
+// because the JSON store keys refreshes by second. action is bytea because
+// it is caller text that may hold U+0000, which PostgreSQL text cannot.
+//
+// # Uniqueness rules
+//
+// Every rule is enforced by the database, never by a read in Go followed by
+// a write without a lock:
+//
+//	app id, rp_id            primary key, unique; one INSERT claims both or neither
+//	nullifier per action     INSERT … ON CONFLICT (action_id, nullifier) DO UPDATE SET count = count + 1
+//	max_verifications        … WHERE NOT (limit > 0 AND count >= limit): the update locks the nullifier's
+//	                         row and checks its newest version, so concurrent verifications queue
+//	first signing key,       LOCK TABLE signing_keys IN SHARE ROW EXCLUSIVE MODE (reads pass), then
+//	  one pending successor  INSERT … WHERE NOT EXISTS (a key activating after the bound)
+//	sign-in request once     DELETE … RETURNING: one consumer gets the row
+//	proof used once          primary key on spent_proofs
+//	code redeemed once       UPDATE … SET redeemed WHERE NOT redeemed AND expires_ns > now RETURNING;
+//	                         no row: INSERT INTO revoked_grants … SELECT … WHERE redeemed (a replay)
+//	one commitment per tree  unique (tree, commitment)
+//	leaf index order         INSERT INTO trees … ON CONFLICT DO UPDATE SET size = size + 1 RETURNING
+//	                         size, and the leaf at size - 1, in one statement: the row lock on the
+//	                         tree serializes its appends until commit, so indexes are consecutive
+//	                         and committed in order; a refused leaf undoes the increment
+//	external root once       primary key (tree, root)
+//	sub pinned, PCP bound    in one transaction: INSERT … ON CONFLICT DO NOTHING, then SELECT the
+//	                         bound value (a new statement, which sees a concurrent winner) and
+//	                         compare; a mismatch rolls back the whole refresh
+//	orb key once             primary key (orb_id, pem)
+//
+// Unique violations (SQLSTATE 23505) map to record.ErrExists.
+//
+// # Isolation and atomicity
+//
+// Everything runs at READ COMMITTED. ON CONFLICT guarantees insert-or-update
+// under concurrency at that level, an UPDATE re-checks its WHERE on the
+// newest version of a row it waited for, and each statement takes a fresh
+// snapshot; the rules above use only these guarantees and row or table
+// locks, so no transaction can fail to serialize and none is retried.
+// Statements that must be atomic together and need no Go logic between them
+// are sent as one pgx batch, which PostgreSQL runs as one implicit
+// transaction in one round trip (RecordVerification, PruneExpired);
+// AddSigningKey and RecordRefresh use explicit transactions.
+//
+// # Failure
+//
+// Connection errors (refused, reset, lost or timed-out connections, a
+// shutting-down server, SQLSTATE classes 08, 53 and 58, a read-only
+// standby) wrap record.ErrUnavailable and the cause, so handlers answer
+// 503. Such an error also closes the pool's idle connections, which most
+// likely broke the same way, so that once the server is back the next call
+// connects afresh: the store recovers without a restart. As with the JSON
+// store, a write that returned ErrUnavailable may or may not have
+// committed. A server that stops answering on an open connection is waited
+// for as long as the call's context allows; a canceled or expired context
+// returns the context's error. A key PostgreSQL text cannot hold (U+0000,
+// invalid UTF-8) is never found; writing one fails.
+//
+// # What it does not do
+//
+// It does not move data between the JSON store and PostgreSQL, route reads
+// to replicas, retry failed calls, or prune nullifiers, actions or
+// refreshes (as the JSON store does not). Text other than actions cannot
+// hold U+0000: writing it fails, where the JSON store would accept it (the
+// handlers validate or hex-decode such fields first). Actions are never
+// deleted, so nullifiers carry no foreign key to them: its check would
+// share-lock the action's row in every verification. Tests need a server:
+// WORLDID_TEST_POSTGRES names one (testdb.sh starts one); without it they
+// skip.
+package postgres

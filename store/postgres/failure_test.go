@@ -1,0 +1,308 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"worldid/record"
+)
+
+const secret = "s3cret-pw-9f2c"
+
+// freePort returns a local TCP port nothing listens on.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	port := freePort(t)
+	_, err := Open(context.Background(), fmt.Sprintf("postgres://worldid:%s@127.0.0.1:%d/worldid?connect_timeout=5", secret, port))
+	want := fmt.Sprintf("store: cannot reach PostgreSQL at 127.0.0.1:%d: ", port)
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("Open of a closed port: %v; want %q…", err, want)
+	}
+	if strings.Contains(err.Error(), secret) {
+		t.Errorf("the error shows the password: %v", err)
+	}
+}
+
+func TestOpenInvalidConnString(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://worldid:" + secret + "@127.0.0.1:notaport/worldid",
+		"postgres://worldid:" + secret + "@127.0.0.1/worldid?sslmode=bogus",
+		"postgres://worldid:" + secret + "@[::1/worldid",
+		"host=127.0.0.1 password=" + secret + " port=x",
+		"host=127.0.0.1 password='" + secret + " port=5432",
+	} {
+		_, err := Open(context.Background(), dsn)
+		if err == nil || !strings.HasPrefix(err.Error(), "store: invalid PostgreSQL connection string: ") {
+			t.Errorf("Open(%q) = %v; want an invalid connection string error", dsn, err)
+			continue
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("Open(%q): the error shows the password: %v", dsn, err)
+		}
+	}
+}
+
+func TestOpenWrongPassword(t *testing.T) {
+	dsn := withPassword(t, testDSN(t), secret)
+	_, err := Open(context.Background(), dsn)
+	if err == nil || !strings.Contains(err.Error(), "store: cannot reach PostgreSQL at ") {
+		t.Fatalf("Open with a wrong password: %v", err)
+	}
+	if strings.Contains(err.Error(), secret) {
+		t.Errorf("the error shows the password: %v", err)
+	}
+}
+
+// withPassword replaces the password of a URL connection string.
+func withPassword(t *testing.T, dsn, password string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		t.Skipf("%s is not a URL with a user: cannot replace its password", testDSNEnv)
+	}
+	u.User = url.UserPassword(u.User.Username(), password)
+	return u.String()
+}
+
+// A search_path naming no schema leaves the migrations nowhere to create
+// their tables: Open says so.
+func TestOpenMisconfiguredSchema(t *testing.T) {
+	dsn := withParam(t, testDSN(t), "search_path", "worldid_test_missing_"+randomHex(t))
+	_, err := Open(context.Background(), dsn)
+	if err == nil || !strings.Contains(err.Error(), "schema_migrations") || !strings.Contains(err.Error(), "no schema has been selected") {
+		t.Fatalf("Open with a missing schema: %v", err)
+	}
+}
+
+// proxy forwards TCP connections to a PostgreSQL server; stop drops the
+// listener and every connection, as a server going away does.
+type proxy struct {
+	t      *testing.T
+	addr   string // where it listens
+	target string // where it forwards
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]bool
+	wg     sync.WaitGroup
+}
+
+func startProxy(t *testing.T, target string) *proxy {
+	p := &proxy{t: t, addr: "127.0.0.1:0", target: target}
+	p.start(true)
+	p.addr = p.ln.Addr().String()
+	t.Cleanup(p.stop)
+	return p
+}
+
+// start listens again; without forward it accepts connections and leaves
+// them unanswered, as a network partition does.
+func (p *proxy) start(forward bool) {
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		p.t.Fatalf("proxy: %v", err)
+	}
+	p.mu.Lock()
+	p.ln, p.conns = ln, map[net.Conn]bool{}
+	p.mu.Unlock()
+	p.wg.Go(func() {
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if !forward {
+				p.mu.Lock()
+				p.conns[client] = true
+				p.mu.Unlock()
+				continue
+			}
+			server, err := net.Dial("tcp", p.target)
+			if err != nil {
+				client.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns[client], p.conns[server] = true, true
+			p.mu.Unlock()
+			p.wg.Go(func() { io.Copy(server, client); server.Close() })
+			p.wg.Go(func() { io.Copy(client, server); client.Close() })
+		}
+	})
+}
+
+func (p *proxy) stop() {
+	p.mu.Lock()
+	p.ln.Close()
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// openThroughProxy opens a store on a fresh schema, connecting through a
+// proxy that the test can stop and restart.
+func openThroughProxy(t *testing.T) (*DB, *proxy) {
+	cfg, err := pgxpool.ParseConfig(freshSchema(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(cfg.ConnConfig.Host, "/") {
+		t.Skipf("%s names a Unix socket: the outage test needs TCP", testDSNEnv)
+	}
+	p := startProxy(t, address(cfg.ConnConfig))
+	host, port, _ := net.SplitHostPort(p.addr)
+	cfg.ConnConfig.Host = host
+	fmt.Sscan(port, &cfg.ConnConfig.Port)
+	cfg.ConnConfig.Fallbacks = nil
+	cfg.ConnConfig.ConnectTimeout = time.Second
+	db, err := open(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("open through proxy: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, p
+}
+
+// A server that goes away or stops answering makes every method fail with
+// ErrUnavailable; when it is back the store works again, without a restart.
+func TestServerGoesAway(t *testing.T) {
+	db, p := openThroughProxy(t)
+	ctx := context.Background()
+	a := record.App{ID: "app_1", RPID: "rp_1", CreatedAt: time.Unix(1, 0)}
+	if err := db.CreateApp(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]func() error{
+		"App":       func() error { _, err := db.App(ctx, a.ID); return err },
+		"CreateApp": func() error { return db.CreateApp(ctx, record.App{ID: "app_2", RPID: "rp_2"}) },
+		"RecordVerification": func() error {
+			_, err := db.RecordVerification(ctx, "rp_1", "a", "staging", "0x01", time.Now())
+			return err
+		},
+		"AppendLeaf": func() error { _, err := db.AppendLeaf(ctx, "orb/staging", "0x01", time.Now()); return err },
+		"RecordRefresh": func() error {
+			c := "0x" + strings.Repeat("1", 64)
+			return db.RecordRefresh(ctx, record.Refresh{IDCommitment: c, Sub: c, At: time.Unix(1, 0)})
+		},
+	}
+	// Gone: pooled connections break, new ones are refused.
+	p.stop()
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, record.ErrUnavailable) {
+			t.Errorf("%s while the server is gone: %v, want ErrUnavailable", name, err)
+		}
+	}
+	// Silent: new connections time out (one call suffices: each waits a
+	// connect timeout).
+	p.start(false)
+	if err := calls["App"](); !errors.Is(err, record.ErrUnavailable) {
+		t.Errorf("App while the server does not answer: %v, want ErrUnavailable", err)
+	}
+	p.stop()
+	p.start(true)
+	if got, err := db.App(ctx, a.ID); err != nil || got.RPID != a.RPID {
+		t.Fatalf("App after the server is back: %+v, %v", got, err)
+	}
+	if err := db.CreateApp(ctx, record.App{ID: "app_2", RPID: "rp_2"}); err != nil {
+		t.Fatalf("CreateApp after the server is back: %v", err)
+	}
+}
+
+// Keys PostgreSQL text cannot hold were never stored: reads find nothing,
+// writes fail without claiming anything.
+func TestUnstorableText(t *testing.T) {
+	db, _ := openFresh(t)
+	ctx := context.Background()
+	for _, key := range []string{"a\x00b", "a\xffb"} {
+		reads := map[string]func() error{
+			"App":                  func() error { _, err := db.App(ctx, key); return err },
+			"AppByRP":              func() error { _, err := db.AppByRP(ctx, key); return err },
+			"ConsumeSigninRequest": func() error { _, err := db.ConsumeSigninRequest(ctx, key, time.Now()); return err },
+			"RedeemCode":           func() error { _, err := db.RedeemCode(ctx, key, time.Now()); return err },
+			"DeleteSigningKey":     func() error { return db.DeleteSigningKey(ctx, key) },
+			"Signup":               func() error { _, err := db.Signup(ctx, key); return err },
+			"PinnedSub":            func() error { _, err := db.PinnedSub(ctx, key); return err },
+		}
+		for name, read := range reads {
+			if err := read(); !errors.Is(err, record.ErrNotFound) {
+				t.Errorf("%s(%q): %v, want ErrNotFound", name, key, err)
+			}
+		}
+		err := db.CreateApp(ctx, record.App{ID: key, RPID: "rp_" + key})
+		if err == nil || errors.Is(err, record.ErrExists) || errors.Is(err, record.ErrUnavailable) {
+			t.Errorf("CreateApp(%q): %v, want a plain error", key, err)
+		}
+	}
+	if apps, err := db.Apps(ctx); err != nil || len(apps) != 0 {
+		t.Errorf("Apps = %v, %v; want none", apps, err)
+	}
+}
+
+// Stored times cover 1677-2262 to the nanosecond; a time outside is
+// refused, and comparisons with any time are exact.
+func TestTimeRange(t *testing.T) {
+	db, _ := openFresh(t)
+	ctx := context.Background()
+	far := time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := db.CreateApp(ctx, record.App{ID: "app_far", RPID: "rp_far", CreatedAt: far}); err == nil || errors.Is(err, record.ErrUnavailable) {
+		t.Errorf("CreateApp at year 3000: %v, want a plain error", err)
+	}
+	for _, at := range []time.Time{minTime, maxTime, time.Unix(-1, 999999999)} {
+		id := fmt.Sprint("app_", at.UnixNano())
+		if err := db.CreateApp(ctx, record.App{ID: id, RPID: id, CreatedAt: at}); err != nil {
+			t.Fatalf("CreateApp at %v: %v", at, err)
+		}
+		if a, err := db.App(ctx, id); err != nil || !a.CreatedAt.Equal(at) {
+			t.Errorf("App at %v = %v, %v", at, a.CreatedAt, err)
+		}
+	}
+	// The zero time and the far future as bounds: before and after every key.
+	k := record.SigningKey{ID: "k1", PrivateKey: []byte{1}, CreatedAt: maxTime, ActivateAt: maxTime}
+	if err := db.AddSigningKey(ctx, k, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AddSigningKey(ctx, record.SigningKey{ID: "k2"}, time.Time{}); !errors.Is(err, record.ErrExists) {
+		t.Errorf("a key activating at the latest time is not after the zero time: %v", err)
+	}
+	if err := db.AddSigningKey(ctx, record.SigningKey{ID: "k3", ActivateAt: minTime}, far); err != nil {
+		t.Errorf("no key activates after year 3000, yet: %v", err)
+	}
+}
+
+func TestBound(t *testing.T) {
+	for _, tt := range []struct {
+		t    time.Time
+		want int64
+	}{
+		{time.Time{}, -1 << 63},
+		{minTime.Add(-1), -1 << 63},
+		{minTime, -1<<63 + 1},
+		{time.Unix(0, 0), 0},
+		{maxTime, 1<<63 - 1},
+		{maxTime.Add(1), 1<<63 - 1},
+		{time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC), 1<<63 - 1},
+	} {
+		if got := bound(tt.t); got != tt.want {
+			t.Errorf("bound(%v) = %d, want %d", tt.t, got, tt.want)
+		}
+	}
+}

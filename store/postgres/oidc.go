@@ -1,0 +1,154 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"worldid/record"
+)
+
+// SigningKeys returns every signing key, sorted by ID.
+func (db *DB) SigningKeys(ctx context.Context) ([]record.SigningKey, error) {
+	rows := db.query(ctx, "SELECT id, private_key, created_ns, activate_ns FROM signing_keys ORDER BY id")
+	keys, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (k record.SigningKey, err error) {
+		err = row.Scan(&k.ID, &k.PrivateKey, (*unixNano)(&k.CreatedAt), (*unixNano)(&k.ActivateAt))
+		return k, err
+	})
+	return keys, db.fail(ctx, err)
+}
+
+// AddSigningKey stores k unless a stored key activates after pendingAfter;
+// then it returns an error wrapping record.ErrExists. The table lock (which
+// lets reads through) serializes the check with concurrent adds: no
+// constraint can express "at most one key after a moving bound".
+func (db *DB) AddSigningKey(ctx context.Context, k record.SigningKey, pendingAfter time.Time) error {
+	if k.PrivateKey == nil {
+		k.PrivateKey = []byte{} // pgx sends nil as NULL
+	}
+	return db.fail(ctx, pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "LOCK TABLE signing_keys IN SHARE ROW EXCLUSIVE MODE"); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO signing_keys (id, private_key, created_ns, activate_ns)
+			SELECT $1::text, $2::bytea, $3::bigint, $4::bigint
+			WHERE NOT EXISTS (SELECT 1 FROM signing_keys WHERE activate_ns > $5)`,
+			k.ID, k.PrivateKey, unixNano(k.CreatedAt), unixNano(k.ActivateAt), bound(pendingAfter))
+		if err == nil && tag.RowsAffected() == 0 {
+			err = fmt.Errorf("store: a signing key activates after %v: %w", pendingAfter, record.ErrExists)
+		}
+		return err
+	}))
+}
+
+// DeleteSigningKey removes a key or returns an error wrapping
+// record.ErrNotFound.
+func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
+	tag, err := db.pool.Exec(ctx, "DELETE FROM signing_keys WHERE id = $1", id)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
+	return db.failRead(ctx, fmt.Sprintf("signing key %q", id), err)
+}
+
+// signinColumns are the columns scanSignin reads, in its order.
+const signinColumns = "id, client_id, redirect_uri, response_type, response_mode, scope, state, nonce, code_challenge, signal, expires_ns"
+
+// CreateSigninRequest stores r; an existing ID wraps record.ErrExists.
+func (db *DB) CreateSigninRequest(ctx context.Context, r record.SigninRequest) error {
+	_, err := db.pool.Exec(ctx, "INSERT INTO signin_requests ("+signinColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+		r.ID, r.ClientID, r.RedirectURI, r.ResponseType, r.ResponseMode, r.Scope, r.State, r.Nonce, r.CodeChallenge, r.Signal, unixNano(r.ExpiresAt))
+	return db.fail(ctx, err)
+}
+
+// ConsumeSigninRequest deletes the request and returns it if it has not
+// expired at now; an unknown or expired request wraps record.ErrNotFound
+// (an expired one is deleted all the same). DELETE … RETURNING hands the
+// row to exactly one of concurrent consumers.
+func (db *DB) ConsumeSigninRequest(ctx context.Context, id string, now time.Time) (record.SigninRequest, error) {
+	rows := db.query(ctx, "DELETE FROM signin_requests WHERE id = $1 RETURNING "+signinColumns, id)
+	r, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (r record.SigninRequest, err error) {
+		err = row.Scan(&r.ID, &r.ClientID, &r.RedirectURI, &r.ResponseType, &r.ResponseMode, &r.Scope,
+			&r.State, &r.Nonce, &r.CodeChallenge, &r.Signal, (*unixNano)(&r.ExpiresAt))
+		return r, err
+	})
+	switch {
+	case err != nil:
+		return record.SigninRequest{}, db.failRead(ctx, fmt.Sprintf("sign-in request %q", id), err)
+	case !now.Before(r.ExpiresAt):
+		return record.SigninRequest{}, fmt.Errorf("store: sign-in request %q expired: %w", id, record.ErrNotFound)
+	}
+	return r, nil
+}
+
+// UseProofOnce records key; a key recorded before wraps record.ErrExists
+// (primary key).
+func (db *DB) UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error {
+	_, err := db.pool.Exec(ctx, "INSERT INTO spent_proofs (key, expires_ns) VALUES ($1, $2)", key, unixNano(expiresAt))
+	return db.fail(ctx, err)
+}
+
+// codeColumns are the columns of a record.AuthCode, in scanCode's order.
+const codeColumns = "id, grant_id, client_id, redirect_uri, scope, nonce, code_challenge, subject, verification_level, auth_ns, expires_ns, retain_ns"
+
+// SaveCode stores a new code; an existing ID wraps record.ErrExists.
+func (db *DB) SaveCode(ctx context.Context, c record.AuthCode) error {
+	_, err := db.pool.Exec(ctx, "INSERT INTO auth_codes ("+codeColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+		c.ID, c.GrantID, c.ClientID, c.RedirectURI, c.Scope, c.Nonce, c.CodeChallenge, c.Subject, c.VerificationLevel,
+		unixNano(c.AuthTime), unixNano(c.ExpiresAt), unixNano(c.RetainUntil))
+	return db.fail(ctx, err)
+}
+
+// RedeemCode marks the code redeemed and returns it. A code redeemed
+// before revokes its grant and yields an error wrapping
+// record.ErrCodeReused; an unknown or expired code wraps record.ErrNotFound.
+//
+// The UPDATE locks the row and re-checks "not redeemed" on its newest
+// version, so of concurrent redemptions exactly one gets the row; the
+// others find it redeemed and revoke the grant.
+func (db *DB) RedeemCode(ctx context.Context, id string, now time.Time) (record.AuthCode, error) {
+	rows := db.query(ctx, "UPDATE auth_codes SET redeemed = true WHERE id = $1 AND NOT redeemed AND expires_ns > $2 RETURNING "+codeColumns, id, bound(now))
+	c, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (c record.AuthCode, err error) {
+		err = row.Scan(&c.ID, &c.GrantID, &c.ClientID, &c.RedirectURI, &c.Scope, &c.Nonce, &c.CodeChallenge, &c.Subject,
+			&c.VerificationLevel, (*unixNano)(&c.AuthTime), (*unixNano)(&c.ExpiresAt), (*unixNano)(&c.RetainUntil))
+		return c, err
+	})
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return c, db.failRead(ctx, fmt.Sprintf("code %q", id), err)
+	}
+	tag, err := db.pool.Exec(ctx, `INSERT INTO revoked_grants (grant_id, retain_ns)
+		SELECT grant_id, retain_ns FROM auth_codes WHERE id = $1 AND redeemed
+		ON CONFLICT (grant_id) DO UPDATE SET retain_ns = EXCLUDED.retain_ns`, id)
+	switch {
+	case err != nil:
+		return record.AuthCode{}, db.failRead(ctx, fmt.Sprintf("code %q", id), err)
+	case tag.RowsAffected() > 0:
+		return record.AuthCode{}, fmt.Errorf("store: code %q: %w", id, record.ErrCodeReused)
+	}
+	return record.AuthCode{}, fmt.Errorf("store: code %q unknown or expired: %w", id, record.ErrNotFound)
+}
+
+// IsGrantRevoked reports whether a code replay revoked the grant.
+func (db *DB) IsGrantRevoked(ctx context.Context, grantID string) (bool, error) {
+	var revoked bool
+	err := db.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM revoked_grants WHERE grant_id = $1)", grantID).Scan(&revoked)
+	return revoked, db.fail(ctx, err)
+}
+
+// PruneExpired deletes sign-in requests and proofs expired at now, and
+// codes and revocations whose retention ended, in one implicit transaction.
+func (db *DB) PruneExpired(ctx context.Context, now time.Time) error {
+	var b pgx.Batch
+	for _, sql := range []string{
+		"DELETE FROM signin_requests WHERE expires_ns <= $1",
+		"DELETE FROM spent_proofs WHERE expires_ns <= $1",
+		"DELETE FROM auth_codes WHERE retain_ns <= $1",
+		"DELETE FROM revoked_grants WHERE retain_ns <= $1",
+	} {
+		b.Queue(sql, bound(now))
+	}
+	return db.fail(ctx, db.pool.SendBatch(ctx, &b).Close())
+}

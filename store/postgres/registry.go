@@ -1,0 +1,68 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"worldid/record"
+)
+
+// maxTreeLeaves bounds a tree at depth 30 (2^30 leaves), as the JSON store.
+const maxTreeLeaves = 1 << 30
+
+// appendLeafSQL takes the next index from the tree's size, whose row lock
+// the upsert holds until commit: appends of one tree are serialized, so
+// indexes are consecutive and become visible in order. A commitment already
+// in the tree violates unique (tree, commitment) and the whole statement,
+// size included, is undone.
+const appendLeafSQL = `WITH n AS (
+		INSERT INTO trees AS t (tree, size) VALUES ($1, 1)
+		ON CONFLICT (tree) DO UPDATE SET size = t.size + 1 WHERE t.size < $4
+		RETURNING size)
+	INSERT INTO leaves (tree, idx, commitment, at_ns) SELECT $1, size - 1, $2, $3 FROM n
+	RETURNING idx`
+
+// AppendLeaf appends commitment to tree and returns its index. A
+// commitment already in the tree returns an error wrapping record.ErrExists
+// and writes nothing.
+func (db *DB) AppendLeaf(ctx context.Context, tree, commitment string, at time.Time) (int, error) {
+	var index int
+	err := db.pool.QueryRow(ctx, appendLeafSQL, tree, commitment, unixNano(at), maxTreeLeaves).Scan(&index)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("store: tree %q is full (%d leaves)", tree, maxTreeLeaves)
+	}
+	return index, db.fail(ctx, err)
+}
+
+// Leaves returns the leaves of tree in index order, starting at index from
+// (so a replica can catch up on what others appended).
+func (db *DB) Leaves(ctx context.Context, tree string, from int) ([]record.Leaf, error) {
+	rows := db.query(ctx, "SELECT idx, commitment, at_ns FROM leaves WHERE tree = $1 AND idx >= $2 ORDER BY idx", tree, from)
+	leaves, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (l record.Leaf, err error) {
+		err = row.Scan(&l.Index, &l.Commitment, (*unixNano)(&l.At))
+		return l, err
+	})
+	return leaves, db.fail(ctx, err)
+}
+
+// AddExternalRoot records r; re-adding a root of the tree returns an error
+// wrapping record.ErrExists (primary key).
+func (db *DB) AddExternalRoot(ctx context.Context, r record.ExternalRoot) error {
+	_, err := db.pool.Exec(ctx, "INSERT INTO external_roots (tree, root, depth, at_ns) VALUES ($1, $2, $3, $4)",
+		r.Tree, r.Root, r.Depth, unixNano(r.At))
+	return db.fail(ctx, err)
+}
+
+// ExternalRoots returns every external root, ordered by tree and root.
+func (db *DB) ExternalRoots(ctx context.Context) ([]record.ExternalRoot, error) {
+	rows := db.query(ctx, "SELECT tree, root, depth, at_ns FROM external_roots ORDER BY tree, root")
+	roots, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (r record.ExternalRoot, err error) {
+		err = row.Scan(&r.Tree, &r.Root, &r.Depth, (*unixNano)(&r.At))
+		return r, err
+	})
+	return roots, db.fail(ctx, err)
+}
