@@ -7,6 +7,7 @@ require (
 	github.com/consensys/gnark-crypto v0.21.0
 	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/iden3/go-iden3-crypto v0.0.17
+	github.com/jackc/pgx/v5 v5.12.0
 	golang.org/x/crypto v0.54.0
 	golang.org/x/oauth2 v0.37.0
 )
@@ -20,7 +21,6 @@ require (
 	github.com/google/pprof v0.0.0-20260802141513-ef3492d7dac3 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
