@@ -36,6 +36,9 @@ const (
 	idleTimeout       = 120 * time.Second
 	maxHeaderBytes    = 64 << 10
 	shutdownTimeout   = 10 * time.Second
+	// registryFollowInterval bounds how long an identity added through
+	// another replica takes to become provable and verifiable here.
+	registryFollowInterval = 2 * time.Second
 )
 
 func main() {
@@ -181,6 +184,9 @@ func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Lo
 		return nil, err
 	}
 	s.closers = append(s.closers, func() error { ids.Close(); return nil })
+	s.background(ctx, func(ctx context.Context) {
+		ids.Follow(ctx, registryFollowInterval, func(err error) { log.Error("registry: catching up from the store", "err", err) })
+	})
 	// Recovery decodes the whole journal and snapshot: garbage as large as
 	// the live state. Return it to the OS now rather than carrying it as
 	// resident memory until the scavenger gets to it.

@@ -29,6 +29,11 @@
 // GET /api/v1/semaphore/proving-key (the local proving key, public
 // parameters).
 //
-// It does not delete leaves, and it does not follow other replicas' inserts
-// on its own: Refresh catches up from the store.
+// Replicas sharing one store (PostgreSQL) see each other's identities and
+// external roots through Refresh, which Follow runs every interval (serve:
+// 2 s), so an identity added on one replica is provable and verifiable on
+// every other within that interval. AddIdentity catches up before it
+// appends, so leaf indexes always match the store's order.
+//
+// It does not delete leaves.
 package registry

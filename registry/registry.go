@@ -106,6 +106,25 @@ func (r *Registry) Close() {
 	}
 }
 
+// Follow calls Refresh every interval until ctx is done, so that identities
+// and roots added through another replica sharing the store become
+// provable and verifiable here within one interval. Errors are reported
+// to onError and retried at the next tick.
+func (r *Registry) Follow(ctx context.Context, interval time.Duration, onError func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := r.Refresh(ctx); err != nil && ctx.Err() == nil {
+				onError(err)
+			}
+		}
+	}
+}
+
 // Refresh appends the leaves and external roots stored since the last
 // load, e.g. by another replica sharing the store.
 func (r *Registry) Refresh(ctx context.Context) error {

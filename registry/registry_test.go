@@ -319,3 +319,51 @@ func TestLocalIdentityRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicasFollowEachOther: two registries on one store, as two
+// replicas on one PostgreSQL; B sees A's identity and root after Follow
+// ticks, and B's own append lands after A's in index order.
+func TestReplicasFollowEachOther(t *testing.T) {
+	st := newMemStore()
+	c := &clock{time.Unix(1_800_000_000, 0)}
+	key := mustKey(t, 16)
+	a, b := openTest(t, st, key, c, false), openTest(t, st, key, c, false)
+	var x, y, root fr.Element
+	x.SetUint64(11)
+	y.SetUint64(12)
+	root.SetUint64(13)
+	if _, _, err := a.AddIdentity(t.Context(), "orb", "production", x); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AddExternalRoot(t.Context(), "device", "staging", root, 30, c.t); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); b.Follow(ctx, time.Millisecond, func(err error) { t.Error(err) }) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := b.InclusionProof("orb", "production", x)
+		tr, _ := b.tree("device", "staging")
+		_, rootErr := b.keyFor(tr, root, time.Hour)
+		if err == nil && rootErr == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica B never caught up: %v / %v", err, rootErr)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+	index, _, err := b.AddIdentity(t.Context(), "orb", "production", y)
+	if err != nil || index != 1 {
+		t.Fatalf("B's append: index %d, %v", index, err)
+	}
+	if err := a.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if ra, rb := a.trees["orb/production"].merkle.Root(), b.trees["orb/production"].merkle.Root(); ra != rb {
+		t.Fatalf("replicas disagree on the root after catching up")
+	}
+}
