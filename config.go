@@ -2,18 +2,21 @@ package main
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"runtime/debug"
 	"strings"
 	"time"
 
+	"worldid/forwarded"
 	"worldid/refresh"
 )
 
@@ -35,7 +38,13 @@ type Config struct {
 	RefreshLimits bool          // -refresh-rate-limits: per-IP and per-idComm limits on /api/v1/refresh
 	NoBatching    bool          // -no-batching: verify Groth16 proofs one by one (for comparison)
 
-	sunset time.Time // parsed Sunset
+	// Deployment (design.md §1; issue: TLS and reverse proxies).
+	TLSCert, TLSKey string // -tls-cert, -tls-key: PEM files; HTTPS on the public listener
+	TrustedProxies  string // -trusted-proxies: CIDRs whose X-Forwarded-For is believed
+
+	sunset         time.Time      // parsed Sunset
+	tls            *tls.Config    // loaded TLSCert/TLSKey, or nil
+	trustedProxies []netip.Prefix // parsed TrustedProxies
 }
 
 // usageError marks errors caused by the command line; main exits 2 for them.
@@ -54,6 +63,9 @@ func (c *Config) configFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Sunset, "signin-sunset", "2026-01-31", "sign-in v1 sunset date (Deprecation/Sunset headers)")
 	fs.BoolVar(&c.SunsetEnforce, "signin-sunset-enforce", false, "answer 410 Gone on sign-in routes after the sunset date")
 	fs.BoolVar(&c.RefreshLimits, "refresh-rate-limits", true, "rate-limit /api/v1/refresh per IP and per idComm (off only for load tests)")
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate chain: serve the public listener over HTTPS (with -tls-key)")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key for -tls-cert")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the client (default: none)")
 	fs.BoolVar(&c.NoBatching, "no-batching", false, "verify concurrent Groth16 proofs one by one instead of in batches")
 	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
 }
@@ -140,6 +152,10 @@ func (c *Config) Validate() error {
 	if c.KeyRotation < 24*time.Hour {
 		errs = append(errs, errors.New("key-rotation: must be at least 24h"))
 	}
+	if c.trustedProxies, err = forwarded.ParsePrefixes(c.TrustedProxies); err != nil {
+		errs = append(errs, fmt.Errorf("trusted-proxies: %w", err))
+	}
+	errs = append(errs, c.loadTLS())
 	if err := errors.Join(errs...); err != nil {
 		return usageError{err}
 	}
@@ -173,6 +189,22 @@ func (c *Config) slogLevel() (slog.Level, error) {
 	return l, err
 }
 
+// loadTLS loads the public listener's certificate, if configured.
+func (c *Config) loadTLS() error {
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("tls-cert, tls-key: give both or neither")
+	}
+	if c.TLSCert == "" {
+		return nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+	if err != nil {
+		return fmt.Errorf("tls-cert, tls-key: %w", err)
+	}
+	c.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	return nil
+}
+
 // refreshRate is the refresh endpoint's rate: its defaults, or off.
 func (c *Config) refreshRate() refresh.Rate {
 	if c.RefreshLimits {
@@ -193,7 +225,11 @@ func (c *Config) batchRand() io.Reader {
 // withListenerDefaults fills the public URLs from the bound public address.
 func (c Config) withListenerDefaults(publicAddr net.Addr) Config {
 	if c.BaseURL == "" {
-		c.BaseURL = "http://" + publicAddr.String()
+		scheme := "http://"
+		if c.tls != nil {
+			scheme = "https://"
+		}
+		c.BaseURL = scheme + publicAddr.String()
 	}
 	if c.IssuerURL == "" {
 		c.IssuerURL = c.BaseURL

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"worldid/admin"
+	"worldid/forwarded"
 	"worldid/metrics"
 	"worldid/oidc"
 	"worldid/refresh"
@@ -233,8 +235,8 @@ func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Lo
 	adminAPI := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: signin,
 		ParseOrbKey: func(pem []byte) error { _, err := refresh.ParseOrbKeyPEM(pem); return err }, Rand: rand.Reader, Now: time.Now, Log: log})
 
-	s.serve(publicLn, instrument.Wrap("public", public))
-	s.serve(adminLn, instrument.Wrap("admin", adminAPI))
+	s.serve(publicLn, forwarded.Middleware(cfg.trustedProxies, instrument.Wrap("public", public)), cfg.tls)
+	s.serve(adminLn, instrument.Wrap("admin", adminAPI), nil)
 
 	if firstStart {
 		if err := createDemoApp(ctx, s, stdout); err != nil {
@@ -265,8 +267,9 @@ func (s *server) listen(addr, setting string) (net.Listener, error) {
 	return ln, nil
 }
 
-func (s *server) serve(ln net.Listener, h http.Handler) {
+func (s *server) serve(ln net.Listener, h http.Handler, tlsConfig *tls.Config) {
 	hs := &http.Server{
+		TLSConfig:         tlsConfig,
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
@@ -277,7 +280,13 @@ func (s *server) serve(ln net.Listener, h http.Handler) {
 	}
 	s.httpServers = append(s.httpServers, hs)
 	go func() {
-		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		var err error
+		if tlsConfig != nil {
+			err = hs.ServeTLS(ln, "", "") // certificates come from TLSConfig
+		} else {
+			err = hs.Serve(ln)
+		}
+		if !errors.Is(err, http.ErrServerClosed) {
 			s.errc <- err
 		}
 	}()
