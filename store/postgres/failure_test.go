@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"worldid/store/postgres/pgtest"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"worldid/record"
@@ -62,7 +64,7 @@ func TestOpenInvalidConnString(t *testing.T) {
 }
 
 func TestOpenWrongPassword(t *testing.T) {
-	dsn := withPassword(t, testDSN(t), secret)
+	dsn := withPassword(t, pgtest.DSN(t), secret)
 	_, err := Open(context.Background(), dsn)
 	if err == nil || !strings.Contains(err.Error(), "store: cannot reach PostgreSQL at ") {
 		t.Fatalf("Open with a wrong password: %v", err)
@@ -76,7 +78,7 @@ func TestOpenWrongPassword(t *testing.T) {
 func withPassword(t *testing.T, dsn, password string) string {
 	u, err := url.Parse(dsn)
 	if err != nil || u.User == nil {
-		t.Skipf("%s is not a URL with a user: cannot replace its password", testDSNEnv)
+		t.Skipf("%s is not a URL with a user: cannot replace its password", pgtest.EnvVar)
 	}
 	u.User = url.UserPassword(u.User.Username(), password)
 	return u.String()
@@ -85,7 +87,7 @@ func withPassword(t *testing.T, dsn, password string) string {
 // A search_path naming no schema leaves the migrations nowhere to create
 // their tables: Open says so.
 func TestOpenMisconfiguredSchema(t *testing.T) {
-	dsn := withParam(t, testDSN(t), "search_path", "worldid_test_missing_"+randomHex(t))
+	dsn := pgtest.WithParam(t, pgtest.DSN(t), "search_path", "worldid_test_missing_"+pgtest.RandomHex(t))
 	_, err := Open(context.Background(), dsn)
 	if err == nil || !strings.Contains(err.Error(), "schema_migrations") || !strings.Contains(err.Error(), "no schema has been selected") {
 		t.Fatalf("Open with a missing schema: %v", err)
@@ -161,12 +163,12 @@ func (p *proxy) stop() {
 // openThroughProxy opens a store on a fresh schema, connecting through a
 // proxy that the test can stop and restart.
 func openThroughProxy(t *testing.T) (*DB, *proxy) {
-	cfg, err := pgxpool.ParseConfig(freshSchema(t))
+	cfg, err := pgxpool.ParseConfig(pgtest.FreshSchema(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.HasPrefix(cfg.ConnConfig.Host, "/") {
-		t.Skipf("%s names a Unix socket: the outage test needs TCP", testDSNEnv)
+		t.Skipf("%s names a Unix socket: the outage test needs TCP", pgtest.EnvVar)
 	}
 	p := startProxy(t, address(cfg.ConnConfig))
 	host, port, _ := net.SplitHostPort(p.addr)

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"worldid/store/postgres/pgtest"
+
 	"github.com/jackc/pgx/v5"
 )
 
@@ -59,7 +61,7 @@ func connect(t *testing.T, dsn string) *pgx.Conn {
 }
 
 func TestMigrateIdempotent(t *testing.T) {
-	dsn := freshSchema(t)
+	dsn := pgtest.FreshSchema(t)
 	for range 3 {
 		mustOpen(t, dsn).Close()
 	}
@@ -69,7 +71,7 @@ func TestMigrateIdempotent(t *testing.T) {
 // Replicas starting at once: the advisory lock lets one migrate, the
 // others then find the migrations applied.
 func TestMigrateConcurrentOpen(t *testing.T) {
-	dsn := freshSchema(t)
+	dsn := pgtest.FreshSchema(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {
@@ -91,7 +93,7 @@ func TestMigrateConcurrentOpen(t *testing.T) {
 }
 
 func TestMigrateRefusesNewerDatabase(t *testing.T) {
-	dsn := freshSchema(t)
+	dsn := pgtest.FreshSchema(t)
 	mustOpen(t, dsn).Close()
 	conn := connect(t, dsn)
 	if _, err := conn.Exec(context.Background(), "INSERT INTO schema_migrations (version, name, sha256) VALUES (9999, '9999_future.sql', '')"); err != nil {
@@ -103,7 +105,7 @@ func TestMigrateRefusesNewerDatabase(t *testing.T) {
 }
 
 func TestMigrateRefusesEditedMigration(t *testing.T) {
-	dsn := freshSchema(t)
+	dsn := pgtest.FreshSchema(t)
 	mustOpen(t, dsn).Close()
 	conn := connect(t, dsn)
 	if _, err := conn.Exec(context.Background(), "UPDATE schema_migrations SET sha256 = 'edited' WHERE version = 1"); err != nil {
@@ -116,7 +118,7 @@ func TestMigrateRefusesEditedMigration(t *testing.T) {
 
 // A migration that fails leaves nothing behind: it runs in a transaction.
 func TestMigrationIsAtomic(t *testing.T) {
-	dsn := freshSchema(t)
+	dsn := pgtest.FreshSchema(t)
 	conn := connect(t, dsn)
 	// A table the migration is about to create makes it fail midway.
 	if _, err := conn.Exec(context.Background(), "CREATE TABLE refreshes (x int)"); err != nil {
