@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"worldid/admin"
+	"worldid/store/postgres/pgtest"
+	"worldid/wallet"
+)
+
+// TestReplicasShareOnePostgreSQL runs two `worldid serve` processes on one
+// PostgreSQL database, as replicas behind a load balancer, and checks the
+// multi-replica guarantees of the README's deployment section.
+func TestReplicasShareOnePostgreSQL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two servers")
+	}
+	dsn := pgtest.FreshSchema(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dirA, dirB := t.TempDir(), t.TempDir()
+	a := startProc(t, dirA, "-store", dsn)
+	// Replicas share the data dir's key files (README, "Many replicas").
+	for _, f := range []string{provingKeyFile, issuerKeyFile} {
+		b, err := os.ReadFile(filepath.Join(dirA, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dirB, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := startProc(t, dirB, "-store", dsn)
+
+	if ka, kb := jwksKids(t, a), jwksKids(t, b); strings.Join(ka, ",") != strings.Join(kb, ",") || len(ka) == 0 {
+		t.Fatalf("replicas publish different signing keys: %v vs %v", ka, kb)
+	}
+	rp := newRelyingParty(t, ctx, a) // registered through A
+
+	// An identity added through A's admin API is provable and verifiable on
+	// B within the registry's follow interval.
+	w := newWallet(t, ctx, a, [2]string{"orb", "production"})
+	w.Server = b.public
+	var item wallet.ResponseItem
+	deadline := time.Now().Add(3 * registryFollowInterval)
+	for {
+		var err error
+		if item, err = w.Prove(ctx, wallet.ProofRequest{AppID: rp.app.AppID, Action: "replicas", Signal: "x"}); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("identity added on A not provable on B after %v: %v", 3*registryFollowInterval, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// max_verifications=1, the same nullifier sent to both at once: exactly one success.
+	if _, err := b.adminClient.SetActionLimit(ctx, admin.ActionLimitRequest{RPID: rp.app.RPID, Action: "replicas", MaxVerifications: 1}); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"protocol_version": "3.0", "nonce": "n", "action": "replicas", "responses": []wallet.ResponseItem{item}})
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			target := []*serverProc{a, b}[i%2]
+			s := postVerify(t, ctx, target, rp.app.RPID, body).status
+			mu.Lock()
+			statuses[s]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if statuses[200] != 1 || statuses[400] != 19 {
+		t.Fatalf("statuses across replicas %v, want exactly one 200", statuses)
+	}
+
+	// A code issued by A is redeemable once — on B — and then refused on A;
+	// B's tokens verify against A's JWKS.
+	verifier := oauth2.GenerateVerifier()
+	res, err := w.SignIn(ctx, rp.oauth.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)), "orb") // A's authorize endpoint
+	if err != nil {
+		t.Fatal(err)
+	}
+	onB := connectRelyingParty(t, ctx, b, rp.app)
+	tok, err := onB.oauth.Exchange(ctx, res.Params.Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatalf("code from A redeemed on B: %v", err)
+	}
+	if _, err := rp.verifier.Verify(ctx, tok.Extra("id_token").(string)); err != nil {
+		t.Fatalf("B's id_token does not verify with A's keys: %v", err)
+	}
+	if _, err := rp.oauth.Exchange(ctx, res.Params.Get("code"), oauth2.VerifierOption(verifier)); err == nil {
+		t.Fatal("a code redeemed on B was accepted again on A")
+	}
+	if _, err := rp.provider.UserInfo(ctx, oauth2.StaticTokenSource(tok)); err == nil {
+		t.Fatal("tokens of the replayed code still work on A")
+	}
+}
