@@ -243,7 +243,11 @@ func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Lo
 			return nil, err
 		}
 	}
-	fmt.Fprintf(stdout, "worldid: public listener  %s\n", s.cfg.BaseURL)
+	listenerURL := strings.SplitN(s.cfg.BaseURL, "://", 2)[0] + "://" + publicLn.Addr().String()
+	fmt.Fprintf(stdout, "worldid: public listener  %s\n", listenerURL)
+	if s.cfg.BaseURL != listenerURL {
+		fmt.Fprintf(stdout, "worldid: base URL         %s\n", s.cfg.BaseURL)
+	}
 	fmt.Fprintf(stdout, "worldid: admin listener   %s (token: %s)\n", s.adminURL, filepath.Join(cfg.DataDir, adminTokenFile))
 	log.Info("started", "public", s.cfg.BaseURL, "admin", s.adminURL, "data", cfg.DataDir)
 	return s, nil

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,11 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	dirA, dirB := t.TempDir(), t.TempDir()
-	a := startProc(t, dirA, "-store", dsn)
+	// Replicas behind a load balancer share one public URL, the OIDC
+	// issuer; here A's own address plays the load balancer.
+	addrA := freeLoopbackAddr(t)
+	shared := []string{"-store", dsn, "-base-url", "http://" + addrA}
+	a := startProc(t, dirA, append([]string{"-addr", addrA}, shared...)...)
 	// Replicas share the data dir's key files (README, "Many replicas").
 	for _, f := range []string{provingKeyFile, issuerKeyFile} {
 		b, err := os.ReadFile(filepath.Join(dirA, f))
@@ -39,7 +44,7 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b := startProc(t, dirB, "-store", dsn)
+	b := startProc(t, dirB, shared...)
 
 	if ka, kb := jwksKids(t, a), jwksKids(t, b); strings.Join(ka, ",") != strings.Join(kb, ",") || len(ka) == 0 {
 		t.Fatalf("replicas publish different signing keys: %v vs %v", ka, kb)
@@ -94,8 +99,9 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	onB := connectRelyingParty(t, ctx, b, rp.app)
-	tok, err := onB.oauth.Exchange(ctx, res.Params.Get("code"), oauth2.VerifierOption(verifier))
+	onB := rp.oauth
+	onB.Endpoint.TokenURL = b.public + "/token"
+	tok, err := onB.Exchange(ctx, res.Params.Get("code"), oauth2.VerifierOption(verifier))
 	if err != nil {
 		t.Fatalf("code from A redeemed on B: %v", err)
 	}
@@ -108,4 +114,13 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	if _, err := rp.provider.UserInfo(ctx, oauth2.StaticTokenSource(tok)); err == nil {
 		t.Fatal("tokens of the replayed code still work on A")
 	}
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
