@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,7 +15,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
 	"worldid/admin"
+	"worldid/field"
 	"worldid/record"
 )
 
@@ -50,7 +54,9 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // adminCommand is one CLI command that calls the admin API.
 type adminCommand struct {
-	args  string // positional arguments, for the usage line; their count is enforced
+	// args names the positional arguments; their count is enforced, unless
+	// the last ends in "..." (any number: call checks them).
+	args  string
 	flags func(fs *flag.FlagSet)
 	// call runs the command and returns what -json prints and the text
 	// printed otherwise.
@@ -66,6 +72,7 @@ func adminCommands() map[string]adminCommand {
 		rootReq     admin.AddRootRequest
 		limitReq    admin.ActionLimitRequest
 		orbID       string
+		idFile      string
 	)
 	tree := func(identifier, environment *string) func(fs *flag.FlagSet) {
 		return func(fs *flag.FlagSet) {
@@ -100,12 +107,13 @@ func adminCommands() map[string]adminCommand {
 			},
 		},
 		"identity add": {
-			args:  "COMMITMENT",
-			flags: tree(&identityReq.Identifier, &identityReq.Environment),
+			args: "COMMITMENT...",
+			flags: func(fs *flag.FlagSet) {
+				tree(&identityReq.Identifier, &identityReq.Environment)(fs)
+				fs.StringVar(&idFile, "file", "", "file of identity commitments, one a line (after those given as arguments)")
+			},
 			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
-				identityReq.IdentityCommitment = args[0]
-				added, err := c.AddIdentity(ctx, identityReq)
-				return added, fmt.Sprintf("added to %s/%s at index %d; new root %s\n", identityReq.Identifier, identityReq.Environment, added.Index, added.Root), err
+				return addIdentities(ctx, c, identityReq, args, idFile)
 			},
 		},
 		"roots add": {
@@ -190,7 +198,11 @@ func runAdminCommand(ctx context.Context, name string, args []string, stdout, st
 	if cmd.flags != nil {
 		cmd.flags(fs)
 	}
-	if err := parseFlagsWithArgs(fs, args, len(strings.Fields(cmd.args))); err != nil {
+	argCount := len(strings.Fields(cmd.args))
+	if strings.HasSuffix(cmd.args, "...") {
+		argCount = -1
+	}
+	if err := parseFlagsWithArgs(fs, args, argCount); err != nil {
 		return err
 	}
 	c, err := af.client()
@@ -206,6 +218,81 @@ func runAdminCommand(ctx context.Context, name string, args []string, stdout, st
 	}
 	_, err = io.WriteString(stdout, text)
 	return err
+}
+
+// addIdentities inserts the commitments of args, then of file, into req's
+// tree, in batches of admin.MaxIdentitiesPerRequest, each atomic.
+func addIdentities(ctx context.Context, c *admin.Client, req admin.AddIdentityRequest, args []string, file string) (any, string, error) {
+	commitments, err := readCommitments(args, file)
+	if err != nil {
+		return nil, "", err
+	}
+	tree := req.Identifier + "/" + req.Environment
+	var (
+		added []admin.AddedIdentity
+		text  strings.Builder
+	)
+	for start := 0; start < len(commitments); start += admin.MaxIdentitiesPerRequest {
+		req.IdentityCommitments = commitments[start:min(start+admin.MaxIdentitiesPerRequest, len(commitments))]
+		a, err := c.AddIdentity(ctx, req)
+		if err != nil && len(commitments) > admin.MaxIdentitiesPerRequest {
+			err = fmt.Errorf("commitments %d–%d: %w (the %d before were added)", start+1, start+len(req.IdentityCommitments), err, start)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		added = append(added, a)
+		if a.Count == 1 {
+			fmt.Fprintf(&text, "added to %s at index %d; new root %s\n", tree, a.Index, a.Root)
+		} else {
+			fmt.Fprintf(&text, "added %d to %s at indexes %d to %d; new root %s\n", a.Count, tree, a.Index, a.Index+a.Count-1, a.Root)
+		}
+	}
+	return added, text.String(), nil
+}
+
+// readCommitments parses the commitments of args, then of file (one a line,
+// blank lines skipped), and returns them canonical, so that a full batch
+// fits the admin body limit. A malformed or repeated commitment is an error
+// naming where it is, before anything is sent.
+func readCommitments(args []string, file string) ([]string, error) {
+	type source struct{ where, text string }
+	var sources []source
+	for i, a := range args {
+		sources = append(sources, source{fmt.Sprintf("argument %d", i+1), a})
+	}
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for line := 1; sc.Scan(); line++ {
+			if text := strings.TrimSpace(sc.Text()); text != "" {
+				sources = append(sources, source{fmt.Sprintf("%s:%d", file, line), text})
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if len(sources) == 0 {
+		return nil, usageError{errors.New("identity add takes COMMITMENT arguments or -file F (one commitment a line)")}
+	}
+	out := make([]string, len(sources))
+	seen := make(map[fr.Element]string, len(sources))
+	for i, s := range sources {
+		c, err := field.ParseIDCommitment(s.text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.where, err)
+		}
+		if prev, ok := seen[c]; ok {
+			return nil, fmt.Errorf("%s: repeats the commitment of %s", s.where, prev)
+		}
+		seen[c], out[i] = s.where, field.Format(&c)
+	}
+	return out, nil
 }
 
 // signupBatch is how many signup records one admin request carries.

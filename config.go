@@ -105,12 +105,12 @@ func fillFromEnv(fs *flag.FlagSet, getenv func(string) string) error {
 }
 
 // parseFlagsWithArgs is parseFlags for commands taking exactly n
-// positional arguments after the flags.
+// positional arguments after the flags, or any number if n < 0.
 func parseFlagsWithArgs(fs *flag.FlagSet, args []string, n int) error {
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
-	if fs.NArg() != n {
+	if n >= 0 && fs.NArg() != n {
 		return usageError{fmt.Errorf("%s takes %d argument(s), got %d", fs.Name(), n, fs.NArg())}
 	}
 	return fillFromEnv(fs, os.Getenv)

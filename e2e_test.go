@@ -506,6 +506,34 @@ func jwksKids(t *testing.T, p *serverProc) []string {
 	return kids
 }
 
+// identityBatches adds commitments from arguments and a file through
+// `identity add`: one batch request per admin.MaxIdentitiesPerRequest, each
+// atomic, and a malformed or repeated commitment refused before any is sent.
+func identityBatches(t *testing.T, run func(wantStatus int, args ...string) string) {
+	list := filepath.Join(t.TempDir(), "commitments")
+	var lines strings.Builder
+	for i := range admin.MaxIdentitiesPerRequest + 1 {
+		fmt.Fprintf(&lines, "%d\n\n", 1000+i) // blank lines are skipped
+	}
+	if err := os.WriteFile(list, []byte(lines.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := run(0, "identity", "add", "-json", "-identifier", "device", "-file", list, "0x2b")
+	var added []admin.AddedIdentity
+	if err := json.Unmarshal([]byte(out), &added); err != nil || len(added) != 2 ||
+		added[0].Count != admin.MaxIdentitiesPerRequest || added[1].Count != 2 || added[1].Index != added[0].Index+admin.MaxIdentitiesPerRequest {
+		t.Fatalf("identity add of %d commitments: %v\n%s", admin.MaxIdentitiesPerRequest+2, err, out)
+	}
+	next := added[1].Index + 2
+	run(1, "identity", "add", "-identifier", "device", "0x2c", "44")   // one commitment twice
+	run(1, "identity", "add", "-identifier", "device", "0x2c", "0x2b") // 0x2b is in the tree
+	run(1, "identity", "add", "-identifier", "device", "0x2c", "0x2g")
+	out = run(0, "identity", "add", "-identifier", "device", "0x2c", "0x2d")
+	if want := fmt.Sprintf("added 2 to device/production at indexes %d to %d;", next, next+1); !strings.Contains(out, want) {
+		t.Fatalf("after refused batches: %s, want %q", out, want)
+	}
+}
+
 // operatorCLI runs the admin subcommands of the built binary against the
 // server, checking output and exit statuses (1 for refused, 2 for usage).
 func operatorCLI(t *testing.T, p *serverProc, dataDir string) {
@@ -538,6 +566,7 @@ func operatorCLI(t *testing.T, p *serverProc, dataDir string) {
 	run(1, "identity", "add", "-identifier", "device", "42") // the same commitment, in decimal
 	run(1, "identity", "add", "-identifier", "passport", "0x2b")
 	run(2, "identity", "add")
+	identityBatches(t, run)
 	run(2, "identity", "remove", "0x2b")
 	run(0, "action", "limit", "-rp", app.RPID, "-action", "cli", "-max", "3")
 	run(0, "keys", "rotate")

@@ -90,7 +90,7 @@ const usageText = `usage: worldid <command> [flags]
   demo                  run every flow against a throwaway in-process server
   bench SCENARIO...     load-test endpoints: discovery jwks verify signin token refresh
   app create|list       manage relying-party apps (admin API)
-  identity add C        insert an identity commitment into a tree (admin API)
+  identity add C...     insert identity commitments (or -file F) into a tree (admin API)
   roots add R           accept a root of a tree kept elsewhere (admin API)
   action limit          set an action's max_verifications (admin API)
   keys rotate           publish the next OIDC signing key (admin API)

@@ -29,7 +29,8 @@ func (c *Client) Apps(ctx context.Context) (AppList, error) {
 	return out, c.do(ctx, http.MethodGet, "/admin/apps", nil, &out)
 }
 
-// AddIdentity inserts an identity commitment into a tree.
+// AddIdentity inserts an identity commitment, or a batch of them, into a
+// tree.
 func (c *Client) AddIdentity(ctx context.Context, req AddIdentityRequest) (AddedIdentity, error) {
 	var out AddedIdentity
 	return out, c.do(ctx, http.MethodPost, "/admin/identities", req, &out)

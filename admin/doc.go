@@ -18,6 +18,8 @@
 //	POST /admin/apps   create an app: {"name", "redirect_uris"} → credentials (the secret is shown once)
 //	GET  /admin/apps        list apps (never secrets or their hashes)
 //	POST /admin/identities  insert an identity commitment into a tree: {"identifier", "environment", "identity_commitment"}
+//	                        or a batch, atomically: "identity_commitments" (1 to 800, distinct) instead
+//	                        → {"index" (the first's), "count", "root"}
 //	POST /admin/keys/rotate publish the next OIDC signing key (it signs after the pre-publication delay)
 //	POST /admin/signups     import signup records: {"signups":[{"id_commitment","signup_id","verified_at"}]} (≤ 200 per request)
 //	POST /admin/orbkeys     trust an Orb key: {"orb_id", "public_key_pem"} (secp256k1 SPKI PEM)

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -14,20 +15,29 @@ import (
 
 // Registry is the identity registry the admin API feeds.
 type Registry interface {
-	AddIdentity(ctx context.Context, identifier, environment string, commitment fr.Element) (int, fr.Element, error)
+	AddIdentities(ctx context.Context, identifier, environment string, commitments []fr.Element) (first int, root fr.Element, err error)
 	AddExternalRoot(ctx context.Context, identifier, environment string, root fr.Element, depth int, at time.Time) error
 }
 
-// AddIdentityRequest is the body of POST /admin/identities.
+// MaxIdentitiesPerRequest is the largest batch. Every batch of canonical
+// commitments then fits the 64 KiB body limit: the longest, 77 decimal
+// digits, takes 80 bytes quoted and separated, and 800 of them 64,000.
+const MaxIdentitiesPerRequest = 800
+
+// AddIdentityRequest is the body of POST /admin/identities: one
+// commitment, or a batch of 1 to 800 inserted atomically, never both.
 type AddIdentityRequest struct {
-	Identifier         string `json:"identifier"`  // default orb
-	Environment        string `json:"environment"` // default production
-	IdentityCommitment string `json:"identity_commitment"`
+	Identifier          string   `json:"identifier"`  // default orb
+	Environment         string   `json:"environment"` // default production
+	IdentityCommitment  string   `json:"identity_commitment,omitempty"`
+	IdentityCommitments []string `json:"identity_commitments,omitempty"`
 }
 
-// AddedIdentity answers POST /admin/identities.
+// AddedIdentity answers POST /admin/identities: the first new leaf's
+// index, how many were added at consecutive indexes, and the new root.
 type AddedIdentity struct {
 	Index int    `json:"index"`
+	Count int    `json:"count"`
 	Root  string `json:"root"`
 }
 
@@ -52,21 +62,67 @@ func (a *api) addIdentity(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, err)
 		return
 	}
-	c, err := field.ParseIDCommitment(req.IdentityCommitment)
+	commitments, err := parseCommitments(&req)
 	if err != nil {
-		writeError(w, a.Log, badRequest("identity_commitment: %v", err))
+		writeError(w, a.Log, err)
 		return
 	}
-	index, root, err := a.Registry.AddIdentity(r.Context(), req.Identifier, req.Environment, c)
+	index, root, err := a.Registry.AddIdentities(r.Context(), req.Identifier, req.Environment, commitments)
 	if errors.Is(err, record.ErrExists) {
-		err = &Error{http.StatusConflict, "conflict", "the identity commitment is already in " + tree}
+		err = &Error{http.StatusConflict, "conflict", "an identity commitment is already in " + tree + "; none was added"}
 	}
 	if err != nil {
 		writeError(w, a.Log, err)
 		return
 	}
-	a.Log.Info("admin: identity added", "tree", tree, "index", index)
-	writeJSON(w, http.StatusCreated, AddedIdentity{Index: index, Root: field.Format(&root)})
+	a.Log.Info("admin: identities added", "tree", tree, "index", index, "count", len(commitments))
+	writeJSON(w, http.StatusCreated, AddedIdentity{Index: index, Count: len(commitments), Root: field.Format(&root)})
+}
+
+// parseCommitments returns identity_commitment, or the identity_commitments
+// batch: 1 to MaxIdentitiesPerRequest, pairwise distinct as field elements.
+func parseCommitments(req *AddIdentityRequest) ([]fr.Element, error) {
+	if req.IdentityCommitments == nil {
+		c, err := parseCommitment("identity_commitment", req.IdentityCommitment)
+		if err != nil {
+			return nil, err
+		}
+		return []fr.Element{c}, nil
+	}
+	switch n := len(req.IdentityCommitments); {
+	case req.IdentityCommitment != "":
+		return nil, badRequest("identity_commitment and identity_commitments are mutually exclusive")
+	case n == 0 || n > MaxIdentitiesPerRequest:
+		return nil, badRequest("identity_commitments must hold 1 to %d commitments, not %d", MaxIdentitiesPerRequest, n)
+	}
+	out := make([]fr.Element, len(req.IdentityCommitments))
+	seen := make(map[fr.Element]int, len(out))
+	for i, s := range req.IdentityCommitments {
+		name := fmt.Sprintf("identity_commitments[%d]", i)
+		c, err := parseCommitment(name, s)
+		if err != nil {
+			return nil, err
+		}
+		// Distinct encodings of one element ("42", "0x2a") are one commitment.
+		if j, ok := seen[c]; ok {
+			return nil, badRequest("%s repeats identity_commitments[%d]", name, j)
+		}
+		seen[c], out[i] = i, c
+	}
+	return out, nil
+}
+
+// parseCommitment parses one commitment (crypto.md §a IDCommitment); 0 is
+// the empty leaf, which a tree cannot hold.
+func parseCommitment(name, s string) (fr.Element, error) {
+	c, err := field.ParseIDCommitment(s)
+	switch {
+	case err != nil:
+		return fr.Element{}, badRequest("%s: %v", name, err)
+	case c.IsZero():
+		return fr.Element{}, badRequest("%s: 0 is the empty leaf, not an identity commitment", name)
+	}
+	return c, nil
 }
 
 func (a *api) addRoot(w http.ResponseWriter, r *http.Request) {

@@ -3,16 +3,22 @@ package admin
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"math/big"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
+	"worldid/field"
+	"worldid/internal/vectors"
 	"worldid/record"
 )
 
@@ -21,15 +27,18 @@ type fakeRegistry struct {
 	roots []string
 }
 
-func (f *fakeRegistry) AddIdentity(_ context.Context, identifier, env string, c fr.Element) (int, fr.Element, error) {
-	key := identifier + "/" + env + "/" + c.String()
-	for _, a := range f.added {
-		if a == key {
+// AddIdentities adds all of cs or, if one is already added, none; its
+// "root" is the last commitment.
+func (f *fakeRegistry) AddIdentities(_ context.Context, identifier, env string, cs []fr.Element) (int, fr.Element, error) {
+	keys := make([]string, len(cs))
+	for i, c := range cs {
+		keys[i] = identifier + "/" + env + "/" + c.String()
+		if slices.Contains(f.added, keys[i]) {
 			return 0, fr.Element{}, record.ErrExists
 		}
 	}
-	f.added = append(f.added, key)
-	return len(f.added) - 1, c, nil
+	f.added = append(f.added, keys...)
+	return len(f.added) - len(cs), cs[len(cs)-1], nil
 }
 
 func (f *fakeRegistry) AddExternalRoot(_ context.Context, identifier, env string, root fr.Element, depth int, _ time.Time) error {
@@ -88,4 +97,132 @@ func TestIdentitiesRootsAndActions(t *testing.T) {
 	if len(reg.added) != 2 || len(reg.roots) != 1 || len(st.limits) != 1 || st.limits[0] != "rp_0123456789abcdef/production/vote=1" {
 		t.Fatalf("added %v roots %v limits %v", reg.added, reg.roots, st.limits)
 	}
+}
+
+// commitmentList is a JSON array of the given encodings.
+func commitmentList(cs ...string) string {
+	quoted := make([]string, len(cs))
+	for i, c := range cs {
+		quoted[i] = strconv.Quote(c)
+	}
+	return "[" + strings.Join(quoted, ",") + "]"
+}
+
+// longest returns n distinct commitments in their longest canonical
+// encoding, 77 decimal digits: p−1, p−2, ….
+func longest(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = new(big.Int).Sub(fr.Modulus(), big.NewInt(int64(i+1))).String()
+	}
+	return out
+}
+
+func TestAddIdentitiesBatch(t *testing.T) {
+	reg := &fakeRegistry{}
+	srv := httptest.NewServer(New(Options{Token: testToken, Store: &memStore{}, Registry: reg, Rand: rand.Reader,
+		Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	defer srv.Close()
+	post := func(body string) response {
+		return do(t, srv, "POST", "/admin/identities", testToken, "application/json", body)
+	}
+	resp := post(`{"identity_commitment":"0x01"}`)
+	var got AddedIdentity
+	if err := json.Unmarshal([]byte(resp.body), &got); resp.status != 201 || err != nil || got != (AddedIdentity{0, 1, field.Format(new(fr.Element).SetUint64(1))}) {
+		t.Fatalf("single: %d %s", resp.status, resp.body)
+	}
+	resp = post(`{"environment":"staging","identity_commitments":` + commitmentList("0x02", "3", "0x04") + `}`)
+	if err := json.Unmarshal([]byte(resp.body), &got); resp.status != 201 || err != nil || got != (AddedIdentity{1, 3, field.Format(new(fr.Element).SetUint64(4))}) {
+		t.Fatalf("batch: %d %s", resp.status, resp.body)
+	}
+	if want := []string{"orb/production/1", "orb/staging/2", "orb/staging/3", "orb/staging/4"}; !slices.Equal(reg.added, want) {
+		t.Fatalf("added %v, want %v", reg.added, want)
+	}
+	most := make([]string, MaxIdentitiesPerRequest)
+	for i := range most {
+		most[i] = field.Format(new(fr.Element).SetUint64(uint64(100 + i)))
+	}
+	for _, tc := range []struct {
+		name, body string
+		status     int
+	}{
+		{"one already added", `{"identity_commitments":` + commitmentList("0x05", "1") + `}`, 409},
+		{"repeated as decimal and hex", `{"identity_commitments":` + commitmentList("0x06", "42", "0x2a") + `}`, 400},
+		{"both fields", `{"identity_commitment":"0x07","identity_commitments":["0x08"]}`, 400},
+		{"empty list", `{"identity_commitments":[]}`, 400},
+		{"null list and no commitment", `{"identity_commitments":null}`, 400},
+		{"one invalid", `{"identity_commitments":` + commitmentList("0x09", "0x0g") + `}`, 400},
+		{"zero", `{"identity_commitment":"0"}`, 400},
+		{"zero in a batch", `{"identity_commitments":` + commitmentList("0x0a", "0x00") + `}`, 400},
+		{"one too many", `{"identity_commitments":` + commitmentList(append(most, "0x0b")...) + `}`, 400},
+		{"the most, in hex", `{"identity_commitments":` + commitmentList(most...) + `}`, 201},
+		// The longest encodings still fit the body limit.
+		{"the most, longest", `{"identifier":"secure_document","environment":"production","identity_commitments":` + commitmentList(longest(MaxIdentitiesPerRequest)...) + `}`, 201},
+	} {
+		if resp := post(tc.body); resp.status != tc.status {
+			t.Errorf("%s: %d %.200s, want %d", tc.name, resp.status, resp.body, tc.status)
+		}
+	}
+	if n := len(reg.added); n != 4+2*MaxIdentitiesPerRequest {
+		t.Errorf("%d commitments added, want the 4 above and 2 full batches", n)
+	}
+}
+
+// FuzzParseCommitments: whatever the request, parseCommitments either
+// refuses it or returns 1 to MaxIdentitiesPerRequest non-zero, pairwise
+// distinct elements, each the IDCommitment parse of its input (crypto.md
+// §a), from exactly one of the two fields. Seeds: the id_commitment
+// vectors of field_element.json, alone, in pairs and in both fields.
+func FuzzParseCommitments(f *testing.F) {
+	var file struct {
+		IDCommitment []struct {
+			Input string `json:"input"`
+		} `json:"id_commitment"`
+	}
+	vectors.Load(f, "field_element.json", &file)
+	count := vectors.NewCounter(f, "field_element.json")
+	prev := "0x01"
+	for _, v := range file.IDCommitment {
+		for _, req := range []AddIdentityRequest{
+			{IdentityCommitment: v.Input},
+			{IdentityCommitments: []string{v.Input}},
+			{IdentityCommitments: []string{prev, v.Input}},
+			{IdentityCommitment: prev, IdentityCommitments: []string{v.Input}},
+		} {
+			body, _ := json.Marshal(req)
+			f.Add(body)
+		}
+		prev = v.Input
+		count.Inc()
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req AddIdentityRequest
+		if json.Unmarshal(body, &req) != nil {
+			return
+		}
+		got, err := parseCommitments(&req)
+		if err != nil {
+			if !errors.As(err, new(*Error)) {
+				t.Fatalf("refusal is not an admin error: %v", err)
+			}
+			return
+		}
+		inputs := req.IdentityCommitments
+		if inputs == nil {
+			inputs = []string{req.IdentityCommitment}
+		} else if req.IdentityCommitment != "" {
+			t.Fatalf("both fields accepted: %q", body)
+		}
+		if len(got) != len(inputs) || len(got) > MaxIdentitiesPerRequest {
+			t.Fatalf("%d commitments from %d inputs", len(got), len(inputs))
+		}
+		seen := map[fr.Element]bool{}
+		for i, c := range got {
+			want, err := field.ParseIDCommitment(inputs[i])
+			if err != nil || c != want || c.IsZero() || seen[c] {
+				t.Fatalf("commitment %d: %v from %q (%v), zero or repeated", i, c.String(), inputs[i], err)
+			}
+			seen[c] = true
+		}
+	})
 }

@@ -6,9 +6,21 @@
 //
 // Trees are named "<identifier>/<environment>", identifier ∈ orb, device,
 // document, secure_document, face, selfie and environment ∈ production,
-// staging. Leaves are stored (Store.AppendLeaf) before they enter the
+// staging. Leaves are stored (Store.AppendLeaves) before they enter the
 // in-memory tree, and every tree is rebuilt from its stored leaves on start,
 // so each leaf's root gets that leaf's insertion time as its creation time.
+//
+// AddIdentities inserts a batch: one atomic store append, its leaves all
+// stamped with one time, then semaphore.Tree.InsertBatch (about 2 hashes
+// per leaf instead of 30; AddIdentity is a batch of one). Only the batch's
+// final root enters the live history: the roots between its leaves were
+// never observable, since the tree stays locked for the whole batch, so no
+// inclusion proof ever named them. A rebuild or a replica catching up
+// still inserts stored leaves one by one and adds each leaf's root with its
+// time, the batch's included (harmless: each proves membership of a prefix
+// of the tree's leaves), because it cannot tell a batch from single
+// inserts that share a time, and each leaf's root costs depth hashes
+// however it is computed. A zero commitment is refused before it is stored.
 //
 // Which verifying key checks a proof is decided by its root: roots of the
 // local trees were proven with the local key (generated on first start,
@@ -32,7 +44,7 @@
 // Replicas sharing one store (PostgreSQL) see each other's identities and
 // external roots through Refresh, which Follow runs every interval (serve:
 // 2 s), so an identity added on one replica is provable and verifiable on
-// every other within that interval. AddIdentity catches up before it
+// every other within that interval. AddIdentities catches up before it
 // appends, so leaf indexes always match the store's order.
 //
 // It does not delete leaves.

@@ -23,7 +23,10 @@ const defaultMaxAge = 7 * 24 * time.Hour
 
 // Store is what the registry keeps durable.
 type Store interface {
-	AppendLeaf(ctx context.Context, tree, commitment string, at time.Time) (int, error)
+	// AppendLeaves stores commitments atomically at consecutive indexes
+	// from first; a commitment already in the tree or repeated in the
+	// batch is an error wrapping record.ErrExists and stores nothing.
+	AppendLeaves(ctx context.Context, tree string, commitments []string, at time.Time) (first int, err error)
 	Leaves(ctx context.Context, tree string, from int) ([]record.Leaf, error)
 	AddExternalRoot(ctx context.Context, r record.ExternalRoot) error
 	ExternalRoots(ctx context.Context) ([]record.ExternalRoot, error)
@@ -151,18 +154,21 @@ func (r *Registry) catchUp(ctx context.Context, t *tree) error {
 	return r.catchUpLocked(ctx, t)
 }
 
-// insert adds a stored leaf to the in-memory tree; t.mu is held.
-func (t *tree) insert(c fr.Element, want int, at time.Time) error {
-	index, root, err := t.merkle.Insert(c)
+// insert adds stored leaves, whose first index is want, to the in-memory
+// tree and their final root, created at, to the history; t.mu is held.
+func (t *tree) insert(leaves []fr.Element, want int, at time.Time) (fr.Element, error) {
+	first, root, err := t.merkle.InsertBatch(leaves)
 	if err != nil {
-		return err
+		return fr.Element{}, err
 	}
-	if index != want {
-		return fmt.Errorf("registry: %s: stored leaf index %d, tree index %d", t.name, want, index)
+	if first != want {
+		return fr.Element{}, fmt.Errorf("registry: %s: stored leaf index %d, tree index %d", t.name, want, first)
 	}
-	t.index[c] = index
+	for i, c := range leaves {
+		t.index[c] = first + i
+	}
 	t.local.Add(root, at)
-	return nil
+	return root, nil
 }
 
 func (r *Registry) loadExternalRoot(er record.ExternalRoot) error {
@@ -196,10 +202,25 @@ func (r *Registry) tree(identifier, environment string) (*tree, error) {
 }
 
 // AddIdentity appends commitment to the tree of identifier and environment
-// and returns its leaf index and the new root. A commitment already in the
-// tree returns an error wrapping record.ErrExists.
+// and returns its leaf index and the new root: AddIdentities with one
+// commitment.
 func (r *Registry) AddIdentity(ctx context.Context, identifier, environment string, commitment fr.Element) (int, fr.Element, error) {
+	return r.AddIdentities(ctx, identifier, environment, []fr.Element{commitment})
+}
+
+// AddIdentities appends commitments, in order, to the tree of identifier
+// and environment in one atomic store operation, and returns the index of
+// the first and the new root, the only one the batch adds to the history.
+// A commitment already in the tree or repeated in commitments returns an
+// error wrapping record.ErrExists, and 0 one wrapping semaphore.ErrZeroLeaf;
+// either way none is added. The tree stays locked for the whole batch
+// (about 20 µs per leaf at depth 30): callers bound its size.
+func (r *Registry) AddIdentities(ctx context.Context, identifier, environment string, commitments []fr.Element) (first int, root fr.Element, err error) {
 	t, err := r.tree(identifier, environment)
+	if err != nil {
+		return 0, fr.Element{}, err
+	}
+	stored, err := formatLeaves(commitments)
 	if err != nil {
 		return 0, fr.Element{}, err
 	}
@@ -209,18 +230,35 @@ func (r *Registry) AddIdentity(ctx context.Context, identifier, environment stri
 		return 0, fr.Element{}, err
 	}
 	at := r.now().UTC()
-	index, err := r.store.AppendLeaf(ctx, t.name, field.Format(&commitment), at)
+	first, err = r.store.AppendLeaves(ctx, t.name, stored, at)
 	if err != nil {
 		return 0, fr.Element{}, err
 	}
-	if err := t.insert(commitment, index, at); err != nil {
-		return 0, fr.Element{}, err
+	root, err = t.insert(commitments, first, at)
+	return first, root, err
+}
+
+// formatLeaves checks a batch before anything is stored, since a stored
+// leaf the tree refuses would stop every later rebuild, and formats it.
+func formatLeaves(commitments []fr.Element) ([]string, error) {
+	if len(commitments) == 0 {
+		return nil, errors.New("registry: no commitments to add")
 	}
-	return index, t.merkle.Root(), nil
+	stored := make([]string, len(commitments))
+	for i := range commitments {
+		if commitments[i].IsZero() {
+			return nil, fmt.Errorf("registry: commitment %d: %w", i, semaphore.ErrZeroLeaf)
+		}
+		stored[i] = field.Format(&commitments[i])
+	}
+	return stored, nil
 }
 
 // catchUpLocked is catchUp for a caller holding t.mu: another replica may
 // have appended since, and the store's next index must match the tree's.
+// Leaves are inserted one by one, not in batches: each stored leaf's root
+// enters the history with that leaf's time, and those roots have no
+// cheaper derivation than inserting (depth hashes each).
 func (r *Registry) catchUpLocked(ctx context.Context, t *tree) error {
 	leaves, err := r.store.Leaves(ctx, t.name, t.merkle.Len())
 	if err != nil {
@@ -231,7 +269,7 @@ func (r *Registry) catchUpLocked(ctx context.Context, t *tree) error {
 		if err != nil {
 			return fmt.Errorf("registry: %s leaf %d: %w", t.name, l.Index, err)
 		}
-		if err := t.insert(c, l.Index, l.At); err != nil {
+		if _, err := t.insert([]fr.Element{c}, l.Index, l.At); err != nil {
 			return err
 		}
 	}

@@ -23,22 +23,30 @@ import (
 type memStore struct {
 	mu     sync.Mutex
 	leaves map[string][]record.Leaf
+	in     map[string]bool // "<tree>/<commitment>" of every stored leaf
 	roots  []record.ExternalRoot
 }
 
-func newMemStore() *memStore { return &memStore{leaves: map[string][]record.Leaf{}} }
+func newMemStore() *memStore {
+	return &memStore{leaves: map[string][]record.Leaf{}, in: map[string]bool{}}
+}
 
-func (m *memStore) AppendLeaf(_ context.Context, tree, c string, at time.Time) (int, error) {
+func (m *memStore) AppendLeaves(_ context.Context, tree string, cs []string, at time.Time) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, l := range m.leaves[tree] {
-		if l.Commitment == c {
+	batch := map[string]bool{}
+	for _, c := range cs {
+		if m.in[tree+"/"+c] || batch[c] {
 			return 0, record.ErrExists
 		}
+		batch[c] = true
 	}
-	i := len(m.leaves[tree])
-	m.leaves[tree] = append(m.leaves[tree], record.Leaf{Index: i, Commitment: c, At: at})
-	return i, nil
+	first := len(m.leaves[tree])
+	for i, c := range cs {
+		m.in[tree+"/"+c] = true
+		m.leaves[tree] = append(m.leaves[tree], record.Leaf{Index: first + i, Commitment: c, At: at})
+	}
+	return first, nil
 }
 
 func (m *memStore) Leaves(_ context.Context, tree string, from int) ([]record.Leaf, error) {
@@ -367,3 +375,138 @@ func TestReplicasFollowEachOther(t *testing.T) {
 		t.Fatalf("replicas disagree on the root after catching up")
 	}
 }
+
+// elements returns the field elements from, from+1, …, from+n−1.
+func elements(from, n int) []fr.Element {
+	out := make([]fr.Element, n)
+	for i := range out {
+		out[i].SetUint64(uint64(from + i))
+	}
+	return out
+}
+
+// rootsAfter is the root of a depth-30 tree holding each prefix of leaves:
+// rootsAfter(leaves)[n] holds the first n.
+func rootsAfter(t *testing.T, leaves []fr.Element) []fr.Element {
+	t.Helper()
+	tree, err := semaphore.BuildTree(TreeDepth, leaves)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := make([]fr.Element, len(leaves)+1)
+	for n := range roots {
+		if roots[n], err = tree.RootAfter(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return roots
+}
+
+// TestAddIdentities: a batch lands after a single insert at consecutive
+// indexes, gives the root of the whole tree, and adds only that root to the
+// history; a rebuild from the store adds every leaf's root with the batch's
+// time, as for leaves added one by one.
+func TestAddIdentities(t *testing.T) {
+	st := newMemStore()
+	c := &clock{time.Unix(1_800_000_000, 0)}
+	r := openTest(t, st, mustKey(t, 16), c, false)
+	leaves := elements(1, 5)
+	roots := rootsAfter(t, leaves)
+	if index, root, err := r.AddIdentity(t.Context(), "orb", "production", leaves[0]); err != nil || index != 0 || root != roots[1] {
+		t.Fatalf("AddIdentity = %d, %v, %v", index, root.String(), err)
+	}
+	singleAt := c.t
+	c.t = c.t.Add(time.Hour)
+	first, root, err := r.AddIdentities(t.Context(), "orb", "production", leaves[1:])
+	if err != nil || first != 1 || root != roots[5] {
+		t.Fatalf("AddIdentities = %d, %v, %v; want 1 and the root of all five leaves", first, root.String(), err)
+	}
+	for i, leaf := range leaves {
+		path, err := r.InclusionProof("orb", "production", leaf)
+		if got := path.Root(); err != nil || path.Index != i || got != roots[5] {
+			t.Fatalf("leaf %d: path index %d, root %v, %v", i, path.Index, got.String(), err)
+		}
+	}
+	// Checked 2 minutes after the batch with max_age 5 minutes: the single
+	// insert's root is too old, the batch's is current, and the roots
+	// between were never observable, hence unknown.
+	c.t = singleAt.Add(time.Hour + 2*time.Minute)
+	live := []string{1: record.CodeRootTooOld, 2: record.CodeInvalidMerkleRoot, 3: record.CodeInvalidMerkleRoot, 4: record.CodeInvalidMerkleRoot, 5: ""}
+	// Rebuilt from the store, every leaf's root is known with its leaf's time.
+	rebuilt := []string{1: record.CodeRootTooOld, 2: "", 3: "", 4: "", 5: ""}
+	for _, h := range []struct {
+		name  string
+		r     *Registry
+		codes []string
+	}{{"live", r, live}, {"rebuilt", openTest(t, st, mustKey(t, 16), c, false), rebuilt}} {
+		tr, _ := h.r.tree("orb", "production")
+		for n := 1; n <= 5; n++ {
+			if code := codeOf(func() error { _, err := h.r.keyFor(tr, roots[n], 5*time.Minute); return err }()); code != h.codes[n] {
+				t.Errorf("%s: root after %d leaves: %q, want %q", h.name, n, code, h.codes[n])
+			}
+		}
+	}
+}
+
+// TestAddIdentitiesRefused: a refused batch stores nothing and leaves the
+// tree as it was; in particular 0, which the tree cannot hold, is refused
+// before it is stored (a stored 0 would stop every later rebuild).
+func TestAddIdentitiesRefused(t *testing.T) {
+	st := newMemStore()
+	r := openTest(t, st, mustKey(t, 16), &clock{time.Unix(1_800_000_000, 0)}, false)
+	if _, _, err := r.AddIdentities(t.Context(), "orb", "production", elements(1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		batch []fr.Element
+		want  error
+	}{
+		"already in the tree":   {append(elements(10, 2), elements(2, 1)...), record.ErrExists},
+		"repeated in the batch": {append(elements(10, 2), elements(10, 1)...), record.ErrExists},
+		"zero":                  {append(elements(10, 2), elements(0, 1)...), semaphore.ErrZeroLeaf},
+		"empty":                 {nil, nil},
+	} {
+		_, _, err := r.AddIdentities(t.Context(), "orb", "production", tc.batch)
+		if err == nil || tc.want != nil && !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", name, err, tc.want)
+		}
+	}
+	if _, _, err := r.AddIdentities(t.Context(), "passport", "production", elements(10, 1)); !errors.Is(err, ErrUnknownTree) {
+		t.Errorf("unknown tree: %v", err)
+	}
+	if n := len(st.leaves["orb/production"]); n != 2 {
+		t.Fatalf("refused batches stored leaves: %d leaves", n)
+	}
+	if first, _, err := r.AddIdentities(t.Context(), "orb", "production", elements(10, 2)); err != nil || first != 2 {
+		t.Fatalf("after the refusals: first %d, %v; want 2", first, err)
+	}
+	openTest(t, st, mustKey(t, 16), &clock{time.Unix(1_800_000_000, 0)}, false) // rebuilds
+}
+
+// benchmarkAdd adds b.N·batch fresh commitments to a depth-30 tree, batch
+// at a time, and reports the cost per leaf.
+func benchmarkAdd(b *testing.B, batch int) {
+	key, err := semaphore.PublishedKey(16)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := Open(b.Context(), Options{Store: newMemStore(), LocalKey: key, Now: time.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	leaves := elements(1, b.N*batch)
+	b.ResetTimer()
+	for i := range b.N {
+		if _, _, err := r.AddIdentities(b.Context(), "orb", "production", leaves[i*batch:(i+1)*batch]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/leaf")
+}
+
+// BenchmarkAddIdentity is one insert: depth (30) Poseidon hashes.
+func BenchmarkAddIdentity(b *testing.B) { benchmarkAdd(b, 1) }
+
+// BenchmarkAddIdentities is a batch of 1000: about 2 hashes per leaf.
+func BenchmarkAddIdentities(b *testing.B) { benchmarkAdd(b, 1000) }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,19 +27,43 @@ func leafKey(tree string, index int64) string { return fmt.Sprintf("%s/%010d", t
 // AppendLeaf appends commitment to tree and returns its index. A
 // commitment already in the tree returns an error wrapping record.ErrExists
 // and writes nothing.
-func (db *DB) AppendLeaf(ctx context.Context, tree, commitment string, at time.Time) (index int, err error) {
+func (db *DB) AppendLeaf(ctx context.Context, tree, commitment string, at time.Time) (int, error) {
+	return db.AppendLeaves(ctx, tree, []string{commitment}, at)
+}
+
+// AppendLeaves appends commitments to tree in one atomic Update, at
+// consecutive indexes from first. A commitment already in the tree or
+// repeated in the batch returns an error wrapping record.ErrExists and
+// writes nothing.
+func (db *DB) AppendLeaves(ctx context.Context, tree string, commitments []string, at time.Time) (first int, err error) {
+	if len(commitments) == 0 {
+		return 0, errors.New("store: no commitments to append")
+	}
+	at = at.UTC()
 	err = db.Update(ctx, func(tx *Tx) error {
-		n, err := tx.Increment(tableTreeSizes, tree, maxTreeLeaves)
-		if err != nil {
-			return fmt.Errorf("store: tree %q is full: %w", tree, err)
+		for i, c := range commitments {
+			n, err := tx.Increment(tableTreeSizes, tree, maxTreeLeaves)
+			if err != nil {
+				return fmt.Errorf("store: tree %q is full: %w", tree, err)
+			}
+			index := int(n - 1)
+			if i == 0 {
+				first = index
+			}
+			// Insert sees this Tx's own writes: a repeat within the batch fails too.
+			if err := tx.Insert(tableLeafIndex, tree+"/"+c, index); err != nil {
+				return err
+			}
+			if err := tx.Put(tableLeaves, leafKey(tree, n-1), record.Leaf{Index: index, Commitment: c, At: at}); err != nil {
+				return err
+			}
 		}
-		index = int(n - 1)
-		if err := tx.Insert(tableLeafIndex, tree+"/"+commitment, index); err != nil {
-			return err
-		}
-		return tx.Put(tableLeaves, leafKey(tree, n-1), record.Leaf{Index: index, Commitment: commitment, At: at.UTC()})
+		return nil
 	})
-	return index, err
+	if err != nil {
+		return 0, err
+	}
+	return first, nil
 }
 
 // Leaves returns the leaves of tree in index order, starting at index from

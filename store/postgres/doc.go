@@ -73,10 +73,11 @@
 //	code redeemed once       UPDATE … SET redeemed WHERE NOT redeemed AND expires_ns > now RETURNING;
 //	                         no row: INSERT INTO revoked_grants … SELECT … WHERE redeemed (a replay)
 //	one commitment per tree  unique (tree, commitment)
-//	leaf index order         INSERT INTO trees … ON CONFLICT DO UPDATE SET size = size + 1 RETURNING
-//	                         size, and the leaf at size - 1, in one statement: the row lock on the
-//	                         tree serializes its appends until commit, so indexes are consecutive
-//	                         and committed in order; a refused leaf undoes the increment
+//	leaf index order         INSERT INTO trees … ON CONFLICT DO UPDATE SET size = size + n RETURNING
+//	                         size - n, and the batch's n leaves from there (unnest … WITH
+//	                         ORDINALITY), in one statement: the row lock on the tree serializes its
+//	                         appends until commit, so indexes are consecutive and committed in
+//	                         order; a refused leaf undoes the increment and the whole batch
 //	external root once       primary key (tree, root)
 //	sub pinned, PCP bound    in one transaction: INSERT … ON CONFLICT DO NOTHING, then SELECT the
 //	                         bound value (a new statement, which sees a concurrent winner) and

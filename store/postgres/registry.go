@@ -14,28 +14,44 @@ import (
 // maxTreeLeaves bounds a tree at depth 30 (2^30 leaves), as the JSON store.
 const maxTreeLeaves = 1 << 30
 
-// appendLeafSQL takes the next index from the tree's size, whose row lock
-// the upsert holds until commit: appends of one tree are serialized, so
-// indexes are consecutive and become visible in order. A commitment already
-// in the tree violates unique (tree, commitment) and the whole statement,
-// size included, is undone.
-const appendLeafSQL = `WITH n AS (
-		INSERT INTO trees AS t (tree, size) VALUES ($1, 1)
-		ON CONFLICT (tree) DO UPDATE SET size = t.size + 1 WHERE t.size < $4
-		RETURNING size)
-	INSERT INTO leaves (tree, idx, commitment, at_ns) SELECT $1, size - 1, $2, $3 FROM n
-	RETURNING idx`
+// appendLeavesSQL appends $2 in one statement, hence one transaction. It
+// takes the next $5 indexes from the tree's size, whose row lock the upsert
+// holds until commit: appends of one tree are serialized, so indexes are
+// consecutive and become visible in order. A commitment already in the tree
+// or repeated in $2 violates unique (tree, commitment) and the whole
+// statement, size included, is undone. A full tree updates no row, so the
+// statement returns none.
+const appendLeavesSQL = `WITH n AS (
+		INSERT INTO trees AS t (tree, size) VALUES ($1, $5::bigint)
+		ON CONFLICT (tree) DO UPDATE SET size = t.size + $5::bigint WHERE t.size <= $4::bigint - $5::bigint
+		RETURNING size - $5::bigint AS first),
+	added AS (
+		INSERT INTO leaves (tree, idx, commitment, at_ns)
+		SELECT $1, n.first + c.ord - 1, c.commitment, $3 FROM n, unnest($2::text[]) WITH ORDINALITY AS c(commitment, ord))
+	SELECT first FROM n`
 
 // AppendLeaf appends commitment to tree and returns its index. A
 // commitment already in the tree returns an error wrapping record.ErrExists
 // and writes nothing.
 func (db *DB) AppendLeaf(ctx context.Context, tree, commitment string, at time.Time) (int, error) {
-	var index int
-	err := db.pool.QueryRow(ctx, appendLeafSQL, tree, commitment, unixNano(at), maxTreeLeaves).Scan(&index)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("store: tree %q is full (%d leaves)", tree, maxTreeLeaves)
+	return db.AppendLeaves(ctx, tree, []string{commitment}, at)
+}
+
+// AppendLeaves appends commitments to tree atomically, at consecutive
+// indexes from first. A commitment already in the tree or repeated in the
+// batch returns an error wrapping record.ErrExists and writes nothing.
+func (db *DB) AppendLeaves(ctx context.Context, tree string, commitments []string, at time.Time) (first int, err error) {
+	if len(commitments) == 0 {
+		return 0, errors.New("store: no commitments to append")
 	}
-	return index, db.fail(ctx, err)
+	err = db.pool.QueryRow(ctx, appendLeavesSQL, tree, commitments, unixNano(at), maxTreeLeaves, len(commitments)).Scan(&first)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("store: tree %q has no room for %d leaves (%d at most)", tree, len(commitments), maxTreeLeaves)
+	}
+	if err != nil {
+		return 0, db.fail(ctx, err)
+	}
+	return first, nil
 }
 
 // Leaves returns the leaves of tree in index order, starting at index from

@@ -12,10 +12,12 @@ import (
 	"worldid/record"
 )
 
-// RegistryBackend is the method set of package registry's Store: the
-// ordered leaves of each identity tree and the operator's external roots.
+// RegistryBackend is the method set of package registry's Store, plus
+// AppendLeaf (a batch of one): the ordered leaves of each identity tree and
+// the operator's external roots.
 type RegistryBackend interface {
 	AppendLeaf(ctx context.Context, tree, commitment string, at time.Time) (int, error)
+	AppendLeaves(ctx context.Context, tree string, commitments []string, at time.Time) (first int, err error)
 	Leaves(ctx context.Context, tree string, from int) ([]record.Leaf, error)
 	AddExternalRoot(ctx context.Context, r record.ExternalRoot) error
 	ExternalRoots(ctx context.Context) ([]record.ExternalRoot, error)
@@ -39,6 +41,10 @@ func RunRegistry(t *testing.T, open RegistryOpener) {
 		{"ConcurrentSameCommitment", testConcurrentSameCommitment},
 		{"ExternalRoots", testExternalRoots},
 		{"RegistryReopen", testRegistryReopen},
+		{"AppendLeavesIndexes", testAppendLeavesIndexes},
+		{"AppendLeavesAllOrNothing", testAppendLeavesAllOrNothing},
+		{"ConcurrentBatches", testConcurrentBatches},
+		{"AppendLeavesReopen", testAppendLeavesReopen},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
 	}
@@ -148,6 +154,9 @@ func testCanceledContextRegistry(t *testing.T, open RegistryOpener) {
 	cancel()
 	if _, err := b.AppendLeaf(ctx, regTree, regCommitment(1), regT0); !errors.Is(err, context.Canceled) {
 		t.Fatalf("AppendLeaf with canceled context: %v, want context.Canceled", err)
+	}
+	if _, err := b.AppendLeaves(ctx, regTree, []string{regCommitment(1), regCommitment(2)}, regT0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("AppendLeaves with canceled context: %v, want context.Canceled", err)
 	}
 	root := record.ExternalRoot{Tree: regTree, Root: regCommitment(1), Depth: 30, At: regT0}
 	if err := b.AddExternalRoot(ctx, root); !errors.Is(err, context.Canceled) {
@@ -283,4 +292,122 @@ func testRegistryReopen(t *testing.T, open RegistryOpener) {
 	mustAppend(t, b, regTree, next)
 	b = reopen()
 	checkLeaves(t, b, regTree, 2, append(want[2:], next))
+}
+
+// batch returns commitments from, from+1, …, from+n−1 and the leaves they
+// become when appended at index first, all at time at.
+func batch(first, from, n int, at time.Time) ([]string, []record.Leaf) {
+	commitments := make([]string, n)
+	leaves := make([]record.Leaf, n)
+	for i := range n {
+		commitments[i] = regCommitment(from + i)
+		leaves[i] = record.Leaf{Index: first + i, Commitment: commitments[i], At: at}
+	}
+	return commitments, leaves
+}
+
+func mustAppendBatch(t *testing.T, b RegistryBackend, tree string, commitments []string, at time.Time, wantFirst int) {
+	t.Helper()
+	first, err := b.AppendLeaves(context.Background(), tree, commitments, at)
+	if err != nil || first != wantFirst {
+		t.Fatalf("AppendLeaves(%s, %d commitments) = %d, %v; want %d", tree, len(commitments), first, err, wantFirst)
+	}
+}
+
+// Batches and single appends share one sequence of indexes; a batch's
+// leaves keep its order (not their values') and its one time.
+func testAppendLeavesIndexes(t *testing.T, open RegistryOpener) {
+	b, _ := open(t)
+	at := regT0.Add(time.Hour)
+	c1, want := batch(0, 100, 3, at)
+	slices.Reverse(c1)
+	slices.Reverse(want)
+	for i := range want {
+		want[i].Index = i
+	}
+	mustAppendBatch(t, b, regTree, c1, at, 0)
+	single := regLeaf(3, 1)
+	mustAppend(t, b, regTree, single)
+	c2, l2 := batch(4, 200, 5, at)
+	mustAppendBatch(t, b, regTree, c2, at, 4)
+	mustAppendBatch(t, b, regOther, c2[:1], regT0, 0) // another tree: its own indexes
+	want = append(append(want, single), l2...)
+	checkLeaves(t, b, regTree, 0, want)
+	checkLeaves(t, b, regTree, 5, want[5:])
+	checkLeaves(t, b, regOther, 0, []record.Leaf{{Index: 0, Commitment: c2[0], At: regT0}})
+}
+
+// A batch holding a commitment already in the tree, or one commitment
+// twice, or nothing at all, writes nothing and consumes no index.
+func testAppendLeavesAllOrNothing(t *testing.T, open RegistryOpener) {
+	b, _ := open(t)
+	ctx := context.Background()
+	c, want := batch(0, 1, 3, regT0)
+	mustAppendBatch(t, b, regTree, c, regT0, 0)
+	for name, bad := range map[string][]string{
+		"one already in the tree": {regCommitment(10), regCommitment(11), c[1], regCommitment(12)},
+		"the first in the tree":   {c[0], regCommitment(10)},
+		"repeated in the batch":   {regCommitment(10), regCommitment(11), regCommitment(10)},
+	} {
+		if first, err := b.AppendLeaves(ctx, regTree, bad, regT0); !errors.Is(err, record.ErrExists) {
+			t.Fatalf("%s: AppendLeaves = %d, %v; want ErrExists", name, first, err)
+		}
+	}
+	if first, err := b.AppendLeaves(ctx, regTree, nil, regT0); err == nil {
+		t.Fatalf("empty batch: AppendLeaves = %d, nil; want an error", first)
+	}
+	checkLeaves(t, b, regTree, 0, want)
+	// The refused batches' new commitments were not kept.
+	c2, l2 := batch(3, 10, 3, regT0)
+	mustAppendBatch(t, b, regTree, c2, regT0, 3)
+	checkLeaves(t, b, regTree, 0, append(want, l2...))
+}
+
+// Concurrent batches get disjoint ranges of consecutive indexes that
+// together cover 0..n−1, each holding its batch in order.
+func testConcurrentBatches(t *testing.T, open RegistryOpener) {
+	b, _ := open(t)
+	const size = 7
+	var (
+		wg     sync.WaitGroup
+		start  = make(chan struct{})
+		firsts = make([]int, concurrency)
+		errs   = make([]error, concurrency)
+	)
+	for i := range concurrency {
+		wg.Go(func() {
+			c, _ := batch(0, i*size, size, regT0)
+			<-start
+			firsts[i], errs[i] = b.AppendLeaves(context.Background(), regTree, c, regT0)
+		})
+	}
+	close(start)
+	wg.Wait()
+	want := make([]record.Leaf, concurrency*size)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("batch %d: %v", i, err)
+		}
+		if firsts[i] < 0 || firsts[i]%size != 0 || firsts[i] >= len(want) || want[firsts[i]].Commitment != "" {
+			t.Fatalf("first indexes %v are not disjoint ranges of %d covering 0..%d", firsts, size, len(want)-1)
+		}
+		_, leaves := batch(firsts[i], i*size, size, regT0)
+		copy(want[firsts[i]:], leaves)
+	}
+	checkLeaves(t, b, regTree, 0, want)
+}
+
+func testAppendLeavesReopen(t *testing.T, open RegistryOpener) {
+	b, reopen := open(t)
+	c, want := batch(0, 1, 4, regT0)
+	mustAppendBatch(t, b, regTree, c, regT0, 0)
+	b = reopen()
+	checkLeaves(t, b, regTree, 0, want)
+	if _, err := b.AppendLeaves(context.Background(), regTree, []string{regCommitment(9), c[3]}, regT0); !errors.Is(err, record.ErrExists) {
+		t.Errorf("batch with a duplicate after reopen: %v, want ErrExists", err)
+	}
+	c2, l2 := batch(4, 9, 2, regT0.Add(time.Second))
+	mustAppendBatch(t, b, regTree, c2, regT0.Add(time.Second), 4)
+	b = reopen()
+	checkLeaves(t, b, regTree, 0, append(want, l2...))
 }

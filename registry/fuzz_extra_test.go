@@ -1,0 +1,51 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"worldid/field"
+	"worldid/internal/vectors"
+)
+
+// FuzzParseInclusionRequest: the inclusion-proof request parser never
+// panics, and what it accepts is a JSON object of at most 4 KiB whose
+// identity_commitment parses to the returned element (crypto.md §a
+// IDCommitment). Seeds: the id_commitment vectors of field_element.json.
+func FuzzParseInclusionRequest(f *testing.F) {
+	var file struct {
+		IDCommitment []struct {
+			Input string `json:"input"`
+		} `json:"id_commitment"`
+	}
+	vectors.Load(f, "field_element.json", &file)
+	count := vectors.NewCounter(f, "field_element.json")
+	for _, v := range file.IDCommitment {
+		body, _ := json.Marshal(InclusionProofRequest{IdentityCommitment: v.Input, Identifier: "orb", Environment: "production"})
+		f.Add("application/json", body)
+		count.Inc()
+	}
+	f.Add("application/json; charset=utf-8", []byte(`{"identity_commitment":"0x2a","identity_commitment":"0x2b"}`))
+	f.Add("text/plain", []byte(`{"identity_commitment":"42"}`))
+	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/inclusion-proof", bytes.NewReader(body))
+		req.Header.Set("Content-Type", contentType)
+		identifier, env, c, err := parseInclusionRequest(httptest.NewRecorder(), req)
+		if err != nil {
+			return
+		}
+		var got InclusionProofRequest
+		if len(body) > maxInclusionBody || json.Unmarshal(body, &got) != nil {
+			t.Fatalf("accepted a body that is not one JSON object of at most %d bytes: %q", maxInclusionBody, body)
+		}
+		if want, err := field.ParseIDCommitment(got.IdentityCommitment); err != nil || want != c {
+			t.Fatalf("commitment %q parsed to %s", got.IdentityCommitment, c.String())
+		}
+		if identifier != orDefault(got.Identifier, "orb") || env != orDefault(got.Environment, "production") {
+			t.Fatalf("tree %s/%s for %q", identifier, env, body)
+		}
+	})
+}
