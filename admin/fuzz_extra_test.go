@@ -1,0 +1,102 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"worldid/internal/vectors"
+)
+
+// fuzzRoutes are the admin routes FuzzAdminAPI sends bodies to.
+var fuzzRoutes = [...]struct{ method, path string }{
+	{http.MethodPost, "/admin/apps"}, {http.MethodGet, "/admin/apps"}, {http.MethodPost, "/admin/identities"},
+	{http.MethodPost, "/admin/roots"}, {http.MethodPost, "/admin/keys/rotate"}, {http.MethodPost, "/admin/signups"},
+	{http.MethodPost, "/admin/orbkeys"}, {http.MethodPost, "/admin/refresh"}, {http.MethodPost, "/admin/actions"},
+}
+
+type noopKeys struct{}
+
+func (noopKeys) RotateKeys(context.Context) error { return nil }
+
+// FuzzAdminAPI: no request makes the admin API panic or answer anything
+// but its documented statuses (doc.go) with the error body shape; an app
+// it creates has only valid redirect URIs. Seeds: the id_commitment
+// vectors of field_element.json and the Orb keys of pcp_v2_3.json.
+func FuzzAdminAPI(f *testing.F) {
+	var fields struct {
+		IDCommitment []struct {
+			Input string `json:"input"`
+		} `json:"id_commitment"`
+	}
+	vectors.Load(f, "field_element.json", &fields)
+	var pcp struct {
+		Keys map[string]struct {
+			PublicKeyPEM string `json:"public_key_pem"`
+		} `json:"keys"`
+	}
+	vectors.Load(f, "pcp_v2_3.json", &pcp)
+	count := vectors.NewCounter(f, "field_element.json and pcp_v2_3.json")
+	const ct, auth = "application/json", "Bearer " + testToken
+	add := func(route int, body any) {
+		b, _ := json.Marshal(body)
+		f.Add(uint8(route), ct, auth, b)
+		count.Inc()
+	}
+	for _, v := range fields.IDCommitment {
+		add(2, AddIdentityRequest{IdentityCommitment: v.Input})
+		add(5, map[string]any{"signups": []map[string]string{{"id_commitment": v.Input, "signup_id": "s", "verified_at": "2024-01-01T00:00:00Z"}}})
+	}
+	for _, k := range pcp.Keys {
+		add(6, OrbKeyRequest{OrbID: "orb", PublicKeyPEM: k.PublicKeyPEM})
+	}
+	f.Add(uint8(0), ct, auth, []byte(`{"name":"app","redirect_uris":["https://rp.example/cb","com.example.app:/cb","http://127.0.0.1:3000/cb"]}`))
+	f.Add(uint8(8), ct, auth, []byte(`{"rp_id":"rp_0123456789abcdef","action":"vote","max_verifications":2}`))
+	f.Add(uint8(3), ct, "Bearer x", []byte(`{"root":"0x01"}`))
+	f.Fuzz(func(t *testing.T, route uint8, contentType, authorization string, body []byte) {
+		st := &memStore{}
+		h := New(Options{Token: testToken, Store: st, Registry: &fakeRegistry{}, Keys: noopKeys{},
+			ParseOrbKey: func(b []byte) error {
+				if block, _ := pem.Decode(b); block == nil {
+					return errors.New("not PEM")
+				}
+				return nil
+			},
+			Rand: rand.Reader, Now: func() time.Time { return time.Unix(1_700_000_000, 0) }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		r := fuzzRoutes[int(route)%len(fuzzRoutes)]
+		req := httptest.NewRequest(r.method, r.path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", contentType)
+		req.Header.Set("Authorization", authorization)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if !slices.Contains([]int{200, 201, 400, 401, 404, 405, 409, 413, 415}, w.Code) {
+			t.Fatalf("%s %s %q: status %d %s", r.method, r.path, body, w.Code, w.Body)
+		}
+		if w.Code >= 400 {
+			var e struct{ Error, Message string }
+			if json.Unmarshal(w.Body.Bytes(), &e) != nil || e.Error == "" {
+				t.Fatalf("error body %s", w.Body)
+			}
+		}
+		for _, app := range st.apps {
+			if validateName(app.Name) != nil || len(app.RedirectURIs) == 0 {
+				t.Fatalf("created app %+v", app)
+			}
+			for _, u := range app.RedirectURIs {
+				if ValidateRedirectURI(u) != nil {
+					t.Fatalf("created app with redirect URI %q", u)
+				}
+			}
+		}
+	})
+}

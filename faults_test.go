@@ -1,0 +1,772 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	mathrand "math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"worldid/admin"
+	"worldid/babyjub"
+	"worldid/field"
+	"worldid/record"
+	"worldid/semaphore"
+	"worldid/store"
+	"worldid/wallet"
+)
+
+// Faults against the real binary: SIGKILL under concurrent write load, a
+// full disk and a read-only data directory.
+
+// faultRounds is how many times TestFaultKillUnderLoad kills the server.
+const faultRounds = 4
+
+// faultLimit is max_verifications of the action the load exhausts.
+const faultLimit = 40
+
+// faultRound is the single-use work prepared for one round: proofs cannot
+// be made fast enough while the server is under load.
+type faultRound struct {
+	fresh    string     // a verify request for an action of its own
+	signin   url.Values // the wallet's submission for a pending sign-in request
+	identity semaphore.Identity
+	idComm   string           // identity's commitment, enrolled, never refreshed
+	refresh  [2]*http.Request // refreshes of idComm for two different subs
+}
+
+// pinState is what the test knows about one identity's sub pin.
+type pinState struct {
+	subs  [2]string // the canonical subs the two refreshes ask for
+	acked string    // the sub of an acknowledged refresh, or ""
+	creds []uint64  // ids of acknowledged credentials
+}
+
+// faultLoad drives the load and keeps the ledger of acknowledged writes.
+type faultLoad struct {
+	ctx    context.Context
+	p      *serverProc
+	dir    string
+	app    admin.CreatedApp
+	w      *wallet.Wallet
+	issuer *babyjub.PublicKey
+	rounds []faultRound
+	last   *http.Request // a refresh of round 0's identity for a third sub
+	limit  string        // a verify request for the action limited to faultLimit
+
+	mu         sync.Mutex
+	verified   map[string]string // verify request → created_at of its nullifier
+	limitAcked int               // acknowledged verifications of the limited action
+	codes      map[string]bool   // acknowledged code → redemption acknowledged
+	leaves     map[string]int    // acknowledged identity commitment → leaf index
+	pins       map[string]*pinState
+	unanswered []url.Values // sign-in submissions whose answer was lost
+	lostFresh  []string     // fresh verifications whose answer was lost
+	retried    int          // how many of both were retried
+}
+
+// TestFaultKillUnderLoad SIGKILLs the server repeatedly while verifications,
+// sign-ins, refreshes and identity inserts run concurrently, restarts it,
+// and proves that every acknowledged write survived and that no write the
+// client did not see acknowledged is visible in part: nullifiers answer
+// reuse with their original created_at and never exceed max_verifications,
+// redeemed codes stay redeemed, refreshes keep their sub pinned and their
+// log consistent with the pin, leaves keep their index, and a sign-in
+// whose answer was lost never yields two grants.
+func TestFaultKillUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and restarts the binary under load")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	dir := hardenedDataDir(t)
+	// The load refreshes far faster than the per-idComm limit allows.
+	args := []string{"-refresh-rate-limits=false"}
+	f := newFaultLoad(t, ctx, startProc(t, dir, args...), dir)
+	for round := range faultRounds {
+		if round > 0 {
+			f.p = startProc(t, dir, args...)
+			f.checkAcknowledged(t)
+		}
+		f.loadAndKill(t, round)
+		f.checkStoreCopy(t)
+	}
+	f.p = startProc(t, dir, args...)
+	f.checkAcknowledged(t)
+	f.checkPinOverHTTP(t)
+	t.Logf("acknowledged across %d kills: %d/%d fresh nullifiers, %d/%d limited verifications, %d/%d codes, %d leaves, %d/%d pins; %d lost answers retried",
+		faultRounds, len(f.verified), faultRounds, f.limitAcked, faultLimit, len(f.codes), faultRounds, len(f.leaves), f.ackedPins(), faultRounds, f.retried)
+}
+
+func newFaultLoad(t *testing.T, ctx context.Context, p *serverProc, dir string) *faultLoad {
+	f := &faultLoad{ctx: ctx, p: p, dir: dir, verified: map[string]string{}, codes: map[string]bool{}, leaves: map[string]int{}, pins: map[string]*pinState{}}
+	var err error
+	if f.app, err = p.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "fault RP", RedirectURIs: []string{e2eRedirect}}); err != nil {
+		t.Fatal(err)
+	}
+	f.w = keyedWallet(t, ctx, p, [2]string{"orb", "production"})
+	if f.issuer, err = wallet.FetchIssuerKey(ctx, hardenedClient, p.public); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.adminClient.SetActionLimit(ctx, admin.ActionLimitRequest{RPID: f.app.RPID, Action: "fault-limited", MaxVerifications: faultLimit}); err != nil {
+		t.Fatal(err)
+	}
+	f.limit = f.verifyRequest(t, "fault-limited")
+	for r := range faultRounds {
+		f.rounds = append(f.rounds, f.prepareRound(t, r))
+	}
+	f.last = f.refreshRequest(t, f.rounds[0].identity, "0xc0ffee")
+	return f
+}
+
+func (f *faultLoad) verifyRequest(t *testing.T, action string) string {
+	t.Helper()
+	item, err := f.w.Prove(f.ctx, wallet.ProofRequest{AppID: f.app.AppID, Action: action, Signal: "fault"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return verifyRequest(action, itemJSON(t, item, nil))
+}
+
+func (f *faultLoad) prepareRound(t *testing.T, r int) faultRound {
+	t.Helper()
+	round := faultRound{fresh: f.verifyRequest(t, fmt.Sprintf("fault-%d", r))}
+	v := url.Values{"response_type": {"code"}, "client_id": {f.app.AppID}, "redirect_uri": {e2eRedirect}, "scope": {"openid"}, "state": {"st"}}
+	link := pendingSignin(t, f.p.public+"/authorize?"+v.Encode())
+	item, err := f.w.Prove(f.ctx, wallet.ProofRequest{AppID: f.app.AppID, Signal: link.Get("signal"), Identifier: "orb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	round.signin = url.Values{"request_id": {link.Get("request_id")}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
+		"nullifier_hash": {item.Nullifier}, "verification_level": {"orb"}}
+
+	id, err := semaphore.NewIdentity(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := id.Commitment()
+	round.idComm, round.identity = field.Format(&c), id
+	signup := record.Signup{IDCommitment: round.idComm, SignupID: fmt.Sprintf("fault-%d", r), VerifiedAt: time.Unix(1_700_000_000, 0).UTC()}
+	if err := f.p.adminClient.ImportSignups(f.ctx, admin.SignupImport{Signups: []record.Signup{signup}}); err != nil {
+		t.Fatal(err)
+	}
+	pin := &pinState{}
+	for i, sub := range []string{fmt.Sprintf("0x%x", 2*r+1), fmt.Sprintf("0x%x", 2*r+2)} {
+		round.refresh[i] = f.refreshRequest(t, id, sub)
+		pin.subs[i] = canonicalSub(t, sub)
+	}
+	f.pins[round.idComm] = pin
+	return round
+}
+
+func canonicalSub(t *testing.T, sub string) string {
+	t.Helper()
+	x, err := field.ParsePrefixedHex(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return field.Format(&x)
+}
+
+// refreshRequest proves a refresh of id for sub. Every restart moves the
+// server to a new port, so sendRefresh points the request at the current one.
+func (f *faultLoad) refreshRequest(t *testing.T, id semaphore.Identity, sub string) *http.Request {
+	t.Helper()
+	pk, err := f.w.ProvingKey(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := wallet.NewRefreshHTTPRequest(context.Background(), &wallet.RefreshRequest{IssuerURL: "http://worldid.invalid", Identity: id, ProvingKey: pk, Sub: sub, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// loadAndKill runs the round's single-use work and continuous writes, then
+// SIGKILLs the server: in round 0 after the single-use work is answered, so
+// that every kind of write is acknowledged at least once; later at a
+// random moment.
+func (f *faultLoad) loadAndKill(t *testing.T, r int) {
+	ctx, stop := context.WithCancel(f.ctx)
+	defer stop()
+	var once, load sync.WaitGroup
+	round := f.rounds[r]
+	once.Go(func() { f.postFresh(t, ctx, round.fresh) })
+	once.Go(func() { f.submitSignin(t, ctx, round.signin) })
+	for _, req := range round.refresh {
+		once.Go(func() { f.sendRefresh(t, ctx, round.idComm, req) })
+	}
+	repeat := func(op func(*testing.T, context.Context)) {
+		load.Go(func() {
+			for ctx.Err() == nil {
+				op(t, ctx)
+			}
+		})
+	}
+	for range 3 {
+		repeat(f.postReuse)
+	}
+	repeat(f.postLimited)
+	repeat(f.addLeaf)
+	if r == 0 {
+		once.Wait()
+		time.Sleep(100 * time.Millisecond)
+	} else {
+		// Soon enough that the single-use work is often still in flight.
+		time.Sleep(time.Duration(mathrand.IntN(40)) * time.Millisecond)
+	}
+	if err := f.p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-f.p.exited
+	stop()
+	once.Wait()
+	load.Wait()
+}
+
+// post sends a JSON body to the public listener; a nil reply means no
+// answer (the server was killed).
+func (f *faultLoad) post(ctx context.Context, path, body string) *reply {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.p.public+path, strings.NewReader(body))
+	if err != nil {
+		return nil
+	}
+	req.Header.Set("Content-Type", "application/json")
+	r, err := roundTrip(req)
+	if err != nil {
+		return nil
+	}
+	return &r
+}
+
+type verifyReply struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	CreatedAt string `json:"created_at"`
+}
+
+func (f *faultLoad) verify(ctx context.Context, body string) (*reply, verifyReply) {
+	var v verifyReply
+	r := f.post(ctx, "/api/v4/verify/"+f.app.RPID, body)
+	if r != nil {
+		json.Unmarshal(r.body, &v)
+	}
+	return r, v
+}
+
+// postFresh verifies a new nullifier. A lost answer is retried after the
+// restart, where the nullifier is either recorded (reuse) or not (first
+// use): both verify.
+func (f *faultLoad) postFresh(t *testing.T, ctx context.Context, body string) {
+	r, v := f.verify(ctx, body)
+	switch {
+	case r == nil:
+		f.mu.Lock()
+		f.lostFresh = append(f.lostFresh, body)
+		f.mu.Unlock()
+	case r.status == http.StatusOK:
+		f.mu.Lock()
+		f.verified[body] = v.CreatedAt
+		f.mu.Unlock()
+	default:
+		t.Errorf("fresh verification: %d %s", r.status, r.body)
+	}
+}
+
+// postReuse re-sends an acknowledged verification: its nullifier must be
+// known, with the created_at of its first acknowledgement.
+func (f *faultLoad) postReuse(t *testing.T, ctx context.Context) {
+	body, created := f.anyVerified()
+	if body == "" {
+		time.Sleep(5 * time.Millisecond)
+		return
+	}
+	r, v := f.verify(ctx, body)
+	if r != nil && (r.status != http.StatusOK || v.CreatedAt != created || !strings.HasSuffix(v.Message, "(nullifier reuse)")) {
+		t.Errorf("acknowledged nullifier: %d %s, want reuse created at %s", r.status, r.body, created)
+	}
+}
+
+func (f *faultLoad) anyVerified() (body, created string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for body, created = range f.verified {
+		return body, created
+	}
+	return "", ""
+}
+
+// postLimited spends the limited action: acknowledged verifications never
+// exceed the limit, and once the limit is acknowledged it holds.
+func (f *faultLoad) postLimited(t *testing.T, ctx context.Context) {
+	r, v := f.verify(ctx, f.limit)
+	switch {
+	case r == nil:
+	case r.status == http.StatusOK:
+		f.mu.Lock()
+		f.limitAcked++
+		if f.limitAcked > faultLimit {
+			t.Errorf("verification %d of an action limited to %d was accepted", f.limitAcked, faultLimit)
+		}
+		f.mu.Unlock()
+	case r.status == http.StatusBadRequest && v.Code == "max_verifications_reached":
+		time.Sleep(5 * time.Millisecond)
+	default:
+		t.Errorf("limited action: %d %s", r.status, r.body)
+	}
+}
+
+func (f *faultLoad) addLeaf(t *testing.T, ctx context.Context) {
+	commitment := randomFE()
+	body := `{"identifier":"device","environment":"staging","identity_commitment":"` + commitment + `"}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.p.adm+"/admin/identities", strings.NewReader(body))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+f.p.adminClient.Token)
+	r, err := roundTrip(req)
+	switch {
+	case err != nil:
+	case r.status == http.StatusCreated:
+		var added admin.AddedIdentity
+		json.Unmarshal(r.body, &added)
+		f.mu.Lock()
+		f.leaves[commitment] = added.Index
+		f.mu.Unlock()
+	default:
+		t.Errorf("identity insert: %d %s", r.status, r.body)
+	}
+}
+
+// submitSignin submits the wallet's proof for a pending request and, on a
+// code, redeems it. A lost answer is retried after the restart.
+func (f *faultLoad) submitSignin(t *testing.T, ctx context.Context, form url.Values) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.p.public+"/authorize/complete", strings.NewReader(form.Encode()))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r, err := roundTrip(req)
+	switch code := codeOf(r); {
+	case err != nil:
+		f.mu.Lock()
+		f.unanswered = append(f.unanswered, form)
+		f.mu.Unlock()
+	case code != "":
+		f.mu.Lock()
+		f.codes[code] = false
+		f.mu.Unlock()
+		f.redeem(t, ctx, code)
+	case r.status == http.StatusBadRequest && r.errorCode() == "invalid_request":
+		// A retried submission whose request a lost attempt consumed.
+	default:
+		t.Errorf("sign-in submission: %d %s %s", r.status, r.header.Get("Location"), r.body)
+	}
+}
+
+// redeem exchanges a code. A code whose redemption was acknowledged must
+// never redeem again; one whose redemption was lost may or may not have
+// been redeemed, and is redeemed (or burnt) by this attempt.
+func (f *faultLoad) redeem(t *testing.T, ctx context.Context, code string) {
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {e2eRedirect}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.p.public+"/token", strings.NewReader(form.Encode()))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(f.app.AppID, f.app.ClientSecret)
+	r, err := roundTrip(req)
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	redeemed := f.codes[code]
+	switch {
+	case r.status == http.StatusOK && !redeemed:
+	case r.status == http.StatusBadRequest && r.errorCode() == "invalid_grant":
+	default:
+		t.Errorf("redeeming a code (redemption acknowledged before: %v): %d %s", redeemed, r.status, r.body)
+	}
+	f.codes[code] = true
+}
+
+func (f *faultLoad) sendRefresh(t *testing.T, ctx context.Context, idComm string, req *http.Request) {
+	body, err := req.GetBody()
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	out := req.Clone(ctx)
+	out.Body = body
+	out.URL, _ = url.Parse(f.p.public + req.URL.RequestURI())
+	out.Host = ""
+	r, err := roundTrip(out)
+	if err != nil {
+		return
+	}
+	sub, _ := field.ParsePrefixedHex(subOf(req))
+	cred, err := wallet.ParseRefreshResponse(r.status, r.body, f.issuer, sub)
+	var refused *wallet.RefreshError
+	switch {
+	case err == nil:
+		f.mu.Lock()
+		pin := f.pins[idComm]
+		if pin.acked != "" && pin.acked != field.Format(&sub) {
+			t.Errorf("refreshes for two subs were acknowledged for %s", idComm)
+		}
+		pin.acked, pin.creds = field.Format(&sub), append(pin.creds, cred.ID)
+		f.mu.Unlock()
+	case errors.As(err, &refused) && refused.Code == "SUB_MISMATCH":
+	default:
+		t.Errorf("refresh: %v", err)
+	}
+}
+
+// subOf reads the sub form field of a prepared refresh request.
+func subOf(req *http.Request) string {
+	body, _ := req.GetBody()
+	r := req.Clone(context.Background())
+	r.Body = body
+	if err := r.ParseMultipartForm(1 << 20); err != nil {
+		return ""
+	}
+	return r.FormValue("sub")
+}
+
+// checkAcknowledged runs after a restart: every acknowledged write is
+// there, and lost sign-in answers never give a second grant.
+func (f *faultLoad) checkAcknowledged(t *testing.T) {
+	t.Helper()
+	ctx := f.ctx
+	for body, created := range f.verified {
+		if r, v := f.verify(ctx, body); r == nil || r.status != http.StatusOK || v.CreatedAt != created {
+			t.Errorf("acknowledged nullifier after restart: %+v, want created_at %s", v, created)
+		}
+	}
+	if f.limitAcked == faultLimit {
+		if r, v := f.verify(ctx, f.limit); r == nil || v.Code != "max_verifications_reached" {
+			t.Errorf("the limit reached before the kill no longer holds: %+v", v)
+		}
+	}
+	for code := range f.codes {
+		f.redeem(t, ctx, code)
+	}
+	for commitment, index := range f.leaves {
+		r := f.post(ctx, "/api/v1/inclusion-proof", `{"identifier":"device","environment":"staging","identity_commitment":"`+commitment+`"}`)
+		var ip struct{ Index int }
+		if r == nil || r.status != http.StatusOK || json.Unmarshal(r.body, &ip) != nil || ip.Index != index {
+			t.Errorf("acknowledged leaf %d after restart: %v", index, r)
+		}
+	}
+	signins, fresh := f.unanswered, f.lostFresh
+	f.unanswered, f.lostFresh, f.retried = nil, nil, f.retried+len(signins)+len(fresh)
+	for _, form := range signins {
+		f.submitSignin(t, ctx, form)
+	}
+	for _, body := range fresh {
+		f.postFresh(t, ctx, body)
+	}
+}
+
+// checkStoreCopy opens a copy of the killed server's files with package
+// store: recovery must succeed, each acknowledged refresh's sub must be
+// pinned, an unacknowledged race may have pinned either sub or none, and
+// the refresh log must agree with the pin.
+func (f *faultLoad) checkStoreCopy(t *testing.T) {
+	t.Helper()
+	copyDir := t.TempDir()
+	for _, name := range []string{"state.json", "journal.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(f.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(copyDir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := store.Open(copyDir, store.Options{})
+	if err != nil {
+		t.Fatalf("the killed server's store does not recover: %v", err)
+	}
+	defer db.Close()
+	for idComm, pin := range f.pins {
+		pinned, err := db.PinnedSub(f.ctx, idComm)
+		switch {
+		case errors.Is(err, record.ErrNotFound) && pin.acked == "":
+		case err != nil:
+			t.Errorf("pin of %s: %v", idComm, err)
+		case pin.acked != "" && pinned != pin.acked:
+			t.Errorf("acknowledged pin %s of %s became %s", pin.acked, idComm, pinned)
+		case pinned != pin.subs[0] && pinned != pin.subs[1]:
+			t.Errorf("%s pinned to %s, which no refresh asked for", idComm, pinned)
+		}
+		logged, err := db.Refreshes(f.ctx, idComm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := map[uint64]bool{}
+		for _, rec := range logged {
+			ids[rec.CredentialID] = true
+			if rec.Sub != pinned {
+				t.Errorf("refresh log of %s has sub %s, pin %s", idComm, rec.Sub, pinned)
+			}
+		}
+		for _, id := range pin.creds {
+			if !ids[id] {
+				t.Errorf("acknowledged credential %d of %s is not in the refresh log", id, idComm)
+			}
+		}
+	}
+}
+
+// checkPinOverHTTP: round 0's refresh was acknowledged, so after all the
+// kills a refresh for another sub is SUB_MISMATCH.
+func (f *faultLoad) checkPinOverHTTP(t *testing.T) {
+	t.Helper()
+	idComm := f.rounds[0].idComm
+	if f.pins[idComm].acked == "" {
+		t.Fatal("round 0 acknowledged no refresh")
+	}
+	out := f.last.Clone(f.ctx)
+	out.Body, _ = f.last.GetBody()
+	out.URL, _ = url.Parse(f.p.public + f.last.URL.RequestURI())
+	out.Host = ""
+	r := send(t, out)
+	if r.status != http.StatusBadRequest || r.errorCode() != "SUB_MISMATCH" {
+		t.Errorf("refresh for another sub after the kills: %d %s", r.status, r.body)
+	}
+}
+
+func (f *faultLoad) ackedPins() int {
+	n := 0
+	for _, pin := range f.pins {
+		if pin.acked != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// ---- Full disk and read-only data dir ----
+
+// mountTmpfs mounts a tmpfs of size bytes on a fresh directory, or skips
+// the test where mounting is not allowed.
+func mountTmpfs(t *testing.T, size int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
+		t.Skipf("cannot mount a tmpfs for a real ENOSPC (%v): this test needs root or CAP_SYS_ADMIN", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return dir
+}
+
+// fillDisk writes a file in dir until the file system is full.
+func fillDisk(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 4096)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+}
+
+// serveFails runs `worldid serve` on dataDir, expecting it to refuse to
+// start; it returns the output.
+func serveFails(t *testing.T, ctx context.Context, dataDir string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, worldidBinary(t), "serve", "-data", dataDir, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("serve on %s: %v, want exit status 1\n%s", dataDir, err, out)
+	}
+	return string(out)
+}
+
+func readFiles(t *testing.T, dir string, names ...string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = b
+	}
+	return out
+}
+
+func sameFiles(t *testing.T, before, after map[string][]byte) {
+	t.Helper()
+	for name, b := range before {
+		if !bytes.Equal(b, after[name]) {
+			t.Errorf("%s changed", name)
+		}
+	}
+}
+
+// TestFaultDiskFull fills the data dir's file system (a small tmpfs, so the
+// ENOSPC is real) under a running server: writes fail with 503 and a log
+// line naming the cause, reads keep working, a restart on the full disk
+// refuses to start without touching the files, and once space is free
+// every acknowledged write is there.
+func TestFaultDiskFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	mnt := mountTmpfs(t, 1<<20)
+	dataDir := filepath.Join(mnt, "data")
+	if err := os.Mkdir(dataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	linkSharedKey(t, dataDir)
+	p := startProc(t, dataDir)
+	app, err := p.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "disk RP", RedirectURIs: []string{e2eRedirect}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := keyedWallet(t, ctx, p, [2]string{"orb", "production"})
+	target := p.public + "/api/v4/verify/" + app.RPID
+	prove := func(action string) string {
+		item, err := w.Prove(ctx, wallet.ProofRequest{AppID: app.AppID, Action: action, Signal: "disk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return verifyRequest(action, itemJSON(t, item, nil))
+	}
+	acked, fresh := prove("disk-acked"), prove("disk-fresh")
+	first := call(http.MethodPost, target, "application/json", acked)(t)
+	var firstAnswer verifyReply
+	if first.status != http.StatusOK || json.Unmarshal(first.body, &firstAnswer) != nil {
+		t.Fatalf("verification before the disk fills: %d %s", first.status, first.body)
+	}
+
+	fillDisk(t, mnt)
+	// The journal's last page may still have room: insert until a write fails.
+	leaves := map[string]int{}
+	for len(leaves) < 1000 {
+		c := randomFE()
+		added, err := p.adminClient.AddIdentity(ctx, admin.AddIdentityRequest{Identifier: "device", IdentityCommitment: c})
+		var refused *admin.Error
+		if errors.As(err, &refused) && refused.Status == http.StatusServiceUnavailable {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaves[c] = added.Index
+	}
+	authorize := p.public + "/authorize?" + url.Values{"response_type": {"code"}, "client_id": {app.AppID}, "redirect_uri": {e2eRedirect}, "scope": {"openid"}}.Encode()
+	t.Run("writes answer 503", func(t *testing.T) {
+		runHostile(t, dataDir, []hostileCase{
+			{name: "verify", send: call(http.MethodPost, target, "application/json", fresh), status: 503, code: "service_unavailable"},
+			{name: "verify reuse", send: call(http.MethodPost, target, "application/json", acked), status: 503, code: "service_unavailable"},
+			{name: "authorize", send: call(http.MethodGet, authorize, "", ""), status: 503, code: "unavailable"},
+			{name: "admin", send: call(http.MethodPost, p.adm+"/admin/apps", "application/json", `{"name":"x","redirect_uris":["https://a.example/cb"]}`,
+				"Authorization", "Bearer "+p.adminClient.Token), status: 503, code: "unavailable"},
+		})
+	})
+	t.Run("reads keep working", func(t *testing.T) {
+		for _, path := range []string{"/healthz", "/jwks", "/.well-known/openid-configuration"} {
+			if r := call(http.MethodGet, p.public+path, "", "")(t); r.status != http.StatusOK {
+				t.Errorf("GET %s: %d", path, r.status)
+			}
+		}
+		if apps, err := p.adminClient.Apps(ctx); err != nil || len(apps.Apps) != 2 {
+			t.Errorf("app list: %v %+v", err, apps)
+		}
+	})
+	p.stop(t) // a clean shutdown despite the failed store
+	if log := p.stderr.String(); !strings.Contains(log, "no space left on device") || !strings.Contains(log, "storage unavailable") {
+		t.Errorf("no log line names the full disk:\n%s", log)
+	}
+
+	files := readFiles(t, dataDir, "state.json", "journal.jsonl")
+	if out := serveFails(t, ctx, dataDir); !strings.Contains(out, "no space left on device") {
+		t.Errorf("start on a full disk does not say why it failed:\n%s", out)
+	}
+	sameFiles(t, files, readFiles(t, dataDir, "state.json", "journal.jsonl"))
+
+	if err := os.Remove(filepath.Join(mnt, "filler")); err != nil {
+		t.Fatal(err)
+	}
+	p = startProc(t, dataDir)
+	if a := postVerify(t, ctx, p, app.RPID, []byte(acked)); a.status != http.StatusOK || a.CreatedAt != firstAnswer.CreatedAt {
+		t.Errorf("acknowledged nullifier after the disk was freed: %+v", a)
+	}
+	for c, index := range leaves {
+		r := call(http.MethodPost, p.public+"/api/v1/inclusion-proof", "application/json", `{"identifier":"device","identity_commitment":"`+c+`"}`)(t)
+		var ip struct{ Index int }
+		if r.status != http.StatusOK || json.Unmarshal(r.body, &ip) != nil || ip.Index != index {
+			t.Errorf("acknowledged leaf %d: %d %s", index, r.status, r.body)
+		}
+	}
+	if a := postVerify(t, ctx, p, app.RPID, []byte(fresh)); a.status != http.StatusOK {
+		t.Errorf("a write after the disk was freed: %+v", a)
+	}
+}
+
+// TestFaultReadOnlyDataDir starts the server on a read-only bind mount of a
+// data dir: it must refuse to start with an error naming the cause and
+// leave the files as they were. (A running server's data dir cannot be
+// made read-only: the kernel refuses to remount a mount read-only while
+// files on it are open for writing, as the journal is.)
+func TestFaultReadOnlyDataDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	ctx := context.Background()
+	dataDir := hardenedDataDir(t)
+	p := startProc(t, dataDir)
+	if _, err := p.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "ro RP", RedirectURIs: []string{e2eRedirect}}); err != nil {
+		t.Fatal(err)
+	}
+	p.stop(t)
+	files := readFiles(t, dataDir, "state.json", "journal.jsonl", adminTokenFile, issuerKeyFile)
+
+	ro := t.TempDir()
+	if err := syscall.Mount(dataDir, ro, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind-mount the data dir (%v): this test needs root or CAP_SYS_ADMIN", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(ro, syscall.MNT_DETACH) })
+	if err := syscall.Mount("", ro, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
+		t.Skipf("cannot remount the bind mount read-only: %v", err)
+	}
+	if out := serveFails(t, ctx, ro); !strings.Contains(out, "read-only file system") {
+		t.Errorf("start on a read-only data dir does not say why it failed:\n%s", out)
+	}
+	sameFiles(t, files, readFiles(t, dataDir, "state.json", "journal.jsonl", adminTokenFile, issuerKeyFile))
+
+	p = startProc(t, dataDir)
+	if apps, err := p.adminClient.Apps(ctx); err != nil || len(apps.Apps) != 2 {
+		t.Errorf("apps after the read-only attempt: %v %+v", err, apps)
+	}
+}
