@@ -21,6 +21,11 @@ func prepareDataDir(dir string, rand io.Reader) (token string, firstStart bool, 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", false, fmt.Errorf("data dir: %w", err)
 	}
+	// An existing dir may have been created by hand with a looser mode:
+	// it holds keys and the admin token.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return "", false, fmt.Errorf("data dir: %w", err)
+	}
 	path := filepath.Join(dir, adminTokenFile)
 	b, err := os.ReadFile(path)
 	if err == nil {

@@ -1374,7 +1374,7 @@ func (e *hostileEnv) registryCases() []hostileCase {
 	}
 	return []hostileCase{
 		bad("text/plain", "text/plain", `{"identity_commitment":"0x2a"}`),
-		bad("over 4 KiB", "application/json", `{"identity_commitment":"0x2a","identifier":"`+strings.Repeat("o", 4<<10)+`"}`),
+		{name: "over 4 KiB", send: post("application/json", `{"identity_commitment":"0x2a","identifier":"`+strings.Repeat("o", 4<<10)+`"}`), status: 413, code: "request_too_large"},
 		bad("commitment equal to p", "application/json", `{"identity_commitment":"`+bn254R+`"}`),
 		bad("unknown member", "application/json", `{"identity_commitment":"0x2a","depth":30}`),
 		bad("identifier traversal", "application/json", `{"identity_commitment":"0x2a","identifier":"../orb"}`),

@@ -507,3 +507,20 @@ func TestSelfVerifyCatchesBadKey(t *testing.T) {
 		t.Error("genesis before 1970 accepted")
 	}
 }
+
+// TestRepeatedProofHeader: two x-zkp-proof headers, even both valid, are
+// ambiguous and count as no valid proof.
+func TestRepeatedProofHeader(t *testing.T) {
+	e := newEnv(t, nil)
+	id := identity(t, 1)
+	e.signup(id, "signup-1")
+	header := encodeProof(t, proofJSON(t, id, sub1, t0, nil))
+	body, ct := multipartBody(t, []part{{name: "sub", value: sub1}})
+	r := httptest.NewRequest(http.MethodPost, Path+"?idComm="+idCommOf(id), bytes.NewReader(body))
+	r.Header.Add("x-zkp-proof", header)
+	r.Header.Add("x-zkp-proof", header)
+	e.doRaw(r, ct, "").expect(t, http.StatusUnauthorized, CodeInvalidProof)
+	if len(e.store.refreshes) != 0 {
+		t.Fatal("a refresh was recorded")
+	}
+}

@@ -73,11 +73,17 @@ func parseEnvelope(r *http.Request) (*envelope, *Error) {
 	if err != nil {
 		return nil, invalidRequest("idComm: " + err.Error())
 	}
+	// A repeated x-zkp-proof header is ambiguous: it counts as no valid
+	// proof (401 INVALID_PROOF at its turn in the check order).
+	var proof string
+	if v := r.Header.Values("x-zkp-proof"); len(v) == 1 {
+		proof = v[0]
+	}
 	return &envelope{
 		client:   clientKey(r.RemoteAddr),
 		idComm:   idComm,
 		idCommID: field.Format(&idComm),
-		proof:    r.Header.Get("x-zkp-proof"),
+		proof:    proof,
 		boundary: params["boundary"],
 	}, nil
 }

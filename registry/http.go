@@ -56,6 +56,10 @@ func (r *Registry) Register(mux *http.ServeMux, provingKeyFile string) {
 
 func (r *Registry) serveInclusionProof(w http.ResponseWriter, req *http.Request) {
 	identifier, env, commitment, err := parseInclusionRequest(w, req)
+	if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
+		writeError(w, http.StatusRequestEntityTooLarge, "request_too_large", "body exceeds 4 KiB")
+		return
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return
@@ -90,6 +94,9 @@ func parseInclusionRequest(w http.ResponseWriter, req *http.Request) (identifier
 	dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, maxInclusionBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
+		if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
+			return "", "", c, err
+		}
 		return "", "", c, errors.New("invalid JSON body")
 	}
 	if _, err := dec.Token(); err != io.EOF {
