@@ -43,7 +43,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var bf benchFlags
 	fs := newFlagSet("bench", stderr)
 	bf.adminFlags.register(fs)
-	fs.StringVar(&bf.server, "server", "", "public URL of a running server (default: start one in-process on a throwaway data dir)")
+	fs.StringVar(&bf.server, "server", "", "public URL of a running server, or comma-separated URLs of replicas that clients round-robin over (default: start one in-process on a throwaway data dir)")
 	fs.IntVar(&bf.clients, "clients", 64, "concurrent clients")
 	fs.DurationVar(&bf.duration, "duration", 10*time.Second, "how long each scenario runs (single-use scenarios also stop when their prepared requests run out)")
 	fs.IntVar(&bf.pool, "n", 400, "prepared single-use requests for signin, token and refresh (each costs one proof to prepare)")
@@ -101,13 +101,14 @@ func has(list []string, s string) bool {
 
 // benchEnv is the server under load and the actors that drive it.
 type benchEnv struct {
-	base   string
-	http   *http.Client
-	admin  *admin.Client
-	app    admin.CreatedApp
-	wallet *wallet.Wallet
-	dir    string
-	codes  []string // produced by signin, consumed by token
+	base    string   // the first server: setup and preparation go here
+	servers []string // client i sends its timed requests to servers[i % len]
+	http    *http.Client
+	admin   *admin.Client
+	app     admin.CreatedApp
+	wallet  *wallet.Wallet
+	dir     string
+	codes   []string // produced by signin, consumed by token
 }
 
 // environment connects to -server or starts an in-process server, then
@@ -136,7 +137,13 @@ func (bf *benchFlags) environment(ctx context.Context, stderr io.Writer) (*bench
 		bf.url, bf.dataDir = srv.adminURL, srv.cfg.DataDir
 		fmt.Fprintf(stderr, "bench: in-process server at %s (it shares this machine's cores with the load generator)\n", env.base)
 	} else {
-		env.base = strings.TrimRight(bf.server, "/")
+		for _, u := range strings.Split(bf.server, ",") {
+			env.servers = append(env.servers, strings.TrimRight(strings.TrimSpace(u), "/"))
+		}
+		env.base = env.servers[0]
+	}
+	if len(env.servers) == 0 {
+		env.servers = []string{env.base}
 	}
 	if env.admin, err = bf.client(); err != nil {
 		stop()
@@ -204,9 +211,14 @@ func (e *benchEnv) prepare(ctx context.Context, name string, n int, progress io.
 	}
 }
 
+// target is where client worker sends path.
+func (e *benchEnv) target(worker int, path string) string {
+	return e.servers[worker%len(e.servers)] + path
+}
+
 func (e *benchEnv) getOp(path string) bench.Op {
-	return func(ctx context.Context, _, _ int) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.base+path, nil)
+	return func(ctx context.Context, worker, _ int) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.target(worker, path), nil)
 		return e.expect(req, http.StatusOK)
 	}
 }
@@ -243,7 +255,7 @@ func (e *benchEnv) verifyOp(ctx context.Context) (bench.Op, error) {
 		return nil, err
 	}
 	return func(ctx context.Context, worker, seq int) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/api/v4/verify/"+e.app.RPID, strings.NewReader(string(bodies[(worker+seq)%len(bodies)])))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.target(worker, "/api/v4/verify/"+e.app.RPID), strings.NewReader(string(bodies[(worker+seq)%len(bodies)])))
 		req.Header.Set("Content-Type", "application/json")
 		return e.expect(req, http.StatusOK)
 	}, nil
@@ -304,13 +316,13 @@ func (e *benchEnv) tokenOp(ctx context.Context, n int, progress io.Writer) (benc
 	}
 	pool := bench.NewPool(e.codes)
 	e.codes = nil
-	return func(ctx context.Context, _, _ int) error {
+	return func(ctx context.Context, worker, _ int) error {
 		code, err := pool.Take()
 		if err != nil {
 			return err
 		}
 		form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {benchRedirect}}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/token", strings.NewReader(form.Encode()))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.target(worker, "/token"), strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.SetBasicAuth(e.app.AppID, e.app.ClientSecret)
 		return e.expect(req, http.StatusOK)
@@ -355,7 +367,7 @@ func (e *benchEnv) refreshOp(ctx context.Context, n int, progress io.Writer) (be
 		return nil, err
 	}
 	pool := bench.NewPool(reqs)
-	return func(ctx context.Context, _, _ int) error {
+	return func(ctx context.Context, worker, _ int) error {
 		r, err := pool.Take()
 		if err != nil {
 			return err
@@ -366,6 +378,11 @@ func (e *benchEnv) refreshOp(ctx context.Context, n int, progress io.Writer) (be
 		}
 		req := r.Clone(ctx)
 		req.Body = body
+		server, err := url.Parse(e.servers[worker%len(e.servers)])
+		if err != nil {
+			return err
+		}
+		req.URL.Scheme, req.URL.Host, req.Host = server.Scheme, server.Host, server.Host
 		return e.expect(req, http.StatusOK)
 	}, nil
 }
