@@ -332,6 +332,9 @@ func readSignupLines(path string) ([]record.Signup, error) {
 		if err := dec.Decode(&s); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, fmt.Errorf("%s:%d: more than one JSON value on the line", path, line)
+		}
 		out = append(out, s)
 	}
 	if err := sc.Err(); err != nil {

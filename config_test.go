@@ -137,3 +137,24 @@ func TestTLSListener(t *testing.T) {
 		}
 	}
 }
+
+func TestReadSignupLinesIsStrict(t *testing.T) {
+	const rec = `{"id_commitment":"0x01","signup_id":"a","verified_at":"2024-06-10T15:00:00Z"}`
+	for name, content := range map[string]string{
+		"two values on a line": rec + rec + "\n",
+		"trailing garbage":     rec + " garbage\n",
+		"unknown member":       `{"id_commitment":"0x01","signup_id":"a","verified_at":"2024-06-10T15:00:00Z","x":1}` + "\n",
+		"no records":           "\n\n",
+	} {
+		path := filepath.Join(t.TempDir(), "signups.jsonl")
+		os.WriteFile(path, []byte(content), 0o600)
+		if _, err := readSignupLines(path); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "signups.jsonl")
+	os.WriteFile(path, []byte(rec+"\n\n"+rec+"\n"), 0o600)
+	if got, err := readSignupLines(path); err != nil || len(got) != 2 {
+		t.Fatalf("valid file: %v, %d records", err, len(got))
+	}
+}

@@ -29,6 +29,11 @@ func ParsePrefixes(list string) ([]netip.Prefix, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%q is not an address or CIDR prefix", item)
 		}
+		if p.Addr().Is4In6() {
+			// Client addresses are unmapped before matching, so an
+			// IPv4-mapped prefix would silently match nothing.
+			return nil, fmt.Errorf("%q: write IPv4-mapped prefixes in IPv4 form", item)
+		}
 		out = append(out, p.Masked())
 	}
 	return out, nil

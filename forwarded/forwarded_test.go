@@ -35,7 +35,7 @@ func TestClientAddr(t *testing.T) {
 }
 
 func TestParsePrefixesRejects(t *testing.T) {
-	for _, bad := range []string{"10.0.0.0/33", "example.com", "1.2.3"} {
+	for _, bad := range []string{"10.0.0.0/33", "example.com", "1.2.3", "::ffff:10.0.0.0/104"} {
 		if _, err := ParsePrefixes(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
