@@ -113,3 +113,18 @@ func RefreshSignal(sub string, timestamp int64, pcpDigest string) string {
 	}
 	return s
 }
+
+// Validate checks the shape of a refresh record before it is stored; both
+// store backends call it so that they accept the same records.
+func (r Refresh) Validate() error {
+	if !IsCanonicalHex(r.IDCommitment) || !IsCanonicalHex(r.Sub) {
+		return errors.New("record: refresh id_commitment and sub must be 0x + 64 lowercase hex digits")
+	}
+	if r.PCPDigest != "" && !IsCanonicalHex("0x"+r.PCPDigest) {
+		return errors.New("record: refresh pcp_digest must be 64 lowercase hex digits")
+	}
+	if r.At.Unix() < 0 {
+		return errors.New("record: refresh time must not be before 1970")
+	}
+	return nil
+}

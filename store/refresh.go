@@ -122,7 +122,7 @@ func (db *DB) PinnedSub(_ context.Context, idComm string) (sub string, err error
 // SQL: INSERT INTO subs … ON CONFLICT DO NOTHING, then SELECT sub; the
 // same for pcps; INSERT INTO refreshes; one transaction.
 func (db *DB) RecordRefresh(ctx context.Context, r record.Refresh) error {
-	if err := validRefresh(r); err != nil {
+	if err := r.Validate(); err != nil {
 		return err
 	}
 	r.At = r.At.UTC()
@@ -151,19 +151,6 @@ func bindOnce(tx *Tx, table, key, value string, conflict error) error {
 		return err
 	case stored != value:
 		return fmt.Errorf("store: %s %q: %w", table, key, conflict)
-	}
-	return nil
-}
-
-func validRefresh(r record.Refresh) error {
-	if !record.IsCanonicalHex(r.IDCommitment) || !record.IsCanonicalHex(r.Sub) {
-		return errors.New("store: refresh id_commitment and sub must be 0x + 64 lowercase hex digits")
-	}
-	if r.PCPDigest != "" && !record.IsCanonicalHex("0x"+r.PCPDigest) {
-		return errors.New("store: refresh pcp_digest must be 64 lowercase hex digits")
-	}
-	if r.At.Unix() < 0 {
-		return errors.New("store: refresh time must not be before 1970")
 	}
 	return nil
 }

@@ -155,7 +155,7 @@ func (b binding) bind(ctx context.Context, tx pgx.Tx, key, value string) error {
 // appends r to the commitment's refreshes (the same commitment, second and
 // credential ID twice: record.ErrExists). A failure writes nothing.
 func (db *DB) RecordRefresh(ctx context.Context, r record.Refresh) error {
-	if err := validRefresh(r); err != nil {
+	if err := r.Validate(); err != nil {
 		return err
 	}
 	return db.fail(ctx, pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
@@ -172,21 +172,6 @@ func (db *DB) RecordRefresh(ctx context.Context, r record.Refresh) error {
 			r.IDCommitment, r.Sub, unixNano(r.At), r.PCPDigest, strconv.FormatUint(r.CredentialID, 10))
 		return err
 	}))
-}
-
-// validRefresh applies the JSON store's checks, so both backends accept the
-// same records.
-func validRefresh(r record.Refresh) error {
-	if !record.IsCanonicalHex(r.IDCommitment) || !record.IsCanonicalHex(r.Sub) {
-		return errors.New("store: refresh id_commitment and sub must be 0x + 64 lowercase hex digits")
-	}
-	if r.PCPDigest != "" && !record.IsCanonicalHex("0x"+r.PCPDigest) {
-		return errors.New("store: refresh pcp_digest must be 64 lowercase hex digits")
-	}
-	if r.At.Unix() < 0 {
-		return errors.New("store: refresh time must not be before 1970")
-	}
-	return nil
 }
 
 // Refreshes returns the refreshes of idComm, oldest first (by second, then
