@@ -30,7 +30,7 @@ func TestBlake3OfficialVectors(t *testing.T) {
 		for i := range in {
 			in[i] = byte(i % 251)
 		}
-		want := mustHex(t, tc.Hash)
+		want := vectors.Hex(t, tc.Hash)
 		if len(want) == 0 {
 			t.Fatalf("input_len %d: empty hash", *tc.InputLen)
 		}
@@ -59,13 +59,13 @@ func TestBlake3SelfTest(t *testing.T) {
 		var in []byte
 		switch {
 		case tc.InputHex != nil && tc.InputASCII == nil:
-			in = mustHex(t, *tc.InputHex)
+			in = vectors.Hex(t, *tc.InputHex)
 		case tc.InputASCII != nil && tc.InputHex == nil:
 			in = []byte(*tc.InputASCII)
 		default:
 			t.Fatalf("self-test entry needs exactly one of input_hex, input_ascii")
 		}
-		want := mustHex(t, tc.Out32)
+		want := vectors.Hex(t, tc.Out32)
 		got := make([]byte, len(want))
 		blake3XOF(got, in)
 		if !bytes.Equal(got, want) {

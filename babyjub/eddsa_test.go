@@ -137,7 +137,7 @@ func verifyHex(t *testing.T, pkHex string, msg *big.Int, sigHex string) bool {
 // checkSignatureVector asserts every value the vector gives.
 func checkSignatureVector(t *testing.T, v *signatureVector) {
 	t.Helper()
-	seed := mustHex(t, v.SeedHex)
+	seed := vectors.Hex(t, v.SeedHex)
 	k, err := NewPrivateKey(seed)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func checkSignatureVector(t *testing.T, v *signatureVector) {
 	if v.Blake3ExpandHex != nil {
 		var h [64]byte
 		blake3XOF(h[:], seed)
-		if want := mustHex(t, *v.Blake3ExpandHex); !bytes.Equal(h[:], want) {
+		if want := vectors.Hex(t, *v.Blake3ExpandHex); !bytes.Equal(h[:], want) {
 			t.Errorf("blake3 expand = %x, want %x", h, want)
 		}
 	}
@@ -162,7 +162,7 @@ func checkSignatureVector(t *testing.T, v *signatureVector) {
 	if x, y := pub.Coordinates(); x != v.PK[0] || y != v.PK[1] {
 		t.Errorf("pk = (%s, %s), want (%s, %s)", x, y, v.PK[0], v.PK[1])
 	}
-	pkBytes := mustHex(t, v.PKCompressedHex)
+	pkBytes := vectors.Hex(t, v.PKCompressedHex)
 	if !bytes.Equal(pub.Bytes(), pkBytes) {
 		t.Errorf("pk compressed = %x, want %x", pub.Bytes(), pkBytes)
 	}
@@ -174,7 +174,7 @@ func checkSignatureVector(t *testing.T, v *signatureVector) {
 	}
 
 	msg := parseFE(t, v.Message)
-	sigBytes := mustHex(t, v.SignatureHex)
+	sigBytes := vectors.Hex(t, v.SignatureHex)
 	if got := Sign(k, msg); !bytes.Equal(got, sigBytes) {
 		t.Errorf("signature = %x, want %x", got, sigBytes)
 	}
@@ -227,7 +227,7 @@ func TestParseErrorsNameTheRule(t *testing.T) {
 	var v eddsaVectors
 	vectors.Load(t, eddsaFile, &v)
 	kat := v.RepoKATs[0]
-	sig := mustHex(t, kat.SignatureHex)
+	sig := vectors.Hex(t, kat.SignatureHex)
 	identity := le32(big.NewInt(1))
 	order2 := le32(new(big.Int).Sub(bigP, big.NewInt(1)))
 	sPlusL := bytes.Clone(sig)

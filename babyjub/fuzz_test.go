@@ -15,8 +15,8 @@ func fuzzSeeds(f *testing.F) (pks, sigs [][]byte, coords [][2]string) {
 	var v eddsaVectors
 	vectors.Load(f, eddsaFile, &v)
 	for _, sv := range append(v.RepoKATs, v.ComputedSignatures...) {
-		pks = append(pks, mustHex(f, sv.PKCompressedHex))
-		sigs = append(sigs, mustHex(f, sv.SignatureHex))
+		pks = append(pks, vectors.Hex(f, sv.PKCompressedHex))
+		sigs = append(sigs, vectors.Hex(f, sv.SignatureHex))
 		if len(sv.PK) == 2 {
 			coords = append(coords, [2]string{sv.PK[0], sv.PK[1]})
 		}

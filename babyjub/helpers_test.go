@@ -2,7 +2,6 @@ package babyjub
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"math/big"
 	"testing"
@@ -46,15 +45,6 @@ func parseFE(t testing.TB, dec string) fr.Element {
 	var e fr.Element
 	e.SetBigInt(v)
 	return e
-}
-
-func mustHex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatalf("bad hex %q: %v", s, err)
-	}
-	return b
 }
 
 func limbsToBig(l *[4]uint64) *big.Int {

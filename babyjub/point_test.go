@@ -102,7 +102,7 @@ func TestPointsVectors(t *testing.T) {
 				t.Errorf("x_gt_half: got %v", !*v.XGtHalf)
 			}
 			if v.CompressedHex != nil {
-				enc := mustHex(t, *v.CompressedHex)
+				enc := vectors.Hex(t, *v.CompressedHex)
 				if b := want.compress(); string(b[:]) != string(enc) {
 					t.Errorf("compress: got %x want %x", b, enc)
 				}

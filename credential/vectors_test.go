@@ -116,15 +116,6 @@ func u64dec(t testing.TB, s string) uint64 {
 	return v
 }
 
-func mustHex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatalf("hex %q: %v", s, err)
-	}
-	return b
-}
-
 func checkFE(t testing.TB, what string, got fr.Element, want string) {
 	t.Helper()
 	if g := field.Format(&got); g != want {
@@ -205,7 +196,7 @@ func checkV030(t *testing.T, v *credentialVector, c *Credential) {
 	if v.Inputs.SeedHex == nil {
 		return
 	}
-	priv, err := babyjub.NewPrivateKey(mustHex(t, *v.Inputs.SeedHex))
+	priv, err := babyjub.NewPrivateKey(vectors.Hex(t, *v.Inputs.SeedHex))
 	if err != nil {
 		t.Fatal(err)
 	}

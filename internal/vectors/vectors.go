@@ -1,6 +1,7 @@
 package vectors
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -55,3 +56,14 @@ func NewCounter(t testing.TB, file string) *Counter {
 
 // Inc records one processed vector.
 func (c *Counter) Inc() { c.n++ }
+
+// Hex decodes a hex string from a vector file, failing the test if it is
+// malformed.
+func Hex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatalf("vectors: bad hex %q: %v", s, err)
+	}
+	return b
+}
