@@ -120,3 +120,15 @@ func BenchmarkIden3VerifyPoseidon(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkNielsLookup(b *testing.B) {
+	table := nielsTable()
+	var q nielsLanes
+	d := int8(-3)
+	for b.Loop() {
+		for i := range 8 {
+			table[i].lookup(&q, i, d)
+		}
+		d = -d
+	}
+}

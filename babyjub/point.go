@@ -227,15 +227,6 @@ func (c *affineCached) negate() *affineCached {
 	return c
 }
 
-// condNegate negates c if mask is all ones, in constant time.
-func (c *affineCached) condNegate(mask uint64) {
-	var nx, ndt fr.Element
-	feNeg(&nx, &c.x)
-	feNeg(&ndt, &c.dt)
-	moveElement(&c.x, &nx, mask)
-	moveElement(&c.dt, &ndt, mask)
-}
-
 func moveElement(dst, src *fr.Element, mask uint64) {
 	dst[0] ^= mask & (dst[0] ^ src[0])
 	dst[1] ^= mask & (dst[1] ^ src[1])

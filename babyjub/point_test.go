@@ -241,28 +241,62 @@ func TestLimbNAF(t *testing.T) {
 	}
 }
 
-func TestBaseTable(t *testing.T) {
-	table := baseTable()
+func TestNielsTable(t *testing.T) {
+	table := nielsTable()
 	rng := rand.New(rand.NewPCG(13, 14))
+	var got nielsLanes
 	for n := 0; n < 20; n++ {
-		i, j := rng.IntN(len(table)), rng.IntN(len(table[0].x))
+		i, j, l := rng.IntN(len(table)), rng.IntN(len(table[0])), rng.IntN(lanes)
 		k := new(big.Int).Lsh(big.NewInt(int64(j+1)), uint(4*i))
 		want := naiveMult(k, &generator)
-		var wc affineCached
-		wc.fromAffine(&want)
-		var got affineCached
-		table[i].lookup(&got, int8(j+1))
-		if got != wc {
+		var wn nielsPoint
+		wn.fromAffine(&want)
+		table[i].lookup(&got, l, int8(j+1))
+		if (nielsPoint{got.yPlusU[l], got.yMinusU[l], got.t2d[l]}) != wn {
 			t.Errorf("row %d digit %d ≠ %v·G", i, j+1, k)
 		}
-		table[i].lookup(&got, int8(-j-1))
-		if wc.negate(); got != wc {
+		neg := affinePoint{y: want.y}
+		neg.x.Neg(&want.x)
+		wn.fromAffine(&neg)
+		table[i].lookup(&got, l, int8(-j-1))
+		if (nielsPoint{got.yPlusU[l], got.yMinusU[l], got.t2d[l]}) != wn {
 			t.Errorf("row %d digit %d ≠ −%v·G", i, -j-1, k)
 		}
 	}
-	var got affineCached
-	if table[5].lookup(&got, 0); got != (affineCached{y: one}) {
+	if table[5].lookup(&got, 3, 0); got.yPlusU[3] != one || got.yMinusU[3] != one || !got.t2d[3].IsZero() {
 		t.Error("digit 0 is not the identity")
+	}
+}
+
+// TestIsomorphism checks the a = −1 model's constants and that it maps
+// BabyJubJub points onto −u² + y² = 1 + d'·u²·y².
+func TestIsomorphism(t *testing.T) {
+	var sq, minusA, prod, dPrime, want fr.Element
+	sq.Square(&isoLambda)
+	minusA.Neg(&curveA)
+	if !sq.Equal(&minusA) {
+		t.Fatal("λ² ≠ −a")
+	}
+	if prod.Mul(&isoLambda, &isoLambdaInv); !prod.IsOne() {
+		t.Fatal("λ·λ⁻¹ ≠ 1")
+	}
+	dPrime.Set(&iso2D).Halve()
+	want.Inverse(&curveA).Mul(&want, &curveD).Neg(&want)
+	if !dPrime.Equal(&want) {
+		t.Fatal("iso2D ≠ −2d/a")
+	}
+	if dPrime.Legendre() != -1 {
+		t.Fatal("d' is a square: the a = −1 formulas would not be complete")
+	}
+	p := naiveMult(big.NewInt(12345), &generator)
+	var u, u2, y2, lhs, rhs fr.Element
+	u.Mul(&p.x, &isoLambda)
+	u2.Square(&u)
+	y2.Square(&p.y)
+	lhs.Sub(&y2, &u2)
+	rhs.Mul(&u2, &y2).Mul(&rhs, &dPrime).Add(&rhs, &one)
+	if !lhs.Equal(&rhs) {
+		t.Fatal("image is not on the a = −1 curve")
 	}
 }
 

@@ -1,0 +1,232 @@
+package babyjub
+
+import (
+	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+)
+
+// Fixed-base multiplication k·G for secret k (crypto.md §e: the
+// multiplications by sk and r must not depend on the secret).
+//
+// It runs on the isomorphic a = −1 curve −u² + y² = 1 + d'·u²·y² with
+// u = λ·x, λ² = −a and d' = −d/a (Bernstein–Birkner–Joye–Lange–Peters 2008,
+// "Twisted Edwards curves", §3): −1 is a square mod p and d' is not, so the
+// a = −1 formulas of Hisil–Wong–Carter–Dawson 2008 (§3.1, 8M unified
+// addition, 7M mixed with a Niels-form affine operand) are complete there,
+// and no multiplication by a is needed. Eight independent accumulators
+// advance together, one coordinate per gnark-crypto vector, so that each
+// formula step is one 8-lane vector operation (AVX-512 IFMA where the CPU
+// has it; gnark-crypto's vector assembly has no data-dependent branches).
+var (
+	// isoLambda = √(−168700) mod p =
+	// 15527681003928902128179717624703512672403908117992798440346960750464748824729.
+	isoLambda = elementFromCanonical([4]uint64{0xd76612d2174d2899, 0xb38df17e479acf79, 0x8bd584e7fc9b46e5, 0x22545b22db5abade})
+	// isoLambdaInv = 1/isoLambda =
+	// 1911982854305225074381251344103329931637610209014896889891168275855466657090.
+	isoLambdaInv = elementFromCanonical([4]uint64{0x21ec5cd3e0097542, 0xc22fa6626c121e9a, 0x5f55ef19c539fa43, 0x043a24d9a1c954e7})
+	// iso2D = 2·d' = −2·168696/168700 mod p =
+	// 2475045175004185027501911298141836274980133961483913877536377848625489762075.
+	iso2D = elementFromCanonical([4]uint64{0x5d099f85f9afd71b, 0xdf026a6b5db6203e, 0xc3909ff8b278cb9a, 0x0578d36fdd1172a8})
+)
+
+const lanes = 8
+
+// nielsPoint is an affine point (u, y) of the a = −1 curve as
+// (y + u, y − u, 2d'·u·y), the cheapest second operand of an addition.
+type nielsPoint struct {
+	yPlusU, yMinusU, t2d fr.Element
+}
+
+// nielsRow holds j·B for j = 1..8, B = 16^i·G in row i of nielsTable.
+type nielsRow [8]nielsPoint
+
+// nielsTable is the fixed-base table for G: 64 rows cover every signed
+// radix-16 digit of a scalar < 2^252, so k·G needs 64 additions and no
+// doublings. Built once on first use (48 KiB).
+var nielsTable = sync.OnceValue(func() *[64]nielsRow {
+	var table [64]nielsRow
+	var rowBase, multiple point
+	rowBase.fromAffine(&generator)
+	var c completedPoint
+	for i := range table {
+		var step affineCached
+		rowAffine := rowBase.affine()
+		step.fromAffine(&rowAffine)
+		multiple = rowBase
+		for j := range table[i] {
+			a := multiple.affine()
+			table[i][j].fromAffine(&a)
+			c.addAffine(&multiple, &step)
+			multiple.fromCompleted(&c)
+		}
+		var pp projPoint
+		pp.fromPoint(&rowBase)
+		for k := 0; k < 4; k++ {
+			c.double(&pp)
+			pp.fromCompleted(&c)
+		}
+		rowBase.fromCompleted(&c)
+	}
+	return &table
+})
+
+// fromAffine maps a BabyJubJub point (x, y) to Niels form on the a = −1
+// curve.
+func (n *nielsPoint) fromAffine(a *affinePoint) {
+	var u fr.Element
+	u.Mul(&a.x, &isoLambda)
+	feAdd(&n.yPlusU, &a.y, &u)
+	feSub(&n.yMinusU, &a.y, &u)
+	n.t2d.Mul(&u, &a.y)
+	n.t2d.Mul(&n.t2d, &iso2D)
+}
+
+// laneGroup is eight extended points (U:Y:Z:T) of the a = −1 curve, with
+// u = U/Z, y = Y/Z and u·y = T/Z, stored by coordinate.
+type laneGroup struct {
+	u, y, z, t [lanes]fr.Element
+}
+
+// nielsLanes is eight Niels points stored by coordinate.
+type nielsLanes struct {
+	yPlusU, yMinusU, t2d [lanes]fr.Element
+}
+
+// scalarBaseMult returns k·G in constant time: the digit sequence, table
+// scans and vector operations are the same for every k. Lane l accumulates
+// the digits i ≡ l mod 8.
+func scalarBaseMult(k *scalar) point {
+	digits := k.signedRadix16()
+	table := nielsTable()
+	var acc laneGroup
+	for l := range lanes {
+		acc.y[l], acc.z[l] = one, one
+	}
+	var q nielsLanes
+	for i := 0; i < len(digits); i += lanes {
+		for l := range lanes {
+			table[i+l].lookup(&q, l, digits[i+l])
+		}
+		acc.addNiels(&q)
+	}
+	return acc.sum()
+}
+
+// addNiels sets every lane p_l = p_l + q_l (HWCD 2008 §3.1 "madd" for
+// a = −1, 7M):
+//
+//	A = (Y−U)·(y−u), B = (Y+U)·(y+u), C = T·2d'·t, D = 2Z,
+//	E = B−A, F = D−C, G = D+C, H = B+A,
+//	U' = E·F, Y' = G·H, Z' = F·G, T' = E·H.
+func (p *laneGroup) addNiels(q *nielsLanes) {
+	var a, b, c, d, e, f, g, h [lanes]fr.Element
+	u, y, z, t := fr.Vector(p.u[:]), fr.Vector(p.y[:]), fr.Vector(p.z[:]), fr.Vector(p.t[:])
+	va, vb, vc, vd := fr.Vector(a[:]), fr.Vector(b[:]), fr.Vector(c[:]), fr.Vector(d[:])
+	ve, vf, vg, vh := fr.Vector(e[:]), fr.Vector(f[:]), fr.Vector(g[:]), fr.Vector(h[:])
+	va.Sub(y, u)
+	va.Mul(va, q.yMinusU[:])
+	vb.Add(y, u)
+	vb.Mul(vb, q.yPlusU[:])
+	vc.Mul(t, q.t2d[:])
+	vd.Add(z, z)
+	ve.Sub(vb, va)
+	vf.Sub(vd, vc)
+	vg.Add(vd, vc)
+	vh.Add(vb, va)
+	u.Mul(ve, vf)
+	y.Mul(vg, vh)
+	z.Mul(vf, vg)
+	t.Mul(ve, vh)
+}
+
+// sum returns the sum of the eight lanes as a BabyJubJub point.
+func (p *laneGroup) sum() point {
+	var cached [lanes]fr.Element // 2d'·T of every lane
+	vcached := fr.Vector(cached[:])
+	vcached.ScalarMul(p.t[:], &iso2D)
+	s := extendedIso{p.u[0], p.y[0], p.z[0], p.t[0]}
+	for l := 1; l < lanes; l++ {
+		s.add(&extendedIso{p.u[l], p.y[l], p.z[l], cached[l]})
+	}
+	// x = u/λ: scale U and T.
+	var r point
+	r.x.Mul(&s.u, &isoLambdaInv)
+	r.y = s.y
+	r.z = s.z
+	r.t.Mul(&s.t, &isoLambdaInv)
+	return r
+}
+
+// extendedIso is one extended point (U:Y:Z:T) of the a = −1 curve.
+type extendedIso struct {
+	u, y, z, t fr.Element
+}
+
+// add sets p = p + q where q.t holds 2d'·T (HWCD 2008 §3.1
+// "add-2008-hwcd-3", 8M, complete for a = −1 and non-square d'):
+//
+//	A = (Y1−U1)·(Y2−U2), B = (Y1+U1)·(Y2+U2), C = T1·2d'·T2, D = 2·Z1·Z2,
+//	then as in addNiels.
+func (p *extendedIso) add(q *extendedIso) {
+	var a, b, c, d, s fr.Element
+	feSub(&a, &p.y, &p.u)
+	feSub(&s, &q.y, &q.u)
+	a.Mul(&a, &s)
+	feAdd(&b, &p.y, &p.u)
+	feAdd(&s, &q.y, &q.u)
+	b.Mul(&b, &s)
+	c.Mul(&p.t, &q.t)
+	d.Mul(&p.z, &q.z)
+	feAdd(&d, &d, &d)
+	var e, f, g, h fr.Element
+	feSub(&e, &b, &a)
+	feSub(&f, &d, &c)
+	feAdd(&g, &d, &c)
+	feAdd(&h, &b, &a)
+	p.u.Mul(&e, &f)
+	p.y.Mul(&g, &h)
+	p.z.Mul(&f, &g)
+	p.t.Mul(&e, &h)
+}
+
+// lookup sets lane l of dst to digit·B for digit in [−8, 8], reading every
+// entry of the row with masked moves; digit 0 gives the identity
+// (1, 1, 0).
+func (r *nielsRow) lookup(dst *nielsLanes, l int, digit int8) {
+	signMask := digit >> 7 // −1 if negative, 0 otherwise
+	abs := uint8((digit ^ signMask) - signMask)
+	var yp, ym, t2d fr.Element
+	for j := range r {
+		m := -uint64(constantTimeEq(abs, uint8(j+1)))
+		e := &r[j]
+		yp[0] |= e.yPlusU[0] & m
+		yp[1] |= e.yPlusU[1] & m
+		yp[2] |= e.yPlusU[2] & m
+		yp[3] |= e.yPlusU[3] & m
+		ym[0] |= e.yMinusU[0] & m
+		ym[1] |= e.yMinusU[1] & m
+		ym[2] |= e.yMinusU[2] & m
+		ym[3] |= e.yMinusU[3] & m
+		t2d[0] |= e.t2d[0] & m
+		t2d[1] |= e.t2d[1] & m
+		t2d[2] |= e.t2d[2] & m
+		t2d[3] |= e.t2d[3] & m
+	}
+	zero := -uint64(constantTimeEq(abs, 0))
+	for w := range yp {
+		yp[w] |= one[w] & zero
+		ym[w] |= one[w] & zero
+	}
+	// −(u, y) = (−u, y): swap y+u and y−u, negate 2d'·u·y.
+	neg := uint64(int64(signMask))
+	for w := range yp {
+		x := (yp[w] ^ ym[w]) & neg
+		yp[w] ^= x
+		ym[w] ^= x
+	}
+	var negT fr.Element
+	feNeg(&negT, &t2d)
+	moveElement(&t2d, &negT, neg)
+	dst.yPlusU[l], dst.yMinusU[l], dst.t2d[l] = yp, ym, t2d
+}
