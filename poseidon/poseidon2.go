@@ -124,22 +124,6 @@ func m4(x *[4]fr.Element) {
 	x[3] = t4
 }
 
-// sumOf returns Σ s with two interleaved accumulators for more
-// instruction-level parallelism.
-func sumOf(s []fr.Element) fr.Element {
-	var even, odd fr.Element
-	i := 0
-	for ; i+1 < len(s); i += 2 {
-		add(&even, &even, &s[i])
-		add(&odd, &odd, &s[i+1])
-	}
-	if i < len(s) {
-		add(&even, &even, &s[i])
-	}
-	add(&even, &even, &odd)
-	return even
-}
-
 func addToAll(s []fr.Element, x *fr.Element) {
 	for i := range s {
 		add(&s[i], &s[i], x)
