@@ -132,3 +132,11 @@ func BenchmarkNielsLookup(b *testing.B) {
 		d = -d
 	}
 }
+
+func BenchmarkBlake3Nonce(b *testing.B) {
+	var in [64]byte
+	var out [64 + blindSize]byte
+	for b.Loop() {
+		blake3XOF(out[:], in[:])
+	}
+}

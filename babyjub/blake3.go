@@ -67,54 +67,54 @@ func blake3Block(b []byte) [16]uint32 {
 	return m
 }
 
-// blake3Compress is the BLAKE3 compression function; it returns all 16
-// output words (crypto.md §e "Compression").
-func blake3Compress(h *[8]uint32, block *[16]uint32, counter uint64, blockLen, flags uint32) [16]uint32 {
-	v := [16]uint32{
-		h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7],
-		blake3IV[0], blake3IV[1], blake3IV[2], blake3IV[3],
-		uint32(counter), uint32(counter >> 32), blockLen, flags,
+// blake3Schedule[r] lists the message words that round r reads: the
+// message permutation applied r times (blake3.pdf §2.2).
+var blake3Schedule = func() (s [7][16]uint8) {
+	for i := range s[0] {
+		s[0][i] = uint8(i)
 	}
-	m := *block
-	for round := 0; round < 7; round++ {
-		blake3Round(&v, &m)
-		if round < 6 {
-			m = blake3Permute(&m)
+	for r := 1; r < len(s); r++ {
+		for i, j := range blake3MsgPermutation {
+			s[r][i] = s[r-1][j]
 		}
 	}
-	for i := 0; i < 8; i++ {
-		v[i] ^= v[i+8]
-		v[i+8] ^= h[i]
+	return s
+}()
+
+// blake3Compress is the BLAKE3 compression function; it returns all 16
+// output words (crypto.md §e "Compression"). The state lives in locals so
+// that it stays in registers.
+func blake3Compress(h *[8]uint32, m *[16]uint32, counter uint64, blockLen, flags uint32) [16]uint32 {
+	v0, v1, v2, v3, v4, v5, v6, v7 := h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]
+	v8, v9, v10, v11 := blake3IV[0], blake3IV[1], blake3IV[2], blake3IV[3]
+	v12, v13, v14, v15 := uint32(counter), uint32(counter>>32), blockLen, flags
+	for r := range blake3Schedule {
+		s := &blake3Schedule[r]
+		// Columns, then diagonals.
+		v0, v4, v8, v12 = blake3G(v0, v4, v8, v12, m[s[0]&15], m[s[1]&15])
+		v1, v5, v9, v13 = blake3G(v1, v5, v9, v13, m[s[2]&15], m[s[3]&15])
+		v2, v6, v10, v14 = blake3G(v2, v6, v10, v14, m[s[4]&15], m[s[5]&15])
+		v3, v7, v11, v15 = blake3G(v3, v7, v11, v15, m[s[6]&15], m[s[7]&15])
+		v0, v5, v10, v15 = blake3G(v0, v5, v10, v15, m[s[8]&15], m[s[9]&15])
+		v1, v6, v11, v12 = blake3G(v1, v6, v11, v12, m[s[10]&15], m[s[11]&15])
+		v2, v7, v8, v13 = blake3G(v2, v7, v8, v13, m[s[12]&15], m[s[13]&15])
+		v3, v4, v9, v14 = blake3G(v3, v4, v9, v14, m[s[14]&15], m[s[15]&15])
 	}
-	return v
-}
-
-func blake3Round(v *[16]uint32, m *[16]uint32) {
-	blake3G(v, 0, 4, 8, 12, m[0], m[1])
-	blake3G(v, 1, 5, 9, 13, m[2], m[3])
-	blake3G(v, 2, 6, 10, 14, m[4], m[5])
-	blake3G(v, 3, 7, 11, 15, m[6], m[7])
-	blake3G(v, 0, 5, 10, 15, m[8], m[9])
-	blake3G(v, 1, 6, 11, 12, m[10], m[11])
-	blake3G(v, 2, 7, 8, 13, m[12], m[13])
-	blake3G(v, 3, 4, 9, 14, m[14], m[15])
-}
-
-func blake3G(v *[16]uint32, a, b, c, d int, mx, my uint32) {
-	v[a] += v[b] + mx
-	v[d] = bits.RotateLeft32(v[d]^v[a], -16)
-	v[c] += v[d]
-	v[b] = bits.RotateLeft32(v[b]^v[c], -12)
-	v[a] += v[b] + my
-	v[d] = bits.RotateLeft32(v[d]^v[a], -8)
-	v[c] += v[d]
-	v[b] = bits.RotateLeft32(v[b]^v[c], -7)
-}
-
-func blake3Permute(m *[16]uint32) [16]uint32 {
-	var out [16]uint32
-	for i, j := range blake3MsgPermutation {
-		out[i] = m[j]
+	return [16]uint32{
+		v0 ^ v8, v1 ^ v9, v2 ^ v10, v3 ^ v11, v4 ^ v12, v5 ^ v13, v6 ^ v14, v7 ^ v15,
+		v8 ^ h[0], v9 ^ h[1], v10 ^ h[2], v11 ^ h[3], v12 ^ h[4], v13 ^ h[5], v14 ^ h[6], v15 ^ h[7],
 	}
-	return out
+}
+
+// blake3G is the quarter-round G (blake3.pdf §2.2).
+func blake3G(a, b, c, d, mx, my uint32) (uint32, uint32, uint32, uint32) {
+	a += b + mx
+	d = bits.RotateLeft32(d^a, -16)
+	c += d
+	b = bits.RotateLeft32(b^c, -12)
+	a += b + my
+	d = bits.RotateLeft32(d^a, -8)
+	c += d
+	b = bits.RotateLeft32(b^c, -7)
+	return a, b, c, d
 }
