@@ -142,52 +142,60 @@ func (p *laneGroup) addNiels(q *nielsLanes) {
 
 // sum returns the sum of the eight lanes as a BabyJubJub point.
 func (p *laneGroup) sum() point {
-	var cached [lanes]fr.Element // 2d'·T of every lane
-	vcached := fr.Vector(cached[:])
-	vcached.ScalarMul(p.t[:], &iso2D)
-	s := extendedIso{p.u[0], p.y[0], p.z[0], p.t[0]}
-	for l := 1; l < lanes; l++ {
-		s.add(&extendedIso{p.u[l], p.y[l], p.z[l], cached[l]})
+	for h := lanes / 2; h >= 1; h /= 2 {
+		p.fold(h)
 	}
 	// x = u/λ: scale U and T.
 	var r point
-	r.x.Mul(&s.u, &isoLambdaInv)
-	r.y = s.y
-	r.z = s.z
-	r.t.Mul(&s.t, &isoLambdaInv)
+	r.x.Mul(&p.u[0], &isoLambdaInv)
+	r.y = p.y[0]
+	r.z = p.z[0]
+	r.t.Mul(&p.t[0], &isoLambdaInv)
 	return r
 }
 
-// extendedIso is one extended point (U:Y:Z:T) of the a = −1 curve.
-type extendedIso struct {
-	u, y, z, t fr.Element
-}
-
-// add sets p = p + q where q.t holds 2d'·T (HWCD 2008 §3.1
-// "add-2008-hwcd-3", 8M, complete for a = −1 and non-square d'):
+// fold sets lane l to lane l + lane l+h for every l < h, with the
+// products of all h additions packed into two vector multiplications
+// (HWCD 2008 §3.1 "add-2008-hwcd-3", 8M, complete for a = −1 and
+// non-square d'):
 //
 //	A = (Y1−U1)·(Y2−U2), B = (Y1+U1)·(Y2+U2), C = T1·2d'·T2, D = 2·Z1·Z2,
-//	then as in addNiels.
-func (p *extendedIso) add(q *extendedIso) {
-	var a, b, c, d, s fr.Element
-	feSub(&a, &p.y, &p.u)
-	feSub(&s, &q.y, &q.u)
-	a.Mul(&a, &s)
-	feAdd(&b, &p.y, &p.u)
-	feAdd(&s, &q.y, &q.u)
-	b.Mul(&b, &s)
-	c.Mul(&p.t, &q.t)
-	d.Mul(&p.z, &q.z)
-	feAdd(&d, &d, &d)
-	var e, f, g, h fr.Element
-	feSub(&e, &b, &a)
-	feSub(&f, &d, &c)
-	feAdd(&g, &d, &c)
-	feAdd(&h, &b, &a)
-	p.u.Mul(&e, &f)
-	p.y.Mul(&g, &h)
-	p.z.Mul(&f, &g)
-	p.t.Mul(&e, &h)
+//	then E, F, G, H and the result as in addNiels.
+func (p *laneGroup) fold(h int) {
+	var lhs, rhs, prod [2 * lanes]fr.Element
+	l, r, m := fr.Vector(lhs[:4*h]), fr.Vector(rhs[:4*h]), fr.Vector(prod[:4*h])
+	p.packOperand(l, 0, h)
+	p.packOperand(r, h, h)
+	m.Mul(l, r) // A | B | T1·T2 | Z1·Z2
+	a, b, c, d := m[:h], m[h:2*h], m[2*h:3*h], m[3*h:]
+	c.ScalarMul(c, &iso2D)
+	d.Add(d, d)
+	var eb, fb, gb, hb [lanes / 2]fr.Element
+	e, f, g, hh := fr.Vector(eb[:h]), fr.Vector(fb[:h]), fr.Vector(gb[:h]), fr.Vector(hb[:h])
+	e.Sub(b, a)
+	f.Sub(d, c)
+	g.Add(d, c)
+	hh.Add(b, a)
+	// (U, Y, Z, T) = [E | G | F | E] ⊙ [F | H | G | H].
+	for i, pair := range [4][2]fr.Vector{{e, f}, {g, hh}, {f, g}, {e, hh}} {
+		copy(l[i*h:], pair[0])
+		copy(r[i*h:], pair[1])
+	}
+	m.Mul(l, r)
+	copy(p.u[:h], m[:h])
+	copy(p.y[:h], m[h:2*h])
+	copy(p.z[:h], m[2*h:3*h])
+	copy(p.t[:h], m[3*h:])
+}
+
+// packOperand writes [Y−U | Y+U | T | Z] of lanes from..from+h−1 into v.
+func (p *laneGroup) packOperand(v fr.Vector, from, h int) {
+	sel := func(c *[lanes]fr.Element) fr.Vector { return c[from : from+h] }
+	ym, yp := v[:h], v[h:2*h]
+	ym.Sub(sel(&p.y), sel(&p.u))
+	yp.Add(sel(&p.y), sel(&p.u))
+	copy(v[2*h:3*h], sel(&p.t))
+	copy(v[3*h:], sel(&p.z))
 }
 
 // lookup sets lane l of dst to digit·B for digit in [−8, 8], reading every
