@@ -124,16 +124,16 @@ func (p *laneGroup) addNiels(q *nielsLanes) {
 	u, y, z, t := fr.Vector(p.u[:]), fr.Vector(p.y[:]), fr.Vector(p.z[:]), fr.Vector(p.t[:])
 	va, vb, vc, vd := fr.Vector(a[:]), fr.Vector(b[:]), fr.Vector(c[:]), fr.Vector(d[:])
 	ve, vf, vg, vh := fr.Vector(e[:]), fr.Vector(f[:]), fr.Vector(g[:]), fr.Vector(h[:])
-	va.Sub(y, u)
+	vecSub(va, y, u)
 	va.Mul(va, q.yMinusU[:])
-	vb.Add(y, u)
+	vecAdd(vb, y, u)
 	vb.Mul(vb, q.yPlusU[:])
 	vc.Mul(t, q.t2d[:])
-	vd.Add(z, z)
-	ve.Sub(vb, va)
-	vf.Sub(vd, vc)
-	vg.Add(vd, vc)
-	vh.Add(vb, va)
+	vecAdd(vd, z, z)
+	vecSub(ve, vb, va)
+	vecSub(vf, vd, vc)
+	vecAdd(vg, vd, vc)
+	vecAdd(vh, vb, va)
 	u.Mul(ve, vf)
 	y.Mul(vg, vh)
 	z.Mul(vf, vg)
@@ -169,13 +169,13 @@ func (p *laneGroup) fold(h int) {
 	m.Mul(l, r) // A | B | T1·T2 | Z1·Z2
 	a, b, c, d := m[:h], m[h:2*h], m[2*h:3*h], m[3*h:]
 	c.ScalarMul(c, &iso2D)
-	d.Add(d, d)
+	vecAdd(d, d, d)
 	var eb, fb, gb, hb [lanes / 2]fr.Element
 	e, f, g, hh := fr.Vector(eb[:h]), fr.Vector(fb[:h]), fr.Vector(gb[:h]), fr.Vector(hb[:h])
-	e.Sub(b, a)
-	f.Sub(d, c)
-	g.Add(d, c)
-	hh.Add(b, a)
+	vecSub(e, b, a)
+	vecSub(f, d, c)
+	vecAdd(g, d, c)
+	vecAdd(hh, b, a)
 	// (U, Y, Z, T) = [E | G | F | E] ⊙ [F | H | G | H].
 	for i, pair := range [4][2]fr.Vector{{e, f}, {g, hh}, {f, g}, {e, hh}} {
 		copy(l[i*h:], pair[0])
@@ -192,8 +192,8 @@ func (p *laneGroup) fold(h int) {
 func (p *laneGroup) packOperand(v fr.Vector, from, h int) {
 	sel := func(c *[lanes]fr.Element) fr.Vector { return c[from : from+h] }
 	ym, yp := v[:h], v[h:2*h]
-	ym.Sub(sel(&p.y), sel(&p.u))
-	yp.Add(sel(&p.y), sel(&p.u))
+	vecSub(ym, sel(&p.y), sel(&p.u))
+	vecAdd(yp, sel(&p.y), sel(&p.u))
 	copy(v[2*h:3*h], sel(&p.t))
 	copy(v[3*h:], sel(&p.z))
 }
@@ -237,4 +237,19 @@ func (r *nielsRow) lookup(dst *nielsLanes, l int, digit int8) {
 	feNeg(&negT, &t2d)
 	moveElement(&t2d, &negT, neg)
 	dst.yPlusU[l], dst.yMinusU[l], dst.t2d[l] = yp, ym, t2d
+}
+
+// vecAdd and vecSub act lane by lane with this package's branch-free
+// arithmetic: gnark-crypto's vector Add and Sub are branch-free only in
+// their amd64 assembly.
+func vecAdd(z, x, y fr.Vector) {
+	for i := range z {
+		feAdd(&z[i], &x[i], &y[i])
+	}
+}
+
+func vecSub(z, x, y fr.Vector) {
+	for i := range z {
+		feSub(&z[i], &x[i], &y[i])
+	}
 }
