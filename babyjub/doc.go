@@ -83,10 +83,16 @@
 //   - scalars mod L use Montgomery arithmetic on four 64-bit limbs, no
 //     math/big;
 //   - k·G is a signed radix-16 fixed-base comb (64 precomputed rows, no
-//     doublings) that scans every table row in full with masked moves;
-//   - the point formulas use gnark-crypto's Mul and Square (branch-free
-//     assembly on amd64) and this package's branch-free addition,
-//     subtraction and negation, because gnark-crypto's branch on the carry;
+//     doublings) that scans every table row in full with masked moves. It
+//     runs on the isomorphic a = −1 curve (u = √(−a)·x), where the
+//     complete Niels-form mixed addition costs 7M and no multiplication by
+//     a; eight accumulators take digits i ≡ l mod 8 and advance together,
+//     one gnark-crypto vector multiplication (AVX-512 IFMA where present)
+//     per formula product, and are folded pairwise at the end;
+//   - the point formulas use gnark-crypto's Mul, Square and vector Mul
+//     (branch-free assembly on amd64 and arm64) and this package's
+//     branch-free addition, subtraction and negation, because
+//     gnark-crypto's branch on the carry outside its amd64 assembly;
 //   - the inversion that makes sk·G and r·G affine is gnark-crypto's fast
 //     variable-time one applied to Z·β, so its timing depends only on Z·β,
 //     which is uniform: the secret blinding factor β is read from the
@@ -102,7 +108,8 @@
 // 2^(64j)·G). The same routine computes L·P for subgroup checks. Verify
 // and VerifySignature do not allocate.
 //
-// Not implemented: batch verification, the a = −1 (gnark) encoding, keyed
+// Not implemented: batch verification, the a = −1 (gnark) encoding (the
+// a = −1 model is internal to k·G; no a = −1 point is ever encoded), keyed
 // or multi-chunk BLAKE3, and zeroization guarantees for key material
 // beyond clearing local buffers (Go cannot promise it).
 package babyjub
