@@ -3,6 +3,7 @@ package babyjub
 import (
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	iden3 "github.com/iden3/go-iden3-crypto/babyjub"
@@ -121,16 +122,46 @@ func BenchmarkIden3VerifyPoseidon(b *testing.B) {
 	}
 }
 
-func BenchmarkNielsLookup(b *testing.B) {
-	table := nielsTable()
-	var q nielsLanes
-	d := int8(-3)
+// benchmarkSpeedup alternates our operation and go-iden3-crypto's within
+// each iteration, so that load changes on a shared machine hit both
+// equally, and reports both times and the ratio (the issue #4 targets).
+func benchmarkSpeedup(b *testing.B, ours, theirs func()) {
+	var oursTotal, theirsTotal time.Duration
 	for b.Loop() {
-		for i := range 8 {
-			table[i].lookup(&q, i, d)
-		}
-		d = -d
+		start := time.Now()
+		ours()
+		mid := time.Now()
+		theirs()
+		oursTotal += mid.Sub(start)
+		theirsTotal += time.Since(mid)
 	}
+	b.ReportMetric(float64(oursTotal.Nanoseconds())/float64(b.N), "ours-ns/op")
+	b.ReportMetric(float64(theirsTotal.Nanoseconds())/float64(b.N), "iden3-ns/op")
+	b.ReportMetric(float64(theirsTotal)/float64(oursTotal), "speedup")
+}
+
+func BenchmarkSignSpeedup(b *testing.B) {
+	k, _ := NewPrivateKey(benchSeed)
+	msg := benchMessage()
+	ik, im := iden3Key()
+	benchmarkSpeedup(b, func() { Sign(k, msg) }, func() { ik.SignPoseidon(im) })
+}
+
+func BenchmarkVerifySpeedup(b *testing.B) {
+	k, _ := NewPrivateKey(benchSeed)
+	msg := benchMessage()
+	sig, pub := Sign(k, msg), k.Public()
+	ik, im := iden3Key()
+	isig, ipub := ik.SignPoseidon(im), ik.Public()
+	benchmarkSpeedup(b, func() {
+		if !Verify(pub, msg, sig) {
+			b.Fatal("invalid")
+		}
+	}, func() {
+		if !ipub.VerifyPoseidon(im, isig) {
+			b.Fatal("invalid")
+		}
+	})
 }
 
 func BenchmarkBlake3Nonce(b *testing.B) {
@@ -138,5 +169,13 @@ func BenchmarkBlake3Nonce(b *testing.B) {
 	var out [64 + blindSize]byte
 	for b.Loop() {
 		blake3XOF(out[:], in[:])
+	}
+}
+
+func BenchmarkScalarBaseMult(b *testing.B) {
+	k, _ := NewPrivateKey(benchSeed)
+	s := k.sk
+	for b.Loop() {
+		scalarBaseMult(&s)
 	}
 }
