@@ -13,10 +13,14 @@
 //	L = 2736030358979909402780800718157159386076813972158567259200215660948447373041
 //
 // and generator G = circomlib's Base8, which spans the order-L subgroup.
-// Arithmetic uses gnark-crypto's fr.Element and this package's own formulas
-// in the circom form (extended coordinates, Hisil–Wong–Carter–Dawson 2008,
-// complete because a is a square and d is not); gnark-crypto's twistededwards
-// package (a = −1 form, different sign bit) is not used.
+// Arithmetic uses gnark-crypto's fr.Element and this package's own formulas.
+// Encodings, hash inputs and every coordinate the spec names are in the
+// circom form; internally points live on the isomorphic a = −1 curve
+// −u² + y² = 1 + d'·u²·y² (u = λ·x, λ² = −a, d' = −d/a), where the
+// extended-coordinate formulas of Hisil–Wong–Carter–Dawson 2008 are complete
+// (−1 is a square, d' is not) and never multiply by a. The map costs one
+// multiplication each way. gnark-crypto's twistededwards package (same
+// a = −1 curve, different sign bit) is not used.
 //
 // A point is encoded in 32 bytes, arkworks style: LE32(y) with bit 7 of byte
 // 31 set iff x > (p−1)/2. Decoding is strict: exactly 32 bytes; y < p (which
@@ -82,13 +86,12 @@
 // constant time:
 //   - scalars mod L use Montgomery arithmetic on four 64-bit limbs, no
 //     math/big;
-//   - k·G is a signed radix-16 fixed-base comb (64 precomputed rows, no
-//     doublings) that scans every table row in full with masked moves. It
-//     runs on the isomorphic a = −1 curve (u = √(−a)·x), where the
-//     complete Niels-form mixed addition costs 7M and no multiplication by
-//     a; eight accumulators take digits i ≡ l mod 8 and advance together,
-//     one gnark-crypto vector multiplication (AVX-512 IFMA where present)
-//     per formula product, and are folded pairwise at the end;
+//   - k·G is a signed radix-16 fixed-base comb (64 precomputed rows of
+//     Niels points, no doublings) that scans every table row in full with
+//     masked moves; eight accumulators take digits i ≡ l mod 8 and advance
+//     together, one gnark-crypto vector multiplication (AVX-512 IFMA where
+//     present) per product of the 7M mixed addition, and are folded
+//     pairwise at the end;
 //   - the point formulas use gnark-crypto's Mul, Square and vector Mul
 //     (branch-free assembly on amd64 and arm64) and this package's
 //     branch-free addition, subtraction and negation, because
@@ -109,7 +112,7 @@
 // and VerifySignature do not allocate.
 //
 // Not implemented: batch verification, the a = −1 (gnark) encoding (the
-// a = −1 model is internal to k·G; no a = −1 point is ever encoded), keyed
+// a = −1 model is internal; no a = −1 point is ever encoded), keyed
 // or multi-chunk BLAKE3, and zeroization guarantees for key material
 // beyond clearing local buffers (Go cannot promise it).
 package babyjub

@@ -7,36 +7,13 @@ import (
 )
 
 // Fixed-base multiplication k·G for secret k (crypto.md §e: the
-// multiplications by sk and r must not depend on the secret).
-//
-// It runs on the isomorphic a = −1 curve −u² + y² = 1 + d'·u²·y² with
-// u = λ·x, λ² = −a and d' = −d/a (Bernstein–Birkner–Joye–Lange–Peters 2008,
-// "Twisted Edwards curves", §3): −1 is a square mod p and d' is not, so the
-// a = −1 formulas of Hisil–Wong–Carter–Dawson 2008 (§3.1, 8M unified
-// addition, 7M mixed with a Niels-form affine operand) are complete there,
-// and no multiplication by a is needed. Eight independent accumulators
-// advance together, one coordinate per gnark-crypto vector, so that each
-// formula step is one 8-lane vector operation (AVX-512 IFMA where the CPU
-// has it; gnark-crypto's vector assembly has no data-dependent branches).
-var (
-	// isoLambda = √(−168700) mod p =
-	// 15527681003928902128179717624703512672403908117992798440346960750464748824729.
-	isoLambda = elementFromCanonical([4]uint64{0xd76612d2174d2899, 0xb38df17e479acf79, 0x8bd584e7fc9b46e5, 0x22545b22db5abade})
-	// isoLambdaInv = 1/isoLambda =
-	// 1911982854305225074381251344103329931637610209014896889891168275855466657090.
-	isoLambdaInv = elementFromCanonical([4]uint64{0x21ec5cd3e0097542, 0xc22fa6626c121e9a, 0x5f55ef19c539fa43, 0x043a24d9a1c954e7})
-	// iso2D = 2·d' = −2·168696/168700 mod p =
-	// 2475045175004185027501911298141836274980133961483913877536377848625489762075.
-	iso2D = elementFromCanonical([4]uint64{0x5d099f85f9afd71b, 0xdf026a6b5db6203e, 0xc3909ff8b278cb9a, 0x0578d36fdd1172a8})
-)
+// multiplications by sk and r must not depend on the secret). Eight
+// independent accumulators advance together, one coordinate per
+// gnark-crypto vector, so that each product of the 7M mixed addition is one
+// 8-lane vector multiplication (AVX-512 IFMA where the CPU has it;
+// gnark-crypto's vector assembly has no data-dependent branches).
 
 const lanes = 8
-
-// nielsPoint is an affine point (u, y) of the a = −1 curve as
-// (y + u, y − u, 2d'·u·y), the cheapest second operand of an addition.
-type nielsPoint struct {
-	yPlusU, yMinusU, t2d fr.Element
-}
 
 // nielsRow holds j·B for j = 1..8, B = 16^i·G in row i of nielsTable.
 type nielsRow [8]nielsPoint
@@ -50,37 +27,24 @@ var nielsTable = sync.OnceValue(func() *[64]nielsRow {
 	rowBase.fromAffine(&generator)
 	var c completedPoint
 	for i := range table {
-		var step affineCached
+		var step nielsPoint
 		rowAffine := rowBase.affine()
 		step.fromAffine(&rowAffine)
 		multiple = rowBase
 		for j := range table[i] {
 			a := multiple.affine()
 			table[i][j].fromAffine(&a)
-			c.addAffine(&multiple, &step)
-			multiple.fromCompleted(&c)
+			multiple.fromCompleted(c.addNiels(&multiple, &step))
 		}
 		var pp projPoint
 		pp.fromPoint(&rowBase)
 		for k := 0; k < 4; k++ {
-			c.double(&pp)
-			pp.fromCompleted(&c)
+			pp.fromCompleted(c.double(&pp))
 		}
 		rowBase.fromCompleted(&c)
 	}
 	return &table
 })
-
-// fromAffine maps a BabyJubJub point (x, y) to Niels form on the a = −1
-// curve.
-func (n *nielsPoint) fromAffine(a *affinePoint) {
-	var u fr.Element
-	u.Mul(&a.x, &isoLambda)
-	feAdd(&n.yPlusU, &a.y, &u)
-	feSub(&n.yMinusU, &a.y, &u)
-	n.t2d.Mul(&u, &a.y)
-	n.t2d.Mul(&n.t2d, &iso2D)
-}
 
 // laneGroup is eight extended points (U:Y:Z:T) of the a = −1 curve, with
 // u = U/Z, y = Y/Z and u·y = T/Z, stored by coordinate.
@@ -113,8 +77,7 @@ func scalarBaseMult(k *scalar) point {
 	return acc.sum()
 }
 
-// addNiels sets every lane p_l = p_l + q_l (HWCD 2008 §3.1 "madd" for
-// a = −1, 7M):
+// addNiels sets every lane p_l = p_l + q_l (completedPoint.addNiels, 7M):
 //
 //	A = (Y−U)·(y−u), B = (Y+U)·(y+u), C = T·2d'·t, D = 2Z,
 //	E = B−A, F = D−C, G = D+C, H = B+A,
@@ -145,19 +108,12 @@ func (p *laneGroup) sum() point {
 	for h := lanes / 2; h >= 1; h /= 2 {
 		p.fold(h)
 	}
-	// x = u/λ: scale U and T.
-	var r point
-	r.x.Mul(&p.u[0], &isoLambdaInv)
-	r.y = p.y[0]
-	r.z = p.z[0]
-	r.t.Mul(&p.t[0], &isoLambdaInv)
-	return r
+	return point{p.u[0], p.y[0], p.z[0], p.t[0]}
 }
 
 // fold sets lane l to lane l + lane l+h for every l < h, with the
 // products of all h additions packed into two vector multiplications
-// (HWCD 2008 §3.1 "add-2008-hwcd-3", 8M, complete for a = −1 and
-// non-square d'):
+// (completedPoint.add, 8M):
 //
 //	A = (Y1−U1)·(Y2−U2), B = (Y1+U1)·(Y2+U2), C = T1·2d'·T2, D = 2·Z1·Z2,
 //	then E, F, G, H and the result as in addNiels.

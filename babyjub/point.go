@@ -37,60 +37,83 @@ func elementFromCanonical(limbs [4]uint64) fr.Element {
 	return e
 }
 
-// affinePoint is a curve point (x, y).
+// affinePoint is a curve point (x, y) in the circom form of crypto.md §d:
+// the form of every encoding, hash input and test vector.
 type affinePoint struct {
 	x, y fr.Element
 }
 
-// point is a curve point in extended coordinates (X:Y:Z:T) with
-// x = X/Z, y = Y/Z and x·y = T/Z (Hisil–Wong–Carter–Dawson 2008).
+// Internally, points live on the isomorphic a = −1 curve
+//
+//	−u² + y² = 1 + d'·u²·y²,  u = λ·x,  λ² = −a,  d' = −d/a
+//
+// (Bernstein–Birkner–Joye–Lange–Peters 2008, "Twisted Edwards curves", §3).
+// −1 is a square mod p and d' is not, so the a = −1 formulas of
+// Hisil–Wong–Carter–Dawson 2008 (§3.1–3.3) are complete there, and none of
+// them multiplies by a. The map costs one multiplication each way.
+var (
+	// isoLambda = √(−168700) mod p =
+	// 15527681003928902128179717624703512672403908117992798440346960750464748824729,
+	// the λ of gnark-crypto's a = −1 BabyJubJub (vectors: curve.gnark_*).
+	isoLambda = elementFromCanonical([4]uint64{0xd76612d2174d2899, 0xb38df17e479acf79, 0x8bd584e7fc9b46e5, 0x22545b22db5abade})
+	// isoLambdaInv = 1/isoLambda =
+	// 1911982854305225074381251344103329931637610209014896889891168275855466657090.
+	isoLambdaInv = elementFromCanonical([4]uint64{0x21ec5cd3e0097542, 0xc22fa6626c121e9a, 0x5f55ef19c539fa43, 0x043a24d9a1c954e7})
+	// iso2D = 2·d' = −2·168696/168700 mod p =
+	// 2475045175004185027501911298141836274980133961483913877536377848625489762075.
+	iso2D = elementFromCanonical([4]uint64{0x5d099f85f9afd71b, 0xdf026a6b5db6203e, 0xc3909ff8b278cb9a, 0x0578d36fdd1172a8})
+)
+
+// point is a point of the a = −1 curve in extended coordinates (U:Y:Z:T)
+// with u = U/Z, y = Y/Z and u·y = T/Z.
 type point struct {
-	x, y, z, t fr.Element
+	u, y, z, t fr.Element
 }
 
-// projPoint is (X:Y:Z) without T; doubling needs nothing more, so chains of
+// projPoint is (U:Y:Z) without T; doubling needs nothing more, so chains of
 // doublings skip computing T.
 type projPoint struct {
-	x, y, z fr.Element
+	u, y, z fr.Element
 }
 
 // completedPoint holds the intermediate (E, F, G, H) of an addition or
-// doubling: x = E/G and y = H/F. Finishing to extended costs 4M, to
+// doubling: u = E/G and y = H/F. Finishing to extended costs 4M, to
 // projective 3M.
 type completedPoint struct {
 	e, f, g, h fr.Element
 }
 
 // cachedPoint is a point prepared as the second operand of an addition:
-// (X, Y, Z, d·T).
+// (Y − U, Y + U, 2Z, 2d'·T).
 type cachedPoint struct {
-	x, y, z, dt fr.Element
+	yMinusU, yPlusU, z2, t2d fr.Element
 }
 
-// affineCached is an affine point prepared as the second operand of an
-// addition: (x, y, d·x·y); it saves the Z multiplication.
-type affineCached struct {
-	x, y, dt fr.Element
+// nielsPoint is an affine point prepared as the second operand of an
+// addition: (y − u, y + u, 2d'·u·y); it saves the Z multiplication.
+type nielsPoint struct {
+	yMinusU, yPlusU, t2d fr.Element
 }
 
 func (p *point) setIdentity() *point {
-	p.x.SetZero()
+	p.u.SetZero()
 	p.y.SetOne()
 	p.z.SetOne()
 	p.t.SetZero()
 	return p
 }
 
+// fromAffine maps the circom point (x, y) to (λ·x : y : 1 : λ·x·y).
 func (p *point) fromAffine(a *affinePoint) *point {
-	p.x = a.x
+	p.u.Mul(&a.x, &isoLambda)
 	p.y = a.y
 	p.z.SetOne()
-	p.t.Mul(&a.x, &a.y)
+	p.t.Mul(&p.u, &a.y)
 	return p
 }
 
 func (p *point) fromCompleted(c *completedPoint) *point {
-	p.x.Mul(&c.e, &c.f)
+	p.u.Mul(&c.e, &c.f)
 	p.y.Mul(&c.g, &c.h)
 	p.z.Mul(&c.f, &c.g)
 	p.t.Mul(&c.e, &c.h)
@@ -98,32 +121,38 @@ func (p *point) fromCompleted(c *completedPoint) *point {
 }
 
 func (p *projPoint) fromCompleted(c *completedPoint) *projPoint {
-	p.x.Mul(&c.e, &c.f)
+	p.u.Mul(&c.e, &c.f)
 	p.y.Mul(&c.g, &c.h)
 	p.z.Mul(&c.f, &c.g)
 	return p
 }
 
 func (p *projPoint) fromPoint(q *point) *projPoint {
-	p.x, p.y, p.z = q.x, q.y, q.z
+	p.u, p.y, p.z = q.u, q.y, q.z
 	return p
 }
 
 func (c *cachedPoint) fromPoint(p *point) *cachedPoint {
-	c.x, c.y, c.z = p.x, p.y, p.z
-	c.dt.Mul(&p.t, &curveD)
+	feSub(&c.yMinusU, &p.y, &p.u)
+	feAdd(&c.yPlusU, &p.y, &p.u)
+	feAdd(&c.z2, &p.z, &p.z)
+	c.t2d.Mul(&p.t, &iso2D)
 	return c
 }
 
-func (c *affineCached) fromAffine(a *affinePoint) *affineCached {
-	c.x, c.y = a.x, a.y
-	c.dt.Mul(&a.x, &a.y)
-	c.dt.Mul(&c.dt, &curveD)
-	return c
+// fromAffine prepares the circom point (x, y).
+func (n *nielsPoint) fromAffine(a *affinePoint) *nielsPoint {
+	var u fr.Element
+	u.Mul(&a.x, &isoLambda)
+	feSub(&n.yMinusU, &a.y, &u)
+	feAdd(&n.yPlusU, &a.y, &u)
+	n.t2d.Mul(&u, &a.y)
+	n.t2d.Mul(&n.t2d, &iso2D)
+	return n
 }
 
-// affine returns (X/Z, Y/Z) using gnark-crypto's variable-time inversion; the
-// point must be public.
+// affine returns the circom point (U/(λ·Z), Y/Z) using gnark-crypto's
+// variable-time inversion; the point must be public.
 func (p *point) affine() affinePoint {
 	var zInv fr.Element
 	zInv.Inverse(&p.z)
@@ -133,7 +162,7 @@ func (p *point) affine() affinePoint {
 // blindSize is the number of secret bytes that blind one inversion.
 const blindSize = 32
 
-// affineBlinded returns (X/Z, Y/Z) for a point derived from a secret.
+// affineBlinded is affine for a point derived from a secret.
 // gnark-crypto's inversion is fast but variable time, so it inverts Z·β for
 // a secret β read from blind (uniform below 2^253 < p, independent of Z)
 // and multiplies by β again: the timing depends only on Z·β, which is
@@ -154,77 +183,78 @@ func (p *point) affineBlinded(blind *[blindSize]byte) affinePoint {
 
 func (p *point) affineWithInverse(zInv *fr.Element) affinePoint {
 	var a affinePoint
-	a.x.Mul(&p.x, zInv)
+	var uScale fr.Element
+	uScale.Mul(zInv, &isoLambdaInv)
+	a.x.Mul(&p.u, &uScale)
 	a.y.Mul(&p.y, zInv)
 	return a
 }
 
-// add sets c = p + q (add-2008-hwcd, complete for this curve).
+// add sets c = p + q (HWCD 2008 §3.3 "add-2008-hwcd-3", 8M, complete):
+//
+//	A = (Y1−U1)·(Y2−U2), B = (Y1+U1)·(Y2+U2), C = T1·2d'·T2, D = Z1·2Z2,
+//	E = B−A, F = D−C, G = D+C, H = B+A.
 func (c *completedPoint) add(p *point, q *cachedPoint) *completedPoint {
-	var a, b, cc, d fr.Element
-	a.Mul(&p.x, &q.x)
-	b.Mul(&p.y, &q.y)
-	cc.Mul(&p.t, &q.dt)
-	d.Mul(&p.z, &q.z)
-	c.finishAdd(p, &q.x, &q.y, &a, &b, &cc, &d)
+	var d fr.Element
+	d.Mul(&p.z, &q.z2)
+	c.finishAdd(p, &q.yMinusU, &q.yPlusU, &q.t2d, &d)
 	return c
 }
 
-// addAffine sets c = p + q for an affine second operand (Z2 = 1).
-func (c *completedPoint) addAffine(p *point, q *affineCached) *completedPoint {
+// addNiels sets c = p + q for an affine second operand (7M): D = 2·Z1.
+func (c *completedPoint) addNiels(p *point, q *nielsPoint) *completedPoint {
+	var d fr.Element
+	feAdd(&d, &p.z, &p.z)
+	c.finishAdd(p, &q.yMinusU, &q.yPlusU, &q.t2d, &d)
+	return c
+}
+
+func (c *completedPoint) finishAdd(p *point, yMinusU, yPlusU, t2d, d *fr.Element) {
 	var a, b, cc fr.Element
-	a.Mul(&p.x, &q.x)
-	b.Mul(&p.y, &q.y)
-	cc.Mul(&p.t, &q.dt)
-	c.finishAdd(p, &q.x, &q.y, &a, &b, &cc, &p.z)
-	return c
+	feSub(&a, &p.y, &p.u)
+	a.Mul(&a, yMinusU)
+	feAdd(&b, &p.y, &p.u)
+	b.Mul(&b, yPlusU)
+	cc.Mul(&p.t, t2d)
+	feSub(&c.e, &b, &a)
+	feSub(&c.f, d, &cc)
+	feAdd(&c.g, d, &cc)
+	feAdd(&c.h, &b, &a)
 }
 
-// finishAdd completes add-2008-hwcd from A = X1·X2, B = Y1·Y2,
-// C = T1·d·T2 and D = Z1·Z2.
-func (c *completedPoint) finishAdd(p *point, qx, qy, a, b, cc, d *fr.Element) {
-	var s1, s2 fr.Element
-	feAdd(&s1, &p.x, &p.y)
-	feAdd(&s2, qx, qy)
-	c.e.Mul(&s1, &s2)
-	feSub(&c.e, &c.e, a)
-	feSub(&c.e, &c.e, b)
-	feSub(&c.f, d, cc)
-	feAdd(&c.g, d, cc)
-	var aa fr.Element
-	aa.Mul(a, &curveA)
-	feSub(&c.h, b, &aa)
-}
-
-// double sets c = 2p (dbl-2008-hwcd); T is not needed.
+// double sets c = 2p (HWCD 2008 §3.3 "dbl-2008-hwcd" with a = −1, 4S; T is
+// not needed):
+//
+//	A = U², B = Y², C = 2Z², E = (U+Y)² − A − B, G = B − A, F = G − C,
+//	H = −A − B.
 func (c *completedPoint) double(p *projPoint) *completedPoint {
-	var a, b, cc, d, s fr.Element
-	a.Square(&p.x)
+	var a, b, cc, s fr.Element
+	a.Square(&p.u)
 	b.Square(&p.y)
 	cc.Square(&p.z)
 	feAdd(&cc, &cc, &cc)
-	d.Mul(&a, &curveA)
-	feAdd(&s, &p.x, &p.y)
+	feAdd(&s, &p.u, &p.y)
 	c.e.Square(&s)
-	feSub(&c.e, &c.e, &a)
-	feSub(&c.e, &c.e, &b)
-	feAdd(&c.g, &d, &b)
+	feAdd(&s, &a, &b)
+	feSub(&c.e, &c.e, &s)
+	feSub(&c.g, &b, &a)
 	feSub(&c.f, &c.g, &cc)
-	feSub(&c.h, &d, &b)
+	feNeg(&c.h, &s)
 	return c
 }
 
-// negate sets c = −c: −(x, y) = (−x, y), so X and d·T change sign.
+// negate sets c = −c: −(u, y) = (−u, y) swaps Y − U and Y + U and negates
+// 2d'·T.
 func (c *cachedPoint) negate() *cachedPoint {
-	feNeg(&c.x, &c.x)
-	feNeg(&c.dt, &c.dt)
+	c.yMinusU, c.yPlusU = c.yPlusU, c.yMinusU
+	feNeg(&c.t2d, &c.t2d)
 	return c
 }
 
-func (c *affineCached) negate() *affineCached {
-	feNeg(&c.x, &c.x)
-	feNeg(&c.dt, &c.dt)
-	return c
+func (n *nielsPoint) negate() *nielsPoint {
+	n.yMinusU, n.yPlusU = n.yPlusU, n.yMinusU
+	feNeg(&n.t2d, &n.t2d)
+	return n
 }
 
 func moveElement(dst, src *fr.Element, mask uint64) {
@@ -236,7 +266,7 @@ func moveElement(dst, src *fr.Element, mask uint64) {
 
 // isIdentity reports whether p is (0, 1) projectively.
 func (p *point) isIdentity() bool {
-	return p.x.IsZero() && p.y.Equal(&p.z)
+	return p.u.IsZero() && p.y.Equal(&p.z)
 }
 
 // setIdentity sets c to the identity: E = 0, F = G = H = 1.
@@ -261,12 +291,14 @@ func (a *affinePoint) isOnCurve() bool {
 	return lhs.Equal(&rhs)
 }
 
-// equalAffine reports whether p = (a.x, a.y), comparing X = x·Z and Y = y·Z.
+// equalAffine reports whether p is the circom point (a.x, a.y), comparing
+// U = λ·x·Z and Y = y·Z.
 func (p *point) equalAffine(a *affinePoint) bool {
-	var x, y fr.Element
-	x.Mul(&a.x, &p.z)
+	var u, y fr.Element
+	u.Mul(&a.x, &isoLambda)
+	u.Mul(&u, &p.z)
 	y.Mul(&a.y, &p.z)
-	return x.Equal(&p.x) && y.Equal(&p.y)
+	return u.Equal(&p.u) && y.Equal(&p.y)
 }
 
 func (a *affinePoint) isIdentity() bool {

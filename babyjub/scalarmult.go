@@ -41,22 +41,26 @@ const (
 type splitTable [4][1 << (wnafWidthPoint - 2)]cachedPoint
 
 func (t *splitTable) init(p *point) {
-	splitOddMultiples([4][]cachedPoint{t[0][:], t[1][:], t[2][:], t[3][:]}, p)
+	var multiples [4][1 << (wnafWidthPoint - 2)]point
+	splitOddMultiples([4][]point{multiples[0][:], multiples[1][:], multiples[2][:], multiples[3][:]}, p)
+	for j := range t {
+		for k := range t[j] {
+			t[j][k].fromPoint(&multiples[j][k])
+		}
+	}
 }
 
 // baseOddTable is splitTable for G with a wider window, normalized to
 // affine (4 × 64 entries, 24 KiB, built once on first use).
-var baseOddTable = sync.OnceValue(func() *[4][1 << (wnafWidthBase - 2)]affineCached {
-	var multiples [4][1 << (wnafWidthBase - 2)]cachedPoint
+var baseOddTable = sync.OnceValue(func() *[4][1 << (wnafWidthBase - 2)]nielsPoint {
+	var multiples [4][1 << (wnafWidthBase - 2)]point
 	var g point
 	g.fromAffine(&generator)
-	splitOddMultiples([4][]cachedPoint{multiples[0][:], multiples[1][:], multiples[2][:], multiples[3][:]}, &g)
-	var table [4][1 << (wnafWidthBase - 2)]affineCached
+	splitOddMultiples([4][]point{multiples[0][:], multiples[1][:], multiples[2][:], multiples[3][:]}, &g)
+	var table [4][1 << (wnafWidthBase - 2)]nielsPoint
 	for j := range table {
 		for k := range table[j] {
-			m := &multiples[j][k]
-			p := point{x: m.x, y: m.y, z: m.z}
-			a := p.affine()
+			a := multiples[j][k].affine()
 			table[j][k].fromAffine(&a)
 		}
 	}
@@ -64,7 +68,7 @@ var baseOddTable = sync.OnceValue(func() *[4][1 << (wnafWidthBase - 2)]affineCac
 })
 
 // splitOddMultiples sets t[j][k] = (2k+1)·2^(64j)·p.
-func splitOddMultiples(t [4][]cachedPoint, p *point) {
+func splitOddMultiples(t [4][]point, p *point) {
 	base := *p
 	var c completedPoint
 	var pp projPoint
@@ -75,26 +79,24 @@ func splitOddMultiples(t [4][]cachedPoint, p *point) {
 		}
 		pp.fromPoint(&base)
 		for k := 0; k < 64; k++ {
-			c.double(&pp)
-			pp.fromCompleted(&c)
+			pp.fromCompleted(c.double(&pp))
 		}
 		base.fromCompleted(&c)
 	}
 }
 
 // oddMultiples sets t[k] = (2k+1)·p.
-func oddMultiples(t []cachedPoint, p *point) {
+func oddMultiples(t []point, p *point) {
 	var c completedPoint
 	var pp projPoint
 	pp.fromPoint(p)
-	c.double(&pp)
-	var twoP, multiple point
-	twoP.fromCompleted(&c)
-	t[0].fromPoint(p)
+	var twoP cachedPoint
+	var dbl point
+	dbl.fromCompleted(c.double(&pp))
+	twoP.fromPoint(&dbl)
+	t[0] = *p
 	for k := 1; k < len(t); k++ {
-		c.add(&twoP, &t[k-1])
-		multiple.fromCompleted(&c)
-		t[k].fromPoint(&multiple)
+		t[k].fromCompleted(c.add(&t[k-1], &twoP))
 	}
 }
 
@@ -130,7 +132,7 @@ func vartimeMultiExp(a *[4]uint64, tP *splitTable, b *[4]uint64) point {
 					q.negate()
 				}
 				acc.fromCompleted(&c)
-				c.addAffine(&acc, &q)
+				c.addNiels(&acc, &q)
 			}
 		}
 	}
