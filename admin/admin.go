@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"worldid/internal/strictjson"
 	"worldid/record"
 )
 
@@ -134,13 +135,13 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if err != nil || mt != "application/json" {
 		return &Error{http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json"}
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
 		return bodyError(err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return &Error{http.StatusBadRequest, "bad_request", "body must hold exactly one JSON value"}
+	// Exact member names, no duplicates, nothing after the value.
+	if err := strictjson.Decode(body, v); err != nil {
+		return bodyError(err)
 	}
 	return nil
 }

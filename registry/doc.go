@@ -39,7 +39,9 @@
 // It also serves the two public endpoints a wallet needs, as a sequencer
 // would: POST /api/v1/inclusion-proof (a leaf's Merkle path and the root) and
 // GET /api/v1/semaphore/proving-key (the local proving key, public
-// parameters).
+// parameters). The inclusion-proof body is at most 4 KiB of
+// application/json, decoded by internal/strictjson (exact member names, no
+// duplicates, nothing after the object).
 //
 // Replicas sharing one store (PostgreSQL) see each other's identities and
 // external roots through Refresh, which Follow runs every interval (serve:

@@ -12,9 +12,9 @@ import (
 )
 
 // FuzzParseInclusionRequest: the inclusion-proof request parser never
-// panics, and what it accepts is a JSON object of at most 4 KiB whose
-// identity_commitment parses to the returned element (crypto.md §a
-// IDCommitment). Seeds: the id_commitment vectors of field_element.json.
+// panics, and what it accepts is a JSON object of at most 4 KiB (exact
+// member names, no duplicates) whose identity_commitment parses to the
+// returned element (crypto.md §a IDCommitment). Seeds: the id_commitment vectors of field_element.json.
 func FuzzParseInclusionRequest(f *testing.F) {
 	var file struct {
 		IDCommitment []struct {
@@ -48,4 +48,21 @@ func FuzzParseInclusionRequest(f *testing.F) {
 			t.Fatalf("tree %s/%s for %q", identifier, env, body)
 		}
 	})
+}
+
+// TestParseInclusionRequestRejectsAmbiguousBodies: bodies that
+// encoding/json alone would read one way and another parser another.
+func TestParseInclusionRequestRejectsAmbiguousBodies(t *testing.T) {
+	for _, body := range []string{
+		`{"identity_commitment":"0x2a","identity_commitment":"0x2b"}`,
+		`{"Identity_Commitment":"0x2a"}`,
+		`{"identity_commitment":"0x2a","ENVIRONMENT":"staging"}`,
+		`{"identity_commitment":"0x2a"} {}`,
+	} {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/inclusion-proof", bytes.NewReader([]byte(body)))
+		req.Header.Set("Content-Type", "application/json")
+		if _, _, _, err := parseInclusionRequest(httptest.NewRecorder(), req); err == nil {
+			t.Errorf("accepted %s", body)
+		}
+	}
 }

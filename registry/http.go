@@ -11,6 +11,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/field"
+	"worldid/internal/strictjson"
 	"worldid/record"
 )
 
@@ -90,17 +91,14 @@ func parseInclusionRequest(w http.ResponseWriter, req *http.Request) (identifier
 	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); mt != "application/json" {
 		return "", "", c, errors.New("Content-Type must be application/json")
 	}
-	var body InclusionProofRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, maxInclusionBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
-			return "", "", c, err
-		}
-		return "", "", c, errors.New("invalid JSON body")
+	raw, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxInclusionBody))
+	if err != nil {
+		return "", "", c, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return "", "", c, errors.New("body must hold exactly one JSON value")
+	// Exact member names, no duplicates, nothing after the value.
+	var body InclusionProofRequest
+	if err := strictjson.Decode(raw, &body); err != nil {
+		return "", "", c, errors.New("invalid JSON body: " + err.Error())
 	}
 	if c, err = field.ParseIDCommitment(body.IdentityCommitment); err != nil {
 		return "", "", c, errors.New("identity_commitment: " + err.Error())

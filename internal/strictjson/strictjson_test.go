@@ -1,0 +1,102 @@
+package strictjson
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+type inner struct {
+	ID string    `json:"id"`
+	At time.Time `json:"at"`
+}
+
+type Embedded struct {
+	Extra string `json:"extra"`
+}
+
+type outer struct {
+	Embedded
+	Name    string            `json:"name"`
+	Items   []inner           `json:"items,omitempty"`
+	Ptr     *inner            `json:"ptr"`
+	Labels  map[string]inner  `json:"labels"`
+	Any     any               `json:"any"`
+	Untag   int               // matched by its Go name, exactly
+	Skipped string            `json:"-"`
+	private string            // unexported: never decoded
+	Raw     json.RawMessage   `json:"raw"`
+	Fixed   [2]inner          `json:"fixed"`
+	Nested  map[string][]byte `json:"nested"`
+}
+
+func TestDecodeAccepts(t *testing.T) {
+	body := `{"extra":"e","name":"n","items":[{"id":"a","at":"2026-01-02T03:04:05Z"}],
+		"ptr":{"id":"p"},"labels":{"x":{"id":"l"}},"any":{"Free":1,"free":2},"Untag":3,
+		"raw":{"k":1},"fixed":[{"id":"f"},{}],"nested":{"a":"AQ=="}}`
+	var got outer
+	if err := Decode([]byte(body), &got); err != nil {
+		t.Fatal(err)
+	}
+	var want outer
+	if err := json.Unmarshal([]byte(body), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	for _, c := range []struct{ body, want string }{
+		{`{"name":"a","name":"b"}`, `$: duplicate member "name"`},
+		{`{"items":[{"id":"a","id":"b"}]}`, `$.items[0]: duplicate member "id"`},
+		{`{"any":{"k":1,"k":2}}`, `$.any: duplicate member "k"`},
+		{`{"labels":{"x":{},"x":{}}}`, `$.labels: duplicate member "x"`},
+		{`{"Name":"a"}`, `$: unknown member "Name"`},
+		{`{"untag":1}`, `$: unknown member "untag"`},
+		{`{"ptr":{"ID":"p"}}`, `$.ptr: unknown member "ID"`},
+		{`{"labels":{"x":{"Id":"l"}}}`, `$.labels.x: unknown member "Id"`},
+		{`{"fixed":[{},{"iD":"f"}]}`, `$.fixed[1]: unknown member "iD"`},
+		{`{"Skipped":"s"}`, `$: unknown member "Skipped"`},
+		{`{"private":"s"}`, `$: unknown member "private"`},
+		{`{"Embedded":{}}`, `$: unknown member "Embedded"`},
+		{`{"name":"a"} {}`, `data after the JSON value`},
+		{`{"name":"a"`, `EOF`},
+		{`{"name":1}`, `cannot unmarshal number`},
+	} {
+		var v outer
+		err := Decode([]byte(c.body), &v)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.body, err, c.want)
+		}
+	}
+}
+
+// FuzzDecode checks that whatever Decode accepts, encoding/json with
+// DisallowUnknownFields decodes to the same value.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"n","items":[{"id":"a"}]}`, `{"name":"a","name":"b"}`, `{"Name":"a"}`,
+		`{"labels":{"x":{"id":"l"}},"any":[1,{"a":null}]}`, `{"untag":1}`, `[]`, `null`, `{"raw":{"a":1,"a":2}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got outer
+		if Decode(data, &got) != nil {
+			return
+		}
+		var want outer
+		dec := json.NewDecoder(strings.NewReader(string(data)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&want); err != nil {
+			t.Fatalf("Decode accepted what encoding/json rejects: %v", err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("values differ: %+v vs %+v", got, want)
+		}
+	})
+}
