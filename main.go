@@ -177,7 +177,8 @@ func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Lo
 		return nil, err
 	}
 	s.closers = append(s.closers, s.db.Close)
-	pk, pkPath, err := loadOrCreateProvingKey(cfg.DataDir, log)
+	shared, _ := s.db.(sharedFiles) // nil for the JSON store: the files stay in the data dir
+	pk, pkPath, err := loadOrCreateProvingKey(ctx, cfg.DataDir, shared, log)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +223,7 @@ func startServer(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Lo
 	}
 	signin.Register(public)
 	s.background(ctx, signin.Run)
-	issuerKey, err := loadOrCreateIssuerKey(cfg.DataDir, rand.Reader)
+	issuerKey, err := loadOrCreateIssuerKey(ctx, cfg.DataDir, shared, rand.Reader)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +19,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"worldid/admin"
+	"worldid/refresh"
 	"worldid/store/postgres/pgtest"
 	"worldid/wallet"
 )
@@ -34,20 +40,22 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	addrA := freeLoopbackAddr(t)
 	shared := []string{"-store", dsn, "-base-url", "http://" + addrA}
 	a := startProc(t, dirA, append([]string{"-addr", addrA}, shared...)...)
-	// Replicas share the data dir's key files (README, "Many replicas").
-	for _, f := range []string{provingKeyFile, issuerKeyFile} {
-		b, err := os.ReadFile(filepath.Join(dirA, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dirB, f), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 	b := startProc(t, dirB, shared...)
 
 	if ka, kb := jwksKids(t, a), jwksKids(t, b); strings.Join(ka, ",") != strings.Join(kb, ",") || len(ka) == 0 {
 		t.Fatalf("replicas publish different signing keys: %v vs %v", ka, kb)
+	}
+	// B adopted A's proving key and issuer key from the database; its data
+	// dir held neither, and the issuer seed stays out of both data dirs.
+	for _, path := range []string{"/api/v1/semaphore/proving-key", refresh.IssuerPath} {
+		if fa, fb := httpGet(t, a.public+path), httpGet(t, b.public+path); !bytes.Equal(fa, fb) || len(fa) == 0 {
+			t.Fatalf("replicas serve different %s (%d vs %d bytes)", path, len(fa), len(fb))
+		}
+	}
+	for _, dir := range []string{dirA, dirB} {
+		if _, err := os.Stat(filepath.Join(dir, issuerKeyFile)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: issuer seed in the data dir: %v", dir, err)
+		}
 	}
 	rp := newRelyingParty(t, ctx, a) // registered through A
 
@@ -123,4 +131,19 @@ func freeLoopbackAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// httpGet returns the body of a 200 answer to GET url.
+func httpGet(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d, %v", url, resp.StatusCode, err)
+	}
+	return b
 }

@@ -50,6 +50,12 @@
 //	pcp_bindings    pcp_digest PK, id_commitment
 //	refreshes       PK (id_commitment, at_s, credential_id numeric(20)), sub, at_ns, pcp_digest
 //
+// Migration 2 adds shared_files (name PK, content bytea, created_ns): the key
+// files every replica must share, which the JSON store leaves in its data
+// dir (the local proving key and the issuer seed). StoreSharedFile inserts
+// with ON CONFLICT DO NOTHING and returns what is stored, so replicas that
+// start together all adopt the first one's file.
+//
 // Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
 // JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero
 // time.Time is stored as -2^63, below every other time. A time outside the
