@@ -1,27 +1,24 @@
-package main
+package e2e
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/oauth2"
-
 	"worldid/admin"
+	"worldid/internal/server"
+	"worldid/internal/wallet"
 	"worldid/refresh"
 	"worldid/store/postgres/pgtest"
-	"worldid/wallet"
+
+	"golang.org/x/oauth2"
 )
 
 // TestReplicasShareOnePostgreSQL runs two `worldid serve` processes on one
@@ -53,7 +50,7 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 		}
 	}
 	for _, dir := range []string{dirA, dirB} {
-		if _, err := os.Stat(filepath.Join(dir, issuerKeyFile)); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(dir, server.IssuerKeyFile)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s: issuer seed in the data dir: %v", dir, err)
 		}
 	}
@@ -64,14 +61,14 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	w := newWallet(t, ctx, a, [2]string{"orb", "production"})
 	w.Server = b.public
 	var item wallet.ResponseItem
-	deadline := time.Now().Add(3 * registryFollowInterval)
+	deadline := time.Now().Add(3 * server.RegistryFollowInterval)
 	for {
 		var err error
 		if item, err = w.Prove(ctx, wallet.ProofRequest{AppID: rp.app.AppID, Action: "replicas", Signal: "x"}); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("identity added on A not provable on B after %v: %v", 3*registryFollowInterval, err)
+			t.Fatalf("identity added on A not provable on B after %v: %v", 3*server.RegistryFollowInterval, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -122,28 +119,4 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	if _, err := rp.provider.UserInfo(ctx, oauth2.StaticTokenSource(tok)); err == nil {
 		t.Fatal("tokens of the replayed code still work on A")
 	}
-}
-
-func freeLoopbackAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// httpGet returns the body of a 200 answer to GET url.
-func httpGet(t *testing.T, url string) []byte {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d, %v", url, resp.StatusCode, err)
-	}
-	return b
 }

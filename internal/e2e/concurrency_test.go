@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -18,19 +18,18 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	goidc "github.com/coreos/go-oidc/v3/oidc"
-
 	"worldid/admin"
 	"worldid/babyjub"
 	"worldid/field"
+	"worldid/internal/wallet"
 	worldoidc "worldid/oidc"
 	"worldid/record"
 	"worldid/refresh"
 	"worldid/semaphore"
 	"worldid/store"
 	"worldid/verify"
-	"worldid/wallet"
+
+	goidc "github.com/coreos/go-oidc/v3/oidc"
 )
 
 // Races on the single-use and uniqueness rules, in process so that the
@@ -67,8 +66,10 @@ func newTestClock(t time.Time) *testClock {
 	return c
 }
 
-func (c *testClock) Now() time.Time      { return time.Unix(0, c.ns.Load()) }
-func (c *testClock) Set(t time.Time)     { c.ns.Store(t.UnixNano()) }
+func (c *testClock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
+
+func (c *testClock) Set(t time.Time) { c.ns.Store(t.UnixNano()) }
+
 func (c *testClock) Add(d time.Duration) { c.ns.Add(int64(d)) }
 
 // openStore opens a store in a fresh directory, closed at cleanup.

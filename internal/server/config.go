@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"crypto/rand"
@@ -11,12 +11,11 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"os"
 	"runtime/debug"
 	"strings"
 	"time"
 
-	"worldid/forwarded"
+	"worldid/internal/forwarded"
 	"worldid/refresh"
 )
 
@@ -47,11 +46,8 @@ type Config struct {
 	trustedProxies []netip.Prefix // parsed TrustedProxies
 }
 
-// usageError marks errors caused by the command line; main exits 2 for them.
-type usageError struct{ error }
-
-// configFlags registers the serve flags on fs, bound to c.
-func (c *Config) configFlags(fs *flag.FlagSet) {
+// RegisterFlags registers the serve flags on fs, bound to c.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data", "./worldid-data", "data directory (created on first start)")
 	fs.StringVar(&c.Store, "store", "", "storage: empty for the JSON store in the data dir, or postgres://user:pass@host:port/db for PostgreSQL (many replicas)")
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "public listener address")
@@ -68,56 +64,6 @@ func (c *Config) configFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the client (default: none)")
 	fs.BoolVar(&c.NoBatching, "no-batching", false, "verify concurrent Groth16 proofs one by one instead of in batches")
 	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
-}
-
-// parseFlags parses args into fs, then fills every flag not given on the
-// command line from its WORLDID_* environment variable.
-func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
-	}
-	return fillFromEnv(fs, getenv)
-}
-
-// fillFromEnv sets every flag not given on the command line from its
-// WORLDID_* environment variable.
-func fillFromEnv(fs *flag.FlagSet, getenv func(string) string) error {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var errs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		if given[f.Name] {
-			return
-		}
-		if v := getenv(envName(f.Name)); v != "" {
-			if err := fs.Set(f.Name, v); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", envName(f.Name), err))
-			}
-		}
-	})
-	if err := errors.Join(errs...); err != nil {
-		return usageError{err}
-	}
-	return nil
-}
-
-// parseFlagsWithArgs is parseFlags for commands taking exactly n
-// positional arguments after the flags, or any number if n < 0.
-func parseFlagsWithArgs(fs *flag.FlagSet, args []string, n int) error {
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
-	}
-	if n >= 0 && fs.NArg() != n {
-		return usageError{fmt.Errorf("%s takes %d argument(s), got %d", fs.Name(), n, fs.NArg())}
-	}
-	return fillFromEnv(fs, os.Getenv)
-}
-
-func envName(flagName string) string {
-	return "WORLDID_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
 // Validate checks every field and names the failing ones.
@@ -142,7 +88,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
 	}
-	if _, err := c.slogLevel(); err != nil {
+	if _, err := c.SlogLevel(); err != nil {
 		errs = append(errs, fmt.Errorf("log-level: %w", err))
 	}
 	var err error
@@ -156,10 +102,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("trusted-proxies: %w", err))
 	}
 	errs = append(errs, c.loadTLS())
-	if err := errors.Join(errs...); err != nil {
-		return usageError{err}
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // validatePublicURL accepts "" (derived from the listener) or an absolute
@@ -183,7 +126,8 @@ func validatePublicURL(s string) error {
 	return nil
 }
 
-func (c *Config) slogLevel() (slog.Level, error) {
+// SlogLevel is the parsed -log-level.
+func (c *Config) SlogLevel() (slog.Level, error) {
 	var l slog.Level
 	err := l.UnmarshalText([]byte(c.LogLevel))
 	return l, err
@@ -240,9 +184,9 @@ func (c Config) withListenerDefaults(publicAddr net.Addr) Config {
 	return c
 }
 
-// versionString reports the module version and VCS revision from the
+// Version reports the module version and VCS revision from the
 // build info (set by `go build`; "(devel)" for `go run`).
-func versionString() string {
+func Version() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "worldid (no build info)"

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -19,10 +19,11 @@ import (
 	"time"
 
 	"worldid/admin"
-	"worldid/bench"
 	"worldid/field"
+	"worldid/internal/bench"
+	"worldid/internal/server"
+	"worldid/internal/wallet"
 	"worldid/record"
-	"worldid/wallet"
 )
 
 // benchScenarios are the scenarios of `worldid bench`, in run order.
@@ -39,9 +40,10 @@ type benchFlags struct {
 	rate     float64
 }
 
-func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// Bench runs `worldid bench SCENARIO...` against -server or an in-process server.
+func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var bf benchFlags
-	fs := newFlagSet("bench", stderr)
+	fs := NewFlagSet("bench", stderr)
 	bf.adminFlags.register(fs)
 	fs.StringVar(&bf.server, "server", "", "public URL of a running server, or comma-separated URLs of replicas that clients round-robin over (default: start one in-process on a throwaway data dir)")
 	fs.IntVar(&bf.clients, "clients", 64, "concurrent clients")
@@ -54,7 +56,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return UsageError{Err: err}
 	}
 	if err := fillFromEnv(fs, os.Getenv); err != nil {
 		return err
@@ -62,11 +64,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	scenarios := fs.Args()
 	for _, s := range scenarios {
 		if !has(benchScenarios, s) {
-			return usageError{fmt.Errorf("unknown scenario %q (have %s)", s, strings.Join(benchScenarios, " "))}
+			return UsageError{Err: fmt.Errorf("unknown scenario %q (have %s)", s, strings.Join(benchScenarios, " "))}
 		}
 	}
 	if len(scenarios) == 0 {
-		return usageError{fmt.Errorf("name at least one scenario: %s", strings.Join(benchScenarios, " "))}
+		return UsageError{Err: fmt.Errorf("name at least one scenario: %s", strings.Join(benchScenarios, " "))}
 	}
 	env, stop, err := bf.environment(ctx, stderr)
 	if err != nil {
@@ -132,9 +134,9 @@ func (bf *benchFlags) environment(ctx context.Context, stderr io.Writer) (*bench
 			stop()
 			return nil, nil, err
 		}
-		stops = append(stops, func() { srv.shutdown() })
-		env.base = srv.cfg.BaseURL
-		bf.url, bf.dataDir = srv.adminURL, srv.cfg.DataDir
+		stops = append(stops, func() { srv.Shutdown() })
+		env.base = srv.BaseURL()
+		bf.url, bf.dataDir = srv.AdminURL(), srv.DataDir()
 		fmt.Fprintf(stderr, "bench: in-process server at %s (it shares this machine's cores with the load generator)\n", env.base)
 	} else {
 		for _, u := range strings.Split(bf.server, ",") {
@@ -158,10 +160,10 @@ func (bf *benchFlags) environment(ctx context.Context, stderr io.Writer) (*bench
 
 // startBenchServer runs worldid in-process with refresh rate limits off,
 // since every bench request comes from one address and identity.
-func startBenchServer(ctx context.Context, dir string, batching bool) (*server, error) {
-	var cfg Config
+func startBenchServer(ctx context.Context, dir string, batching bool) (*server.Server, error) {
+	var cfg server.Config
 	fs := flag.NewFlagSet("bench-server", flag.ContinueOnError)
-	cfg.configFlags(fs)
+	cfg.RegisterFlags(fs)
 	if err := fs.Parse(nil); err != nil {
 		return nil, err
 	}
@@ -170,7 +172,7 @@ func startBenchServer(ctx context.Context, dir string, batching bool) (*server, 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return startServer(ctx, cfg, io.Discard, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return server.Start(ctx, cfg, io.Discard, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 const benchRedirect = "https://bench.example/callback"

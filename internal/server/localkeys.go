@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -81,16 +81,16 @@ func (k keyFile) load(ctx context.Context, dir string, shared sharedFiles, now f
 	return content, nil
 }
 
-// provingKeyFile holds the local Semaphore proving key (with its verifying
+// ProvingKeyFile holds the local Semaphore proving key (with its verifying
 // key) in the data dir, where the wallet endpoint serves it from. It is
 // public parameters, but the setup's toxic waste died with the process
 // that made it (see SECURITY.md).
-const provingKeyFile = "semaphore-local.pk"
+const ProvingKeyFile = "semaphore-local.pk"
 
 // loadOrCreateProvingKey reads the local proving key, running the
 // single-party Groth16 setup on first start.
 func loadOrCreateProvingKey(ctx context.Context, dir string, shared sharedFiles, log *slog.Logger) (*semaphore.ProvingKey, string, error) {
-	content, err := keyFile{name: provingKeyFile, cached: true, create: func() ([]byte, error) {
+	content, err := keyFile{name: ProvingKeyFile, cached: true, create: func() ([]byte, error) {
 		log.Info("generating the local Semaphore proving key (first start; takes a few seconds)", "depth", registry.TreeDepth)
 		start := time.Now()
 		pk, _, err := semaphore.Setup(registry.TreeDepth)
@@ -107,7 +107,7 @@ func loadOrCreateProvingKey(ctx context.Context, dir string, shared sharedFiles,
 	if err != nil {
 		return nil, "", err
 	}
-	path := filepath.Join(dir, provingKeyFile)
+	path := filepath.Join(dir, ProvingKeyFile)
 	pk, err := semaphore.ReadProvingKey(bytes.NewReader(content))
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", path, err)
@@ -115,13 +115,13 @@ func loadOrCreateProvingKey(ctx context.Context, dir string, shared sharedFiles,
 	return pk, path, nil
 }
 
-// issuerKeyFile holds the credential issuer's EdDSA seed (32 bytes, hex).
-const issuerKeyFile = "issuer-eddsa.seed"
+// IssuerKeyFile holds the credential issuer's EdDSA seed (32 bytes, hex).
+const IssuerKeyFile = "issuer-eddsa.seed"
 
 // loadOrCreateIssuerKey reads the issuer's BabyJubJub key, creating it on
 // first start.
 func loadOrCreateIssuerKey(ctx context.Context, dir string, shared sharedFiles, rand io.Reader) (*babyjub.PrivateKey, error) {
-	content, err := keyFile{name: issuerKeyFile, create: func() ([]byte, error) {
+	content, err := keyFile{name: IssuerKeyFile, create: func() ([]byte, error) {
 		var seed [32]byte
 		if _, err := io.ReadFull(rand, seed[:]); err != nil {
 			return nil, err
@@ -133,7 +133,7 @@ func loadOrCreateIssuerKey(ctx context.Context, dir string, shared sharedFiles, 
 	}
 	seed, err := hex.DecodeString(strings.TrimSpace(string(content)))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", issuerKeyFile, err)
+		return nil, fmt.Errorf("%s: %w", IssuerKeyFile, err)
 	}
 	return babyjub.NewPrivateKey(seed)
 }

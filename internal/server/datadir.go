@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"encoding/hex"
@@ -11,8 +11,8 @@ import (
 	"strings"
 )
 
-// adminTokenFile is the admin bearer token, mode 0600, inside the data dir.
-const adminTokenFile = "admin.token"
+// AdminTokenFile is the admin bearer token, mode 0600, inside the data dir.
+const AdminTokenFile = "admin.token"
 
 // prepareDataDir creates the data directory (0700) if needed and returns
 // the admin token, creating it on first start. firstStart reports whether
@@ -26,7 +26,7 @@ func prepareDataDir(dir string, rand io.Reader) (token string, firstStart bool, 
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return "", false, fmt.Errorf("data dir: %w", err)
 	}
-	path := filepath.Join(dir, adminTokenFile)
+	path := filepath.Join(dir, AdminTokenFile)
 	b, err := os.ReadFile(path)
 	if err == nil {
 		token = strings.TrimSpace(string(b))
@@ -49,9 +49,9 @@ func prepareDataDir(dir string, rand io.Reader) (token string, firstStart bool, 
 	return token, true, nil
 }
 
-// readAdminToken reads the token the CLI presents to the admin API.
-func readAdminToken(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, adminTokenFile))
+// ReadAdminToken reads the token the CLI presents to the admin API.
+func ReadAdminToken(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, AdminTokenFile))
 	if err != nil {
 		return "", fmt.Errorf("admin token: %w (is -data the server's data directory?)", err)
 	}

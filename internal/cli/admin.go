@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 
 	"worldid/admin"
 	"worldid/field"
+	"worldid/internal/server"
 	"worldid/record"
 )
 
@@ -39,7 +40,7 @@ func (a *adminFlags) client() (*admin.Client, error) {
 	token := a.token
 	if token == "" {
 		var err error
-		if token, err = readAdminToken(a.dataDir); err != nil {
+		if token, err = server.ReadAdminToken(a.dataDir); err != nil {
 			return nil, err
 		}
 	}
@@ -174,8 +175,8 @@ func refreshSwitch(on bool) adminCommand {
 	}}
 }
 
-// runAdminCommand runs `worldid <name> <sub> [flags] [args]`.
-func runAdminCommand(ctx context.Context, name string, args []string, stdout, stderr io.Writer) error {
+// Admin runs `worldid <name> <sub> [flags] [args]`.
+func Admin(ctx context.Context, name string, args []string, stdout, stderr io.Writer) error {
 	commands := adminCommands()
 	var sub string
 	if len(args) > 0 {
@@ -190,10 +191,10 @@ func runAdminCommand(ctx context.Context, name string, args []string, stdout, st
 			}
 		}
 		sort.Strings(subs)
-		return usageError{fmt.Errorf("usage: worldid %s %s [flags]", name, strings.Join(subs, "|"))}
+		return UsageError{Err: fmt.Errorf("usage: worldid %s %s [flags]", name, strings.Join(subs, "|"))}
 	}
 	var af adminFlags
-	fs := newFlagSet(name+" "+sub, stderr)
+	fs := NewFlagSet(name+" "+sub, stderr)
 	af.register(fs)
 	if cmd.flags != nil {
 		cmd.flags(fs)
@@ -278,7 +279,7 @@ func readCommitments(args []string, file string) ([]string, error) {
 		}
 	}
 	if len(sources) == 0 {
-		return nil, usageError{errors.New("identity add takes COMMITMENT arguments or -file F (one commitment a line)")}
+		return nil, UsageError{Err: errors.New("identity add takes COMMITMENT arguments or -file F (one commitment a line)")}
 	}
 	out := make([]string, len(sources))
 	seen := make(map[fr.Element]string, len(sources))

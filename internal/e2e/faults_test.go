@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -18,14 +18,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
 	"worldid/admin"
 	"worldid/babyjub"
 	"worldid/field"
+	"worldid/internal/server"
+	"worldid/internal/wallet"
 	"worldid/record"
 	"worldid/semaphore"
 	"worldid/store"
-	"worldid/wallet"
 )
 
 // Faults against the real binary: SIGKILL under concurrent write load, a
@@ -750,7 +750,7 @@ func TestFaultReadOnlyDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.stop(t)
-	files := readFiles(t, dataDir, "state.json", "journal.jsonl", adminTokenFile, issuerKeyFile)
+	files := readFiles(t, dataDir, "state.json", "journal.jsonl", server.AdminTokenFile, server.IssuerKeyFile)
 
 	ro := t.TempDir()
 	if err := syscall.Mount(dataDir, ro, "", syscall.MS_BIND, ""); err != nil {
@@ -763,7 +763,7 @@ func TestFaultReadOnlyDataDir(t *testing.T) {
 	if out := serveFails(t, ctx, ro); !strings.Contains(out, "read-only file system") {
 		t.Errorf("start on a read-only data dir does not say why it failed:\n%s", out)
 	}
-	sameFiles(t, files, readFiles(t, dataDir, "state.json", "journal.jsonl", adminTokenFile, issuerKeyFile))
+	sameFiles(t, files, readFiles(t, dataDir, "state.json", "journal.jsonl", server.AdminTokenFile, server.IssuerKeyFile))
 
 	p = startProc(t, dataDir)
 	if apps, err := p.adminClient.Apps(ctx); err != nil || len(apps.Apps) != 2 {

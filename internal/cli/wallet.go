@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/secp256k1/ecdsa"
 
 	"worldid/field"
+	"worldid/internal/wallet"
 	"worldid/record"
-	"worldid/wallet"
 )
 
 // walletFlags are the flags every wallet subcommand shares.
@@ -36,12 +36,13 @@ func (wf *walletFlags) open() (*wallet.Wallet, error) {
 	return &wallet.Wallet{Identity: id, Server: wf.server, HTTP: wallet.NewHTTPClient(), KeyCache: wf.file + ".pk"}, nil
 }
 
-func cmdWallet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// Wallet runs `worldid wallet <sub>`: the development wallet.
+func Wallet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{fmt.Errorf("usage: worldid wallet new|prove|signin|pcp|refresh [flags]")}
+		return UsageError{Err: fmt.Errorf("usage: worldid wallet new|prove|signin|pcp|refresh [flags]")}
 	}
 	var wf walletFlags
-	fs := newFlagSet("wallet "+args[0], stderr)
+	fs := NewFlagSet("wallet "+args[0], stderr)
 	wf.register(fs)
 	switch args[0] {
 	case "new":
@@ -55,7 +56,7 @@ func cmdWallet(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case "refresh":
 		return walletRefresh(ctx, fs, &wf, args[1:], stdout)
 	default:
-		return usageError{fmt.Errorf("unknown subcommand 'wallet %s'", args[0])}
+		return UsageError{Err: fmt.Errorf("unknown subcommand 'wallet %s'", args[0])}
 	}
 }
 
@@ -84,7 +85,7 @@ func walletProve(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args []
 		return err
 	}
 	if req.AppID == "" {
-		return usageError{fmt.Errorf("-app is required")}
+		return UsageError{Err: fmt.Errorf("-app is required")}
 	}
 	w, err := wf.open()
 	if err != nil {
@@ -192,7 +193,7 @@ func walletRefresh(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args 
 		return err
 	}
 	if sub == "" {
-		return usageError{fmt.Errorf("-sub is required")}
+		return UsageError{Err: fmt.Errorf("-sub is required")}
 	}
 	w, err := wf.open()
 	if err != nil {

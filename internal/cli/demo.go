@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -21,20 +21,21 @@ import (
 	"time"
 
 	"worldid/admin"
+	"worldid/internal/server"
+	"worldid/internal/wallet"
 	"worldid/record"
-	"worldid/wallet"
 )
 
-// cmdDemo runs every flow against an in-process server on a free loopback
+// Demo runs every flow against an in-process server on a free loopback
 // port and a throwaway data dir, printing a transcript. It exits non-zero
 // if any step fails.
-func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var cfg Config
+func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cfg server.Config
 	var verbose bool
-	fs := newFlagSet("demo", stderr)
-	cfg.configFlags(fs)
+	fs := NewFlagSet("demo", stderr)
+	cfg.RegisterFlags(fs)
 	fs.BoolVar(&verbose, "v", false, "show the server's log on stderr")
-	if err := parseFlags(fs, args, func(string) string { return "" }); err != nil {
+	if err := ParseFlags(fs, args, func(string) string { return "" }); err != nil {
 		return err
 	}
 	dir, err := os.MkdirTemp("", "worldid-demo-")
@@ -52,18 +53,18 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	d := &demo{out: stdout, dir: dir, http: &http.Client{Timeout: time.Minute}}
 	d.step("Start worldid on a free loopback port (first start: data dir, keys, local Semaphore setup)")
-	srv, err := startServer(ctx, cfg, io.Discard, slog.New(slog.NewTextHandler(logOut, nil)))
+	srv, err := server.Start(ctx, cfg, io.Discard, slog.New(slog.NewTextHandler(logOut, nil)))
 	if err != nil {
 		return err
 	}
-	defer srv.shutdown()
-	d.base = srv.cfg.BaseURL
-	token, err := readAdminToken(cfg.DataDir)
+	defer srv.Shutdown()
+	d.base = srv.BaseURL()
+	token, err := server.ReadAdminToken(cfg.DataDir)
 	if err != nil {
 		return err
 	}
-	d.admin = &admin.Client{BaseURL: srv.adminURL, Token: token, HTTP: d.http}
-	d.say("public %s, admin %s", d.base, srv.adminURL)
+	d.admin = &admin.Client{BaseURL: srv.AdminURL(), Token: token, HTTP: d.http}
+	d.say("public %s, admin %s", d.base, srv.AdminURL())
 	for _, run := range []func(context.Context) error{d.createApp, d.createWallet, d.signIn, d.verifyProof, d.refreshCredentials} {
 		if err := run(ctx); err != nil {
 			return fmt.Errorf("demo failed: %w", err)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
 	"worldid/store"
 )
 

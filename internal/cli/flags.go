@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// UsageError marks errors caused by the command line; main exits 2 for them.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// NewFlagSet is a flag set for "worldid name" that reports to out.
+func NewFlagSet(name string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("worldid "+name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	return fs
+}
+
+// ParseFlags parses args into fs, then fills every flag not given on the
+// command line from its WORLDID_* environment variable.
+func ParseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	if err := fs.Parse(args); err != nil {
+		return UsageError{Err: err}
+	}
+	if fs.NArg() > 0 {
+		return UsageError{Err: fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	}
+	return fillFromEnv(fs, getenv)
+}
+
+// fillFromEnv sets every flag not given on the command line from its
+// WORLDID_* environment variable.
+func fillFromEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] {
+			return
+		}
+		if v := getenv(envName(f.Name)); v != "" {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", envName(f.Name), err))
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return UsageError{Err: err}
+	}
+	return nil
+}
+
+// parseFlagsWithArgs is parseFlags for commands taking exactly n
+// positional arguments after the flags, or any number if n < 0.
+func parseFlagsWithArgs(fs *flag.FlagSet, args []string, n int) error {
+	if err := fs.Parse(args); err != nil {
+		return UsageError{Err: err}
+	}
+	if n >= 0 && fs.NArg() != n {
+		return UsageError{Err: fmt.Errorf("%s takes %d argument(s), got %d", fs.Name(), n, fs.NArg())}
+	}
+	return fillFromEnv(fs, os.Getenv)
+}
+
+func envName(flagName string) string {
+	return "WORLDID_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}

@@ -1,0 +1,12 @@
+// Package e2e holds the tests that drive the built worldid binary or wire
+// the real packages together: the end-to-end flows (e2e_test.go), hostile
+// input per interface (oidc_test.go, verify_test.go, refresh_test.go,
+// admin_test.go), crash and disk faults (faults_test.go), concurrency under
+// the race detector (concurrency_test.go), two replicas on one PostgreSQL
+// (replicas_test.go), TLS (tls_test.go) and the server's memory
+// (rss_test.go). harness_test.go is the one harness they share: building
+// the binary, starting and stopping a server, HTTP helpers and the
+// hostile-case runner.
+//
+// It has no non-test code.
+package e2e

@@ -1,0 +1,269 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"worldid/admin"
+	"worldid/internal/forwarded"
+	"worldid/internal/metrics"
+	"worldid/oidc"
+	"worldid/refresh"
+	"worldid/registry"
+	"worldid/store"
+	"worldid/store/postgres"
+	"worldid/verify"
+)
+
+// Listener timeouts (design.md §8) and the bounded shutdown.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
+	shutdownTimeout   = 10 * time.Second
+	// RegistryFollowInterval bounds how long an identity added through
+	// another replica takes to become provable and verifiable here.
+	RegistryFollowInterval = 2 * time.Second
+)
+
+// Server is a running worldid: both listeners and what they depend on.
+type Server struct {
+	cfg         Config // with the public URLs resolved
+	adminURL    string
+	db          backend
+	httpServers []*http.Server
+	closers     []func() error // run in reverse order on shutdown
+	errc        chan error
+	log         *slog.Logger
+}
+
+// backend is every storage interface the handlers declare; both the
+// file-backed JSON store and PostgreSQL implement it.
+type backend interface {
+	admin.Store
+	verify.Store
+	oidc.Store
+	refresh.Store
+	registry.Store
+	Close() error
+}
+
+// openBackend opens the embedded JSON store in the data dir, or PostgreSQL
+// when -store names one.
+func openBackend(ctx context.Context, cfg Config) (backend, error) {
+	if cfg.Store == "" {
+		return store.Open(cfg.DataDir, store.Options{})
+	}
+	return postgres.Open(ctx, cfg.Store) // its errors name the store and never the password
+}
+
+// Start opens the data dir and store, wires every handler and starts
+// both listeners. It returns once they accept connections.
+func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) (_ *Server, err error) {
+	s := &Server{errc: make(chan error, 2), log: log}
+	defer func() {
+		if err != nil {
+			s.Shutdown()
+		}
+	}()
+	token, firstStart, err := prepareDataDir(cfg.DataDir, rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	if s.db, err = openBackend(ctx, cfg); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, s.db.Close)
+	shared, _ := s.db.(sharedFiles) // nil for the JSON store: the files stay in the data dir
+	pk, pkPath, err := loadOrCreateProvingKey(ctx, cfg.DataDir, shared, log)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := registry.Open(ctx, registry.Options{Store: s.db, LocalKey: pk.VerifyingKey(), Now: time.Now, Rand: cfg.batchRand()})
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() error { ids.Close(); return nil })
+	s.background(ctx, func(ctx context.Context) {
+		ids.Follow(ctx, RegistryFollowInterval, func(err error) { log.Error("registry: catching up from the store", "err", err) })
+	})
+	// Recovery decodes the whole journal and snapshot: garbage as large as
+	// the live state. Return it to the OS now rather than carrying it as
+	// resident memory until the scavenger gets to it.
+	debug.FreeOSMemory()
+	publicLn, err := s.listen(cfg.Addr, "addr")
+	if err != nil {
+		return nil, err
+	}
+	adminLn, err := s.listen(cfg.AdminAddr, "admin-addr")
+	if err != nil {
+		return nil, err
+	}
+	s.cfg = cfg.withListenerDefaults(publicLn.Addr())
+	s.adminURL = "http://" + adminLn.Addr().String()
+
+	m := metrics.NewRegistry()
+	instrument := metrics.NewHTTP(m, log)
+	public := http.NewServeMux()
+	public.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	public.Handle("GET /metrics", m.Handler())
+	ids.Register(public, pkPath)
+	verifier, err := verify.New(verify.Options{Store: s.db, Checker: ids, Now: time.Now, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	verifier.Register(public)
+	signin, err := oidc.New(oidc.Options{Issuer: s.cfg.BaseURL, Store: s.db, Checker: ids, Rand: rand.Reader, Now: time.Now, Log: log,
+		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation})
+	if err != nil {
+		return nil, err
+	}
+	signin.Register(public)
+	s.background(ctx, signin.Run)
+	issuerKey, err := loadOrCreateIssuerKey(ctx, cfg.DataDir, shared, rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	issuer, err := refresh.New(refresh.Options{Store: s.db, VerifyingKey: pk.VerifyingKey(), IssuerKey: issuerKey,
+		PerIP: cfg.refreshRate(), PerIDComm: cfg.refreshRate(), Now: time.Now, Rand: rand.Reader, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	issuer.Register(public)
+	adminAPI := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: signin,
+		ParseOrbKey: func(pem []byte) error { _, err := refresh.ParseOrbKeyPEM(pem); return err }, Rand: rand.Reader, Now: time.Now, Log: log})
+
+	s.serve(publicLn, forwarded.Middleware(cfg.trustedProxies, instrument.Wrap("public", public)), cfg.tls)
+	s.serve(adminLn, instrument.Wrap("admin", adminAPI), nil)
+
+	if firstStart {
+		if err := createDemoApp(ctx, s, stdout); err != nil {
+			return nil, err
+		}
+	}
+	listenerURL := strings.SplitN(s.cfg.BaseURL, "://", 2)[0] + "://" + publicLn.Addr().String()
+	fmt.Fprintf(stdout, "worldid: public listener  %s\n", listenerURL)
+	if s.cfg.BaseURL != listenerURL {
+		fmt.Fprintf(stdout, "worldid: base URL         %s\n", s.cfg.BaseURL)
+	}
+	fmt.Fprintf(stdout, "worldid: admin listener   %s (token: %s)\n", s.adminURL, filepath.Join(cfg.DataDir, AdminTokenFile))
+	log.Info("started", "public", s.cfg.BaseURL, "admin", s.adminURL, "data", cfg.DataDir)
+	return s, nil
+}
+
+// BaseURL is the public URL of the sign-in interface.
+func (s *Server) BaseURL() string { return s.cfg.BaseURL }
+
+// AdminURL is the admin listener's URL.
+func (s *Server) AdminURL() string { return s.adminURL }
+
+// DataDir is the server's data directory.
+func (s *Server) DataDir() string { return s.cfg.DataDir }
+
+// background runs fn until shutdown.
+func (s *Server) background(ctx context.Context, fn func(context.Context)) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); fn(ctx) }()
+	s.closers = append(s.closers, func() error { cancel(); <-done; return nil })
+}
+
+// listen binds addr; setting names the flag in errors.
+func (s *Server) listen(addr, setting string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", setting, err)
+	}
+	s.closers = append(s.closers, func() error { ln.Close(); return nil })
+	return ln, nil
+}
+
+func (s *Server) serve(ln net.Listener, h http.Handler, tlsConfig *tls.Config) {
+	hs := &http.Server{
+		TLSConfig:         tlsConfig,
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.httpServers = append(s.httpServers, hs)
+	go func() {
+		var err error
+		if tlsConfig != nil {
+			err = hs.ServeTLS(ln, "", "") // certificates come from TLSConfig
+		} else {
+			err = hs.Serve(ln)
+		}
+		if !errors.Is(err, http.ErrServerClosed) {
+			s.errc <- err
+		}
+	}()
+}
+
+// Wait blocks until ctx is done or a listener fails, then shuts down.
+func (s *Server) Wait(ctx context.Context) error {
+	var err error
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down")
+	case err = <-s.errc:
+		s.log.Error("listener failed", "err", err)
+	}
+	return errors.Join(err, s.Shutdown())
+}
+
+// Shutdown stops accepting, drains in-flight requests for at most
+// shutdownTimeout, then closes what startServer opened, newest first.
+func (s *Server) Shutdown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	var errs []error
+	for _, hs := range s.httpServers {
+		errs = append(errs, hs.Shutdown(ctx))
+	}
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// createDemoApp registers the app a newcomer signs in to on first start and
+// prints its credentials (the only time the secret is shown). A replica
+// joining a shared store that already has apps creates none.
+func createDemoApp(ctx context.Context, s *Server, stdout io.Writer) error {
+	if apps, err := s.db.Apps(ctx); err != nil || len(apps) > 0 {
+		return err
+	}
+	app, secret, err := admin.NewApp(rand.Reader, time.Now(), admin.CreateAppRequest{
+		Name: "Demo app", RedirectURIs: []string{demoRedirectURI},
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.db.CreateApp(ctx, app); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "worldid: demo app created (first start)\n  client_id     %s\n  client_secret %s\n  redirect_uri  %s\n  rp_id         %s\n",
+		app.ID, secret, demoRedirectURI, app.RPID)
+	return nil
+}
+
+// demoRedirectURI is the demo app's callback: a loopback address where a
+// developer's relying party would listen.
+const demoRedirectURI = "http://localhost:3000/callback"
