@@ -60,6 +60,15 @@ type Refresh struct {
 	// or "" for a credential-only refresh.
 	PCPDigest    string `json:"pcp_digest,omitempty"`
 	CredentialID uint64 `json:"credential_id"`
+	// Credential is the issued credential's v0.3.0 JSON, which a repeat
+	// refresh returns unchanged; "" in records written before it was kept.
+	Credential string `json:"credential,omitempty"`
+	// ProofKey, when set, is remembered as by UseProofOnce, until
+	// ProofExpiresAt, in the transaction that records the refresh: the
+	// x-zkp-proof is spent only by the success it authorizes. It is not
+	// part of the stored refresh.
+	ProofKey       string    `json:"-"`
+	ProofExpiresAt time.Time `json:"-"`
 }
 
 // IsCanonicalHex reports whether s is "0x" followed by exactly 64 lowercase
@@ -88,6 +97,11 @@ type RefreshProof struct {
 	MerkleRoot    string `json:"merkle_root"`
 	NullifierHash string `json:"nullifier_hash"`
 	Proof         string `json:"proof"`
+	// PCPDigest is the lowercase hex SHA-256 of hashes.json for a PCP
+	// refresh, absent for a credential-only one. It is the signal's last
+	// part, sent in the header so that the proof is verified before the
+	// multipart body is read.
+	PCPDigest string `json:"pcp_digest,omitempty"`
 }
 
 // Refresh proof statement constants: the Semaphore external nullifier is
@@ -114,6 +128,9 @@ func RefreshSignal(sub string, timestamp int64, pcpDigest string) string {
 	return s
 }
 
+// maxCredential bounds a stored credential (its JSON is about 3 KB).
+const maxCredential = 16 << 10
+
 // Validate checks the shape of a refresh record before it is stored; both
 // store backends call it so that they accept the same records.
 func (r Refresh) Validate() error {
@@ -125,6 +142,9 @@ func (r Refresh) Validate() error {
 	}
 	if r.At.Unix() < 0 {
 		return errors.New("record: refresh time must not be before 1970")
+	}
+	if len(r.Credential) > maxCredential {
+		return fmt.Errorf("record: refresh credential must have at most %d bytes", maxCredential)
 	}
 	return nil
 }

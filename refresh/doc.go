@@ -20,50 +20,72 @@
 //     Content-Type not multipart/form-data with a boundary, or the idComm
 //     query parameter missing, repeated, or neither PrefixedHex nor a
 //     canonical decimal below p (crypto.md §a): 400 INVALID_REQUEST.
-//  3. Rate limits, per client IP (IPv6 per /64) then per identity
-//     commitment, as in-memory token buckets: 429 RATE_LIMIT_EXCEEDED with
-//     Retry-After in whole seconds. They run before the body is read, so a
-//     limited client costs nothing; a rejected request still spends its
-//     token.
-//  4. The body is streamed (mime/multipart, never ParseMultipartForm) under
+//  3. Per-source rate limit: client IP (IPv6 per /64), an in-memory token
+//     bucket (30 burst, 1 per 2 s): 429 RATE_LIMIT_EXCEEDED with
+//     Retry-After in whole seconds. Every request spends its source's
+//     budget, and only its source's: nothing unauthenticated touches an
+//     identity's budget.
+//  4. x-zkp-proof missing, malformed, for another idComm, outside the time
+//     window or not verifying: 401 INVALID_PROOF. The proof is in the
+//     header and is verified before a byte of the body is read (the header
+//     carries the sub and, for a PCP refresh, pcp_digest, so the signal is
+//     known).
+//  5. Per-identity rate limit (5 burst, 1 per 12 min), spent only by a
+//     verified proof, so strangers naming a public idComm cannot lock its
+//     holder out: 429 as in 3.
+//  6. The body is streamed (mime/multipart, never ParseMultipartForm) under
 //     http.MaxBytesReader: 32 MiB in total, and per part 1 MiB for
 //     hashes.json, 1 KiB for hashes.sign, 8 MiB per iris share, 64 KiB for
-//     every text field; beyond: 413 PAYLOAD_TOO_LARGE. An unknown or
-//     repeated field, a part with a non-identity Content-Transfer-Encoding,
-//     or a malformed or truncated body: 400 INVALID_REQUEST. The form is a
-//     closed contract, so unknown fields are rejected rather than ignored.
-//  5. sub missing or not PrefixedHex ("0x" + 1–64 hex digits, below p):
+//     every text field; beyond: 413 PAYLOAD_TOO_LARGE. Iris shares are
+//     hashed as they stream and never held, so a request holds at most
+//     about 2 MiB. An unknown or repeated field, a part with a non-identity
+//     Content-Transfer-Encoding, or a malformed or truncated body: 400
+//     INVALID_REQUEST. The form is a closed contract, so unknown fields are
+//     rejected rather than ignored.
+//  7. sub missing or not PrefixedHex ("0x" + 1–64 hex digits, below p):
 //     400 INVALID_SUB. It is stored and compared in its canonical form.
-//  6. x-zkp-proof missing, malformed, for another idComm or sub, outside
-//     the time window, not verifying, or replayed: 401 INVALID_PROOF.
-//  7. No signup record for idComm: 404 NO_SIGNUP_RECORD.
-//  8. idComm pinned to another sub: 400 SUB_MISMATCH.
-//  9. PCP partial or failing a check: 422 PCP_VALIDATION_FAILED; the message
+//     A sub other than the proof's, or hashes.json whose SHA-256 is not the
+//     header's pcp_digest (or present without one): 401 INVALID_PROOF.
+//  8. No signup record for idComm: 404 NO_SIGNUP_RECORD.
+//  9. idComm pinned to another sub: 400 SUB_MISMATCH.
+//  10. PCP partial or failing a check: 422 PCP_VALIDATION_FAILED; the message
 //     names the check: the crypto.md §h names json, missing_key,
 //     hash_format, version, salt_format, salted_field, timestamp_format,
 //     iris_share_hash, signup_reason, signature_encoding, signature, and
 //     this server's partial (some PCP fields absent), signup_id (not the
 //     signup record's) and pcp_reuse (the hashes.json already served
 //     another identity commitment).
-//  10. Build, sign, self-verify (re-serialize, re-parse, re-hash, verify)
-//     and record the refresh in one atomic store operation, which pins sub
-//     on the first refresh and binds the hashes.json digest; a concurrent
-//     refresh that lost the race gets SUB_MISMATCH or pcp_reuse.
+//  11. An identity that already holds a valid credential (recorded with
+//     its bytes, signed by the current key, not expired) gets that same
+//     credential back, unless the operator started the server with
+//     -refresh-reissue (Options.Reissue): this is not a general
+//     re-issuance endpoint (interfaces.md §1). Only the proof is spent.
+//  12. Otherwise build, sign, self-verify (re-serialize, re-parse, re-hash,
+//     verify) and record the refresh in one atomic store operation, which
+//     spends the proof, pins sub on the first refresh, binds the hashes.json
+//     digest and keeps the credential; a concurrent refresh that lost the
+//     race gets SUB_MISMATCH, pcp_reuse or, for the same proof, 401
+//     INVALID_PROOF (replay).
 //
 // Errors are {"success":false, "error":"<CODE>", "message"}. Besides the
 // table of interfaces.md §7.2 the codes are INVALID_REQUEST, INVALID_PROOF,
 // PAYLOAD_TOO_LARGE, METHOD_NOT_ALLOWED, SERVICE_UNAVAILABLE (storage cannot
-// accept writes) and INTERNAL_ERROR. Nothing is written for a failed
-// request except the remembered proof of step 6.
+// accept writes) and INTERNAL_ERROR. A failed or unauthenticated request
+// writes nothing: the proof is spent only by the success it authorizes, in
+// the same store transaction (issue 17).
 //
 // # x-zkp-proof (this server's design; the real format is not public)
 //
-// The header is standard padded base64 of one JSON object with exactly the
-// members of record.RefreshProof, no duplicates:
+// The header is standard padded base64 of one JSON object with the
+// members of record.RefreshProof, no duplicates, no others:
 //
 //	{"id_commitment":"0x…","sub":"0x…","timestamp":<unix seconds>,
-//	 "merkle_root":"0x…","nullifier_hash":"0x…","proof":"0x<512 hex>"}
+//	 "merkle_root":"0x…","nullifier_hash":"0x…","proof":"0x<512 hex>",
+//	 "pcp_digest":"<64 lowercase hex>"}
 //
+// pcp_digest is present exactly for a PCP refresh: the SHA-256 of the
+// hashes.json the body will carry, so that the proof can be verified before
+// the body is read.
 // Field elements are "0x" + 64 hex digits below p; proof is any encoding of
 // crypto.md §g (the wallet sends ABI hex). It is a Semaphore v3 proof under
 // the server's local verifying key (design.md §6) that the prover knows the
@@ -82,19 +104,22 @@
 //	refresh:<sub>:<timestamp>:<sha256hex>   with hashes.json
 //
 // where sub is the canonical "0x" + 64 lowercase hex form, timestamp the
-// decimal of the JSON timestamp, and sha256hex the lowercase hex SHA-256 of
-// the uploaded hashes.json bytes. id_commitment and sub in the JSON MUST
-// equal the query's and the form's values. The timestamp MUST be within
+// decimal of the JSON timestamp, and sha256hex the header's pcp_digest,
+// which MUST be the lowercase hex SHA-256 of the uploaded hashes.json
+// bytes. id_commitment and sub in the JSON MUST equal the query's and the
+// form's values. The timestamp MUST be within
 // ±300 s (Options.ProofWindow) of the server clock. The statement is
-// remembered with Store.UseProofOnce under "refresh:" + hex SHA-256(
-// BE32(nullifier hash) ‖ BE32(signal hash)) until the timestamp leaves the
-// window; a second use is a replay. Proof bytes are not the key, since
+// remembered, by the successful refresh it authorizes, under "refresh:" +
+// hex SHA-256(BE32(nullifier hash) ‖ BE32(signal hash)) until the
+// timestamp leaves the window; a second use is a replay. Proof bytes are not the key, since
 // Groth16 proofs can be re-randomized.
 //
 // # The credential
 //
-// issuer_schema_id Options.SchemaID (default 1); genesis_issued_at the
-// signup record's verified_at; expires_at now + Options.Validity (default
+// issuer_schema_id Options.SchemaID (default 1); genesis_issued_at the time
+// of the identity's first issuance (interfaces.md §2.5: the first recorded
+// refresh; now for the first), so neither re-issuance nor a re-imported
+// signup moves it; expires_at now + Options.Validity (default
 // 3 × 365 days); a random id from Options.Rand; associated_data_hash 0;
 // claims[0] = S("CLAIMS_HASH_V1", hashes.json) with a PCP, else
 // S("CLAIMS_HASH_V1", BE32(idComm) ‖ BE32(sub) ‖ BE32(ts)) with ts the
@@ -119,10 +144,22 @@
 //   - A PCP proves an enrollment only for the signup record's signup_id; an
 //     Orb key is trusted only for its orb_id (operator-managed, SPKI PEM on
 //     secp256k1, see ParseOrbKeyPEM). High-S ECDSA signatures are accepted.
-//   - The client IP is the connection's address; behind a reverse proxy all
-//     clients share the proxy's bucket (X-Forwarded-For is not trusted).
-//   - Each limiter tracks at most Options.MaxRateKeys keys; when all are
-//     active, new keys are refused (memory stays bounded under attack).
+//   - The client IP is the connection's address (or the one a trusted proxy
+//     names); otherwise, behind a reverse proxy, all clients share the
+//     proxy's bucket.
+//   - Each limiter tracks at most Options.MaxRateKeys keys (100 000, about
+//     10 MB). A full table never refuses a newcomer: keys whose bucket has
+//     refilled are dropped, and if all are active an arbitrary one is
+//     evicted and restarts with a full bucket. The bound: memory is fixed;
+//     a source with more than MaxRateKeys active addresses (or /64s) can
+//     get up to Burst extra requests per eviction of one of its keys, and
+//     every such request still costs it a full proof check.
+//   - Rate-limit state is per process: with N replicas behind a load
+//     balancer a client may get up to N times the budget. The durable
+//     guarantees (replay, pin, PCP binding, one credential per identity)
+//     are the store's and hold across replicas.
+//   - Two first refreshes of one identity racing each other may both issue
+//     a credential; later refreshes return the newest.
 //   - One-leaf roots are memoized per identity commitment (at most
 //     Options.MaxRateKeys, arbitrary eviction): their 30 Poseidon hashes
 //     cost about as much as the Groth16 check.

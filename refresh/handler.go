@@ -52,14 +52,18 @@ type Store interface {
 	// UseProofOnce atomically remembers a proof key until expiresAt;
 	// record.ErrExists if it is already remembered (a replay). Keys of
 	// this endpoint start with "refresh:", so the store may share the
-	// table with other proofs used once.
+	// table with other proofs used once. The handler calls it only for a
+	// repeat refresh that returns the credential already held.
 	UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error
 	// RecordRefresh atomically stores r, pinning r.Sub to r.IDCommitment
-	// if none is pinned and binding r.PCPDigest (when set) to it. It fails
-	// with record.ErrSubMismatch if another sub is pinned and
-	// record.ErrPCPReused if the digest is bound to another commitment;
-	// then nothing is written.
+	// if none is pinned, binding r.PCPDigest (when set) to it and
+	// remembering r.ProofKey as UseProofOnce does. It fails with
+	// record.ErrSubMismatch if another sub is pinned,
+	// record.ErrPCPReused if the digest is bound to another commitment and
+	// record.ErrExists if the proof key was used; then nothing is written.
 	RecordRefresh(ctx context.Context, r record.Refresh) error
+	// Refreshes returns the refreshes recorded for idComm, oldest first.
+	Refreshes(ctx context.Context, idComm string) ([]record.Refresh, error)
 }
 
 // Options configures the endpoint. Zero values take the defaults noted.
@@ -76,10 +80,15 @@ type Options struct {
 	// Rate takes the default (30 burst, 1 per 2 s per IP; 5 burst, 1 per
 	// 12 min per idComm), a negative Burst disables the limit.
 	PerIP, PerIDComm Rate
-	MaxRateKeys      int              // keys each limiter (and the one-leaf root cache) tracks; default 100 000
-	Now              func() time.Time // default time.Now
-	Rand             io.Reader        // credential ids, safe for concurrent use; default crypto/rand.Reader
-	Log              *slog.Logger     // default slog.Default()
+	MaxRateKeys      int // keys each limiter (and the one-leaf root cache) tracks; default 100 000
+	// Reissue lets an identity that holds a credential get a new one on
+	// every refresh. Off (the default), a repeat refresh returns the
+	// credential issued first (interfaces.md: not a general re-issuance
+	// endpoint).
+	Reissue bool
+	Now     func() time.Time // default time.Now
+	Rand    io.Reader        // credential ids, safe for concurrent use; default crypto/rand.Reader
+	Log     *slog.Logger     // default slog.Default()
 }
 
 // Handler serves POST /api/v1/refresh.
@@ -171,15 +180,26 @@ func (h *Handler) refresh(w http.ResponseWriter, r *http.Request) (*response, er
 		return nil, perr
 	}
 	now := h.o.Now()
-	if err := h.rateLimit(env, now); err != nil {
+	// Everyone spends their source's budget; only a verified proof spends
+	// the identity's, so strangers naming a public idComm cannot lock its
+	// holder out. The proof is in the header and is checked before the
+	// body is read (issue 17).
+	if err := limited(h.perIP, env.client, now); err != nil {
+		return nil, err
+	}
+	z, key, perr := h.checkProof(env, now)
+	if perr != nil {
+		return nil, perr
+	}
+	if err := limited(h.perIDComm, env.idCommID, now); err != nil {
 		return nil, err
 	}
 	f, perr := parseForm(w, r, env.boundary)
 	if perr != nil {
 		return nil, perr
 	}
-	if err := h.checkProof(ctx, env, f, now); err != nil {
-		return nil, err
+	if perr := z.matchForm(f); perr != nil {
+		return nil, perr
 	}
 	signup, err := h.o.Store.Signup(ctx, env.idCommID)
 	if errors.Is(err, record.ErrNotFound) {
@@ -194,7 +214,8 @@ func (h *Handler) refresh(w http.ResponseWriter, r *http.Request) (*response, er
 	if err != nil {
 		return nil, err
 	}
-	return h.issue(ctx, env, f, signup, claim0, now)
+	spent := spentProof{key: proofKeyPrefix + key, expires: time.Unix(z.timestamp, 0).Add(h.o.ProofWindow)}
+	return h.issue(ctx, env, f, claim0, spent, now)
 }
 
 func (h *Handler) checkEnabled(ctx context.Context) error {
@@ -208,18 +229,13 @@ func (h *Handler) checkEnabled(ctx context.Context) error {
 	return nil
 }
 
-// rateLimit takes a token from the client's bucket, then from the
-// identity commitment's.
-func (h *Handler) rateLimit(env *envelope, now time.Time) error {
-	wait, ok := h.perIP.allow(env.client, now)
-	if ok {
-		wait, ok = h.perIDComm.allow(env.idCommID, now)
+// limited takes a token from key's bucket of l.
+func limited(l *limiter, key string, now time.Time) error {
+	if wait, ok := l.allow(key, now); !ok {
+		return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimitExceeded,
+			Message: "refresh rate limit exceeded; retry later", RetryAfter: retryAfterSeconds(wait)}
 	}
-	if ok {
-		return nil
-	}
-	return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimitExceeded,
-		Message: "refresh rate limit exceeded; retry later", RetryAfter: retryAfterSeconds(wait)}
+	return nil
 }
 
 // retryAfterSeconds rounds up to whole seconds, at least 1.
@@ -227,23 +243,20 @@ func retryAfterSeconds(d time.Duration) int {
 	return max(1, int((d+time.Second-1)/time.Second))
 }
 
-// checkProof verifies x-zkp-proof and remembers it until its timestamp
-// leaves the window, so a replay fails.
-func (h *Handler) checkProof(ctx context.Context, env *envelope, f *form, now time.Time) error {
+// checkProof decodes and verifies x-zkp-proof and returns it with its
+// replay key. Nothing is written: the key is remembered only with the
+// success it authorizes (issue.go), so a failed request costs no write.
+func (h *Handler) checkProof(env *envelope, now time.Time) (*zkpProof, string, *Error) {
 	z, perr := decodeZKPProof(env.proof)
 	if perr != nil {
-		return perr
+		return nil, "", perr
 	}
 	pc := proofCheck{vk: h.o.VerifyingKey, extNullifier: h.extNullifier, window: h.o.ProofWindow, now: now, roots: h.roots}
-	key, perr := pc.verify(z, env, f)
+	key, perr := pc.verify(z, env)
 	if perr != nil {
-		return perr
+		return nil, "", perr
 	}
-	err := h.o.Store.UseProofOnce(ctx, proofKeyPrefix+key, time.Unix(z.timestamp, 0).Add(h.o.ProofWindow))
-	if errors.Is(err, record.ErrExists) {
-		return invalidProof("x-zkp-proof was already used")
-	}
-	return err
+	return z, key, nil
 }
 
 // checkPinnedSub answers SUB_MISMATCH early; RecordRefresh enforces the

@@ -63,7 +63,7 @@ func TestCredentialOnlyRefresh(t *testing.T) {
 	want := credential.Credential{
 		IssuerSchemaID:  1,
 		Sub:             sub,
-		GenesisIssuedAt: 1_718_031_600,
+		GenesisIssuedAt: t0, // first issuance, not the signup's verified_at
 		ExpiresAt:       uint64(t0 + 3*365*24*3600),
 	}
 	want.Claims[0] = credential.RefreshClaim(idComm, sub, t0)
@@ -75,6 +75,11 @@ func TestCredentialOnlyRefresh(t *testing.T) {
 		t.Fatalf("%d refreshes recorded", len(e.store.refreshes))
 	}
 	got := e.store.refreshes[0]
+	canon, _ := c.MarshalJSON()
+	if got.Credential != string(canon) || !strings.HasPrefix(got.ProofKey, proofKeyPrefix) || got.ProofExpiresAt.Unix() != t0+300 {
+		t.Errorf("recorded credential %q, proof key %q until %v", got.Credential, got.ProofKey, got.ProofExpiresAt)
+	}
+	got.Credential, got.ProofKey, got.ProofExpiresAt = "", "", time.Time{}
 	if got != (record.Refresh{IDCommitment: idCommOf(id), Sub: sub1, At: time.Unix(t0, 0).UTC(), CredentialID: c.ID}) {
 		t.Errorf("recorded %+v", got)
 	}
@@ -152,7 +157,10 @@ func testBadProofs(t *testing.T, e *testEnv, good string) {
 		"proof other point": edit(func(q *record.RefreshProof) {
 			q.Proof = q.Proof[:2+128] + q.Proof[2+256:2+384] + q.Proof[2+128:2+256] + q.Proof[2+384:]
 		}),
-		"too long": strings.Repeat("A", maxProofHeader+4),
+		"too long":             strings.Repeat("A", maxProofHeader+4),
+		"uppercase pcp_digest": edit(func(q *record.RefreshProof) { q.PCPDigest = strings.Repeat("A", 64) }),
+		"short pcp_digest":     edit(func(q *record.RefreshProof) { q.PCPDigest = strings.Repeat("a", 63) }),
+		"pcp_digest not bound": edit(func(q *record.RefreshProof) { q.PCPDigest = strings.Repeat("a", 64) }),
 	}
 	before := e.store.state()
 	for name, h := range cases {
@@ -171,12 +179,68 @@ func testBadProofs(t *testing.T, e *testEnv, good string) {
 	}
 }
 
+// TestNoSignupRecord: a valid proof in a request that then fails spends
+// nothing (issue 17: failed requests cost no durable write), so the same
+// proof works once the signup is imported.
 func TestNoSignupRecord(t *testing.T) {
 	e := newEnv(t, nil)
 	id := identity(t, 2)
-	e.do(idCommOf(id), []part{{name: "sub", value: sub1}}, encodeProof(t, proofJSON(t, id, sub1, t0, nil))).expect(t, 404, CodeNoSignupRecord)
-	if len(e.store.refreshes) != 0 || len(e.store.pinned) != 0 {
-		t.Error("404 recorded a refresh")
+	header := encodeProof(t, proofJSON(t, id, sub1, t0, nil))
+	before := e.store.state()
+	e.do(idCommOf(id), []part{{name: "sub", value: sub1}}, header).expect(t, 404, CodeNoSignupRecord)
+	if e.store.state() != before {
+		t.Error("404 wrote to the store")
+	}
+	e.signup(id, "signup-2")
+	e.issued(e.do(idCommOf(id), []part{{name: "sub", value: sub1}}, header))
+}
+
+// TestRepeatRefresh: an identity that holds a credential gets that same
+// credential back (interfaces.md: not a general re-issuance endpoint),
+// with the proof still spent; genesis_issued_at is the first issuance and
+// does not follow a re-imported signup. With Options.Reissue each refresh
+// issues a new credential, keeping genesis_issued_at.
+func TestRepeatRefresh(t *testing.T) {
+	for _, reissue := range []bool{false, true} {
+		t.Run(fmt.Sprint("reissue=", reissue), func(t *testing.T) {
+			e := newEnv(t, func(o *Options) { o.Reissue = reissue })
+			id := identity(t, 4)
+			e.signup(id, "signup-4")
+			parts := []part{{name: "sub", value: sub1}}
+			first := e.do(idCommOf(id), parts, encodeProof(t, proofJSON(t, id, sub1, t0, nil)))
+			c1 := e.issued(first)
+			e.store.signups[idCommOf(id)] = record.Signup{IDCommitment: idCommOf(id), SignupID: "signup-4", VerifiedAt: time.Unix(1_600_000_000, 0)}
+			e.clock.unix.Add(100)
+			header := encodeProof(t, proofJSON(t, id, sub1, t0+100, nil))
+			second := e.do(idCommOf(id), parts, header)
+			c2 := e.issued(second)
+			if c2.GenesisIssuedAt != t0 || c1.GenesisIssuedAt != t0 {
+				t.Errorf("genesis_issued_at %d, %d; want the first issuance %d", c1.GenesisIssuedAt, c2.GenesisIssuedAt, t0)
+			}
+			if same := second.Credential == first.Credential; same == reissue {
+				t.Errorf("second credential same as the first: %v", same)
+			}
+			if want := map[bool]int{false: 1, true: 2}[reissue]; len(e.store.refreshes) != want {
+				t.Errorf("%d refreshes recorded, want %d", len(e.store.refreshes), want)
+			}
+			e.do(idCommOf(id), parts, header).expect(t, 401, CodeInvalidProof) // spent either way
+		})
+	}
+}
+
+// TestRepeatRefreshExpired: a held credential that has expired is not
+// returned; a new one is issued.
+func TestRepeatRefreshExpired(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Validity = time.Hour })
+	id := identity(t, 5)
+	e.signup(id, "signup-5")
+	parts := []part{{name: "sub", value: sub1}}
+	first := e.do(idCommOf(id), parts, encodeProof(t, proofJSON(t, id, sub1, t0, nil)))
+	e.issued(first)
+	e.clock.unix.Add(3600)
+	second := e.do(idCommOf(id), parts, encodeProof(t, proofJSON(t, id, sub1, t0+3600, nil)))
+	if c := e.issued(second); second.Credential == first.Credential || c.GenesisIssuedAt != t0 {
+		t.Errorf("expired credential returned again, or genesis moved to %d", c.GenesisIssuedAt)
 	}
 }
 
@@ -289,11 +353,14 @@ func TestPCPRefresh(t *testing.T) {
 	})
 }
 
-// TestRequestErrors covers every failure before the proof check; none
-// needs a proof and none may write anything.
+// TestRequestErrors covers every failure of the envelope (before the
+// proof check) and of the body (after it, with a valid proof); none may
+// write anything.
 func TestRequestErrors(t *testing.T) {
 	e := newEnv(t, nil)
-	idComm := idCommOf(identity(t, 7))
+	id := identity(t, 7)
+	idComm := idCommOf(id)
+	proof := encodeProof(t, proofJSON(t, id, sub1, t0, nil))
 	okParts := []part{{name: "sub", value: sub1}}
 	body, ct := multipartBody(t, okParts)
 	req := func(method, target string, body []byte) *http.Request {
@@ -318,14 +385,16 @@ func TestRequestErrors(t *testing.T) {
 	check("form urlencoded", e.doRaw(req(http.MethodPost, Path+"?idComm=1", []byte("sub=0x1")), "application/x-www-form-urlencoded", ""), 400, CodeInvalidRequest)
 	check("no boundary", e.doRaw(req(http.MethodPost, Path+"?idComm=1", body), "multipart/form-data", ""), 400, CodeInvalidRequest)
 	check("mixed", e.doRaw(req(http.MethodPost, Path+"?idComm=1", body), strings.Replace(ct, "form-data", "mixed", 1), ""), 400, CodeInvalidRequest)
-	check("truncated", e.doRaw(req(http.MethodPost, Path+"?idComm=1", body[:len(body)-10]), ct, ""), 400, CodeInvalidRequest)
-	check("empty body", e.doRaw(req(http.MethodPost, Path+"?idComm=1", nil), ct, ""), 400, CodeInvalidRequest)
-	check("duplicate sub", e.do(idComm, []part{{name: "sub", value: sub1}, {name: "sub", value: sub1}}, ""), 400, CodeInvalidRequest)
-	check("duplicate PCP field", e.do(idComm, []part{{name: "sub", value: sub1}, {name: "orb_id", value: "a"}, {name: "orb_id", value: "a"}}, ""), 400, CodeInvalidRequest)
-	check("unknown field", e.do(idComm, []part{{name: "sub", value: sub1}, {name: "subx", value: "1"}}, ""), 400, CodeInvalidRequest)
-	check("nameless field", e.do(idComm, []part{{name: "", value: "1"}}, ""), 400, CodeInvalidRequest)
+	// The proof is in the header and is checked before the body is read.
+	check("proof before body", e.doRaw(req(http.MethodPost, Path+"?idComm="+idComm, body[:len(body)-10]), ct, "garbage"), 401, CodeInvalidProof)
+	check("truncated", e.doRaw(req(http.MethodPost, Path+"?idComm="+idComm, body[:len(body)-10]), ct, proof), 400, CodeInvalidRequest)
+	check("empty body", e.doRaw(req(http.MethodPost, Path+"?idComm="+idComm, nil), ct, proof), 400, CodeInvalidRequest)
+	check("duplicate sub", e.do(idComm, []part{{name: "sub", value: sub1}, {name: "sub", value: sub1}}, proof), 400, CodeInvalidRequest)
+	check("duplicate PCP field", e.do(idComm, []part{{name: "sub", value: sub1}, {name: "orb_id", value: "a"}, {name: "orb_id", value: "a"}}, proof), 400, CodeInvalidRequest)
+	check("unknown field", e.do(idComm, []part{{name: "sub", value: sub1}, {name: "subx", value: "1"}}, proof), 400, CodeInvalidRequest)
+	check("nameless field", e.do(idComm, []part{{name: "", value: "1"}}, proof), 400, CodeInvalidRequest)
 	cte, cteType := rawPart(t, "Content-Transfer-Encoding: base64\r\n", "MHgx")
-	check("base64 part", e.doRaw(req(http.MethodPost, Path+"?idComm=1", cte), cteType, ""), 400, CodeInvalidRequest)
+	check("base64 part", e.doRaw(req(http.MethodPost, Path+"?idComm="+idComm, cte), cteType, proof), 400, CodeInvalidRequest)
 
 	for name, sub := range map[string]string{
 		"missing":       "",
@@ -344,10 +413,10 @@ func TestRequestErrors(t *testing.T) {
 		if name == "missing" {
 			parts = []part{{name: "encrypted_user_id", value: "x"}}
 		}
-		check("sub "+name, e.do(idComm, parts, ""), 400, CodeInvalidSub)
+		check("sub "+name, e.do(idComm, parts, proof), 400, CodeInvalidSub)
 	}
-	// INVALID_SUB comes before the proof check.
-	check("sub before proof", e.do(idComm, []part{{name: "sub", value: "zz"}}, "garbage"), 400, CodeInvalidSub)
+	check("sub other than the proof's", e.do(idComm, []part{{name: "sub", value: sub2}}, proof), 401, CodeInvalidProof)
+	check("hashes.json the proof does not name", e.do(idComm, []part{{name: "sub", value: sub1}, {partHashesJSON, "{}", true}}, proof), 401, CodeInvalidProof)
 	check("no proof", e.do(idComm, okParts, ""), 401, CodeInvalidProof)
 	if e.store.state() != before {
 		t.Error("a rejected request changed the store")
@@ -392,19 +461,21 @@ func TestStorageErrors(t *testing.T) {
 
 func TestPayloadTooLarge(t *testing.T) {
 	e := newEnv(t, nil)
+	id := identity(t, 7)
+	proof := encodeProof(t, proofJSON(t, id, sub1, t0, nil))
 	before := e.store.state()
 	r := httptest.NewRequest(http.MethodPost, Path+"?idComm=1", strings.NewReader(""))
 	r.ContentLength = maxBody + 1
 	e.doRaw(r, "multipart/form-data; boundary=x", "").expect(t, 413, CodePayloadTooLarge)
 
 	for name, size := range map[string]int{partHashesSign: maxHashesSign + 1, "sub": maxTextPart + 1, partHashesJSON: maxHashesJSON + 1, "iris_code_shares_0": maxShare + 1} {
-		e.do("1", []part{{name: name, value: strings.Repeat("a", size)}}, "").expect(t, 413, CodePayloadTooLarge)
+		e.do(idCommOf(id), []part{{name: name, value: strings.Repeat("a", size)}}, proof).expect(t, 413, CodePayloadTooLarge)
 	}
 	// Unknown length: a preamble of short lines beyond the total cap.
 	big := &repeatReader{n: maxBody + 1}
-	r = httptest.NewRequest(http.MethodPost, Path+"?idComm=1", big)
+	r = httptest.NewRequest(http.MethodPost, Path+"?idComm="+idCommOf(id), big)
 	r.ContentLength = -1
-	e.doRaw(r, "multipart/form-data; boundary=x", "").expect(t, 413, CodePayloadTooLarge)
+	e.doRaw(r, "multipart/form-data; boundary=x", proof).expect(t, 413, CodePayloadTooLarge)
 	if e.store.state() != before {
 		t.Error("413 changed the store")
 	}
@@ -432,30 +503,40 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	return k, nil
 }
 
+// TestRateLimits: every request spends its source's budget (IPv6 per
+// /64); only a verified proof spends the identity's, so strangers naming
+// a public idComm cannot lock its holder out (issue 17).
 func TestRateLimits(t *testing.T) {
 	e := newEnv(t, func(o *Options) {
 		o.PerIP = Rate{Burst: 2, Every: 30 * time.Second}
 		o.PerIDComm = Rate{Burst: 1, Every: time.Hour}
 	})
+	victim := identity(t, 3)
+	e.signup(victim, "signup-3")
 	parts := []part{{name: "sub", value: sub1}}
-	e.do("1", parts, "").expect(t, 401, CodeInvalidProof)
-	r := e.do("1", parts, "")
+	e.do(idCommOf(victim), parts, "").expect(t, 401, CodeInvalidProof)
+	e.do(idCommOf(victim), parts, "").expect(t, 401, CodeInvalidProof)
+	r := e.do(idCommOf(victim), parts, "")
+	r.expect(t, 429, CodeRateLimitExceeded)
+	if r.header.Get("Retry-After") != "30" {
+		t.Errorf("per-IP Retry-After %q", r.header.Get("Retry-After"))
+	}
+	// Junk naming the victim from many addresses never touches its budget.
+	for i := range 20 {
+		e.remote = fmt.Sprintf("198.51.100.%d:1", i)
+		e.do(idCommOf(victim), parts, "").expect(t, 401, CodeInvalidProof)
+	}
+	e.remote = "[2001:db8::1]:443"
+	e.issued(e.do(idCommOf(victim), parts, encodeProof(t, proofJSON(t, victim, sub1, t0, nil))))
+	e.remote = "[2001:db8::2]:443" // same /64: its second token
+	r = e.do(idCommOf(victim), parts, encodeProof(t, proofJSON(t, victim, sub1, t0+1, nil)))
 	r.expect(t, 429, CodeRateLimitExceeded)
 	if r.header.Get("Retry-After") != "3600" {
 		t.Errorf("per-idComm Retry-After %q", r.header.Get("Retry-After"))
 	}
-	e.do("2", parts, "").expect(t, 429, CodeRateLimitExceeded) // IP bucket now empty too
-	r = e.do("3", parts, "")
-	if r.status != 429 || r.header.Get("Retry-After") != "30" {
-		t.Errorf("per-IP: %d Retry-After %q", r.status, r.header.Get("Retry-After"))
-	}
-	e.remote = "[2001:db8::1]:443"
-	e.do("4", parts, "").expect(t, 401, CodeInvalidProof)
-	e.remote = "[2001:db8::2]:443" // same /64
-	e.do("5", parts, "").expect(t, 401, CodeInvalidProof)
-	e.do("6", parts, "").expect(t, 429, CodeRateLimitExceeded)
+	e.do(idCommOf(victim), parts, "").expect(t, 429, CodeRateLimitExceeded) // the /64's bucket is empty
 	e.clock.unix.Add(30)
-	e.do("7", parts, "").expect(t, 401, CodeInvalidProof)
+	e.do(idCommOf(victim), parts, "").expect(t, 401, CodeInvalidProof)
 }
 
 func TestNewValidates(t *testing.T) {

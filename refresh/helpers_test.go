@@ -102,12 +102,30 @@ func (s *fakeStore) RecordRefresh(_ context.Context, r record.Refresh) error {
 	if owner, ok := s.digests[r.PCPDigest]; r.PCPDigest != "" && ok && owner != r.IDCommitment {
 		return record.ErrPCPReused
 	}
+	if _, used := s.proofs[r.ProofKey]; r.ProofKey != "" && used {
+		return record.ErrExists
+	}
+	if r.ProofKey != "" {
+		s.proofs[r.ProofKey] = r.ProofExpiresAt
+	}
 	s.pinned[r.IDCommitment] = r.Sub
 	if r.PCPDigest != "" {
 		s.digests[r.PCPDigest] = r.IDCommitment
 	}
 	s.refreshes = append(s.refreshes, r)
 	return nil
+}
+
+func (s *fakeStore) Refreshes(_ context.Context, idComm string) ([]record.Refresh, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rs []record.Refresh
+	for _, r := range s.refreshes {
+		if r.IDCommitment == idComm {
+			rs = append(rs, r)
+		}
+	}
+	return rs, nil
 }
 
 // state is everything a request may write, for "nothing stored" checks.
@@ -197,6 +215,7 @@ func proofJSON(t testing.TB, id semaphore.Identity, sub string, ts int64, hashes
 		MerkleRoot:    field.Format(&in.Root),
 		NullifierHash: field.Format(&in.NullifierHash),
 		Proof:         proof.ABIHex(),
+		PCPDigest:     digest,
 	}
 }
 

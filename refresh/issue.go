@@ -15,48 +15,104 @@ import (
 	"worldid/record"
 )
 
-// issue builds, signs and self-verifies the credential, then records the
-// refresh; only a recorded credential is returned.
-func (h *Handler) issue(ctx context.Context, env *envelope, f *form, signup record.Signup, claim0 fr.Element, now time.Time) (*response, error) {
-	c, data, err := h.buildCredential(f.sub, claim0, signup.VerifiedAt, now)
+// spentProof is the replay key of the request's x-zkp-proof, remembered
+// with the success it authorizes and until its timestamp leaves the window.
+type spentProof struct {
+	key     string
+	expires time.Time
+}
+
+// issue answers an authorized refresh. An identity that holds a valid
+// credential gets that same credential back unless Options.Reissue; else
+// a new one is built, signed, self-verified and recorded. genesis_issued_at
+// is the time of the identity's first issuance (interfaces.md §2.5), so
+// neither re-issuance nor a re-imported signup moves it.
+func (h *Handler) issue(ctx context.Context, env *envelope, f *form, claim0 fr.Element, spent spentProof, now time.Time) (*response, error) {
+	past, err := h.o.Store.Refreshes(ctx, env.idCommID)
+	if err != nil {
+		return nil, err
+	}
+	genesis := time.Unix(now.Unix(), 0).UTC()
+	if len(past) > 0 {
+		genesis = past[0].At
+		if held := past[len(past)-1]; !h.o.Reissue && h.stillValid(held, now) {
+			return h.returnHeld(ctx, held, spent)
+		}
+	}
+	c, data, err := h.buildCredential(f.sub, claim0, genesis, now)
 	if err != nil {
 		return nil, err
 	}
 	rec := record.Refresh{
-		IDCommitment: env.idCommID,
-		Sub:          f.subID,
-		At:           time.Unix(now.Unix(), 0).UTC(),
-		PCPDigest:    f.pcpDigestHex(),
-		CredentialID: c.ID,
+		IDCommitment:   env.idCommID,
+		Sub:            f.subID,
+		At:             time.Unix(now.Unix(), 0).UTC(),
+		PCPDigest:      f.pcpDigestHex(),
+		CredentialID:   c.ID,
+		Credential:     string(data),
+		ProofKey:       spent.key,
+		ProofExpiresAt: spent.expires,
 	}
 	switch err := h.o.Store.RecordRefresh(ctx, rec); {
 	case errors.Is(err, record.ErrSubMismatch):
 		return nil, subMismatch()
 	case errors.Is(err, record.ErrPCPReused):
 		return nil, pcpFailed("pcp_reuse", "this hashes.json already served another identity commitment")
+	case errors.Is(err, record.ErrExists):
+		return nil, replayed()
 	case err != nil:
 		return nil, err
 	}
 	h.o.Log.Info("refresh: credential issued", "credential_id", c.ID, "with_pcp", rec.PCPDigest != "")
+	return success(data), nil
+}
+
+// stillValid reports whether a recorded credential can be returned again:
+// recorded with its bytes (refreshes before issue 17 were not), issued by
+// the current key, and not expired.
+func (h *Handler) stillValid(held record.Refresh, now time.Time) bool {
+	if held.Credential == "" {
+		return false
+	}
+	c, err := credential.Parse([]byte(held.Credential))
+	return err == nil && c.Verify(h.issuer) && uint64(now.Unix()) < c.ExpiresAt
+}
+
+// returnHeld answers a repeat refresh with the credential the identity
+// holds. The proof is remembered, so it cannot be replayed.
+func (h *Handler) returnHeld(ctx context.Context, held record.Refresh, spent spentProof) (*response, error) {
+	err := h.o.Store.UseProofOnce(ctx, spent.key, spent.expires)
+	if errors.Is(err, record.ErrExists) {
+		return nil, replayed()
+	} else if err != nil {
+		return nil, err
+	}
+	h.o.Log.Info("refresh: credential already held, returned unchanged", "credential_id", held.CredentialID)
+	return success([]byte(held.Credential)), nil
+}
+
+func replayed() *Error { return invalidProof("x-zkp-proof was already used") }
+
+func success(credentialJSON []byte) *response {
 	return &response{
 		Success:    true,
-		Credential: base64.StdEncoding.EncodeToString(data),
+		Credential: base64.StdEncoding.EncodeToString(credentialJSON),
 		Message:    "Credential refreshed successfully",
-	}, nil
+	}
 }
 
 // buildCredential makes the PoH credential (design.md §7): the configured
-// schema, sub as submitted (see doc.go), genesis_issued_at the enrollment
-// time, expires_at now + validity, claims[0] given and every other claim 0,
+// schema, sub as submitted (see doc.go), genesis_issued_at the given time
+// of first issuance, expires_at now + validity, claims[0] given and every other claim 0,
 // associated_data_hash 0, a random id. It signs it and checks its own
 // output as crypto.md §f "Signing" step 3 recommends: re-serialize,
 // re-parse, re-hash and verify.
-func (h *Handler) buildCredential(sub, claim0 fr.Element, verifiedAt, now time.Time) (*credential.Credential, []byte, error) {
+func (h *Handler) buildCredential(sub, claim0 fr.Element, firstIssued, now time.Time) (*credential.Credential, []byte, error) {
 	id, err := randomID(h.o.Rand)
 	if err != nil {
 		return nil, nil, err
 	}
-	genesis, err := unixSeconds(verifiedAt)
+	genesis, err := unixSeconds(firstIssued)
 	if err != nil {
 		return nil, nil, err
 	}

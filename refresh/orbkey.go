@@ -74,8 +74,10 @@ func parseUncompressedPoint(bits asn1.BitString) (*ecdsa.PublicKey, error) {
 type derSignature struct{ R, S *big.Int }
 
 // parseDERSignature accepts exactly SEQUENCE { INTEGER r, INTEGER s } in
-// DER — encoding/asn1 rejects non-minimal lengths and integers — with
-// nothing after it and r, s in [1, n−1] (crypto.md §h step 8). It returns
+// DER, with nothing after it and r, s in [1, n−1] (crypto.md §h step 8).
+// encoding/asn1 rejects non-minimal lengths and integers but ignores
+// SEQUENCE elements its struct has no field for, so the value must also
+// re-encode to exactly the uploaded bytes. It returns
 // r ‖ s with s replaced by n − s when s > n/2: the Orb's Secure Element
 // does not normalize s, high-S MUST be accepted, and gnark-crypto's
 // verifier accepts only low-S.
@@ -87,6 +89,9 @@ func parseDERSignature(der []byte) ([]byte, error) {
 	}
 	if len(rest) != 0 {
 		return nil, errors.New("hashes.sign has bytes after the DER signature")
+	}
+	if canon, err := asn1.Marshal(sig); err != nil || !bytes.Equal(canon, der) {
+		return nil, errors.New("hashes.sign is not exactly DER SEQUENCE { INTEGER r, INTEGER s }")
 	}
 	n := fr.Modulus()
 	for _, v := range []*big.Int{sig.R, sig.S} {

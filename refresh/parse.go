@@ -1,6 +1,7 @@
 package refresh
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -115,7 +116,9 @@ type form struct {
 }
 
 // parseForm streams the multipart body: every part a known field at most
-// once, within its size cap, in identity transfer encoding. The sub field
+// once, within its size cap, in identity transfer encoding. Only the
+// SHA-256 of each iris share is kept, so a request holds at most about
+// 2 MiB (hashes.json and the text fields) whatever its body size. The sub field
 // is then checked (interfaces.md §7.2 INVALID_SUB, crypto.md §a
 // PrefixedHex). encrypted_user_id is read and discarded.
 func parseForm(w http.ResponseWriter, r *http.Request, boundary string) (*form, *Error) {
@@ -152,11 +155,25 @@ func readPart(part *multipart.Part) (string, []byte, *Error) {
 	default:
 		return "", nil, invalidRequest("form field " + name + ": Content-Transfer-Encoding must be identity")
 	}
-	value, err := io.ReadAll(io.LimitReader(part, limit+1))
+	var (
+		value []byte
+		n     int64
+		err   error
+	)
+	if slices.Contains(shareParts[:], name) {
+		// Iris shares (8 MiB each) are only ever compared by their SHA-256
+		// (crypto.md §h step 6): hash them as they stream, never hold them.
+		h := sha256.New()
+		n, err = io.Copy(h, io.LimitReader(part, limit+1))
+		value = h.Sum(nil)
+	} else {
+		value, err = io.ReadAll(io.LimitReader(part, limit+1))
+		n = int64(len(value))
+	}
 	if err != nil {
 		return "", nil, readError(err)
 	}
-	if int64(len(value)) > limit {
+	if n > limit {
 		return "", nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
 			Message: fmt.Sprintf("form field %s exceeds %d bytes", name, limit)}
 	}

@@ -44,7 +44,9 @@ var pcpParts = func() []string {
 // isPCPPart reports whether a form field belongs to the PCP.
 func isPCPPart(name string) bool { return slices.Contains(pcpParts, name) }
 
-// pcp is the PCP of a refresh request: every PCP part, as uploaded.
+// pcp is the PCP of a refresh request: every PCP part as uploaded, except
+// the iris shares, which are held as their 32-byte SHA-256 (parseForm
+// hashes them while streaming).
 type pcp map[string][]byte
 
 // orbID is the form's orb_id, whose trusted keys verify hashes.sign.
@@ -89,7 +91,7 @@ func validatePCP(p pcp, trusted []*ecdsa.PublicKey) *Error {
 		return pcpFailed("timestamp_format", "timestamp is not canonical decimal unix seconds")
 	}
 	for _, s := range shareParts {
-		if sha256Hex(p[s]) != hashes[s+".json"] {
+		if hex.EncodeToString(p[s]) != hashes[s+".json"] {
 			return pcpFailed("iris_share_hash", "SHA-256("+s+") does not match hashes.json")
 		}
 	}

@@ -128,7 +128,7 @@ func TestPCPVectors(t *testing.T) {
 			if v.HashesJSONLen != nil && *v.HashesJSONLen != len(v.HashesJSON) {
 				t.Errorf("hashes_json_len = %d, have %d bytes", *v.HashesJSONLen, len(v.HashesJSON))
 			}
-			err := validatePCP(p, f.trustedKeys(t, p.orbID()))
+			err := validatePCP(hashedShares(p), f.trustedKeys(t, p.orbID()))
 			switch v.Expected {
 			case "valid":
 				if err != nil {
@@ -223,10 +223,10 @@ func resign(t *testing.T, p pcp, priv *ecdsa.PrivateKey, edit func(map[string]st
 // TestPCPEachCheck tampers one thing at a time and expects the check named.
 func TestPCPEachCheck(t *testing.T) {
 	base, keys, priv := validFixture(t)
-	if err := validatePCP(base, keys); err != nil {
+	if err := validatePCP(hashedShares(base), keys); err != nil {
 		t.Fatal(err)
 	}
-	if err := validatePCP(resign(t, base, priv, func(map[string]string) {}), keys); err != nil {
+	if err := validatePCP(hashedShares(resign(t, base, priv, func(map[string]string) {})), keys); err != nil {
 		t.Fatalf("re-signed fixture rejected: %v", err)
 	}
 	cases := map[string]struct {
@@ -295,8 +295,9 @@ func TestPCPEachCheck(t *testing.T) {
 	add("sig s = n", "signature_encoding", set(partHashesSign, derOf(t, big.NewInt(1), secpfr.Modulus())))
 	add("sig s negative", "signature_encoding", set(partHashesSign, derOf(t, big.NewInt(1), big.NewInt(-1))))
 	add("sig r flipped", "signature", set(partHashesSign, flipR(t, sig)))
+	add("sig third INTEGER", "signature_encoding", set(partHashesSign, withThirdInteger(t, sig)))
 	for name, c := range cases {
-		err := validatePCP(c.p, keys)
+		err := validatePCP(hashedShares(c.p), keys)
 		if err == nil {
 			t.Errorf("%s: accepted", name)
 			continue
@@ -305,7 +306,7 @@ func TestPCPEachCheck(t *testing.T) {
 			t.Errorf("%s: check %q (%s), want %q", name, err.Check, err.Message, c.check)
 		}
 	}
-	if err := validatePCP(base, nil); err == nil || err.Check != "signature" {
+	if err := validatePCP(hashedShares(base), nil); err == nil || err.Check != "signature" {
 		t.Errorf("no trusted key: %v", err)
 	}
 }
@@ -314,7 +315,7 @@ func TestPCPHighSAccepted(t *testing.T) {
 	base, keys, priv := validFixture(t)
 	q := maps.Clone(base)
 	q[partHashesSign] = signDER(t, priv, q[partHashesJSON], true)
-	if err := validatePCP(q, keys); err != nil {
+	if err := validatePCP(hashedShares(q), keys); err != nil {
 		t.Fatalf("high-S rejected: %v", err)
 	}
 }
@@ -341,6 +342,20 @@ func rawRS(t *testing.T, der []byte) []byte {
 	s.R.FillBytes(out[:32])
 	s.S.FillBytes(out[32:])
 	return out
+}
+
+// withThirdInteger is SEQUENCE { r, s, INTEGER 1 }, which encoding/asn1
+// decodes into derSignature without complaint (issue 17).
+func withThirdInteger(t *testing.T, der []byte) []byte {
+	s := parsedSig(t, der)
+	b, err := asn1.Marshal(struct{ R, S, X *big.Int }{s.R, s.S, big.NewInt(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := asn1.Unmarshal(b, new(derSignature)); err != nil {
+		t.Fatal("encoding/asn1 no longer accepts the extra element; the test should use another non-DER form")
+	}
+	return b
 }
 
 // nonMinimalR re-encodes r with a superfluous leading zero byte.
@@ -415,4 +430,17 @@ func flipHexDigit(s, prefix string) string {
 		d = '1'
 	}
 	return s[:i] + string(d) + s[i+1:]
+}
+
+// hashedShares is p as parseForm keeps it: iris shares replaced by their
+// SHA-256.
+func hashedShares(p pcp) pcp {
+	q := maps.Clone(p)
+	for _, s := range shareParts {
+		if v, ok := q[s]; ok {
+			d := sha256.Sum256(v)
+			q[s] = d[:]
+		}
+	}
+	return q
 }

@@ -26,15 +26,18 @@ const treeDepth = 30
 // is about 1.2 KB once base64-encoded).
 const maxProofHeader = 8 << 10
 
-// proofMembers is the exact member set of the x-zkp-proof JSON.
-var proofMembers = [...]string{"id_commitment", "sub", "timestamp", "merkle_root", "nullifier_hash", "proof"}
+// proofMembers is the member set of the x-zkp-proof JSON; pcp_digest is
+// optional, every other member required.
+var proofMembers = [...]string{"id_commitment", "sub", "timestamp", "merkle_root", "nullifier_hash", "proof", "pcp_digest"}
 
 // zkpProof is a decoded x-zkp-proof header (record.RefreshProof).
 type zkpProof struct {
 	idComm, sub     fr.Element
+	subID           string // canonical 0x + 64 lowercase hex
 	timestamp       int64
 	root, nullifier fr.Element
 	proof           *semaphore.Proof
+	pcpDigest       string // lowercase hex SHA-256 of hashes.json, or ""
 }
 
 func invalidProof(msg string) *Error {
@@ -42,9 +45,10 @@ func invalidProof(msg string) *Error {
 }
 
 // decodeZKPProof decodes the header: standard padded base64 of one flat
-// JSON object with exactly the members of record.RefreshProof, no
-// duplicates; field elements "0x" + 64 hex digits below p; timestamp a
-// canonical decimal integer; proof any encoding of crypto.md §g.
+// JSON object with the members of record.RefreshProof, no duplicates;
+// field elements "0x" + 64 hex digits below p; timestamp a canonical
+// decimal integer; proof any encoding of crypto.md §g; pcp_digest, when
+// present, 64 lowercase hex digits.
 func decodeZKPProof(header string) (*zkpProof, *Error) {
 	if header == "" {
 		return nil, invalidProof("the x-zkp-proof header is required")
@@ -84,6 +88,12 @@ func decodeZKPProof(header string) (*zkpProof, *Error) {
 	if z.proof, err = semaphore.ParseProof(s); err != nil {
 		return nil, invalidProof("x-zkp-proof proof: " + err.Error())
 	}
+	if d, present := obj["pcp_digest"]; present {
+		if z.pcpDigest, _ = d.(string); !isLowerHex(z.pcpDigest, 2*sha256.Size) {
+			return nil, invalidProof("x-zkp-proof pcp_digest is not 64 lowercase hex digits")
+		}
+	}
+	z.subID = field.Format(&z.sub)
 	return &z, nil
 }
 
@@ -97,17 +107,16 @@ type proofCheck struct {
 	roots        *rootCache
 }
 
-// verify checks z against the request (design.md §7): same identity
-// commitment and sub, timestamp within ±window of now, root the one-leaf
-// root of idComm, and the Groth16 proof for the public inputs
-// [root, nullifier_hash, hashToField(signal), external nullifier]. It
-// returns the key under which the proof is remembered against replay.
-func (pc *proofCheck) verify(z *zkpProof, env *envelope, f *form) (string, *Error) {
+// verify checks z before the body is read (design.md §7, issue 17): same
+// identity commitment as the query, timestamp within ±window of now, root
+// the one-leaf root of idComm, and the Groth16 proof for the public inputs
+// [root, nullifier_hash, hashToField(signal), external nullifier], the
+// signal built from the header's sub and pcp_digest; matchForm then ties
+// those to the body. It returns the key under which the proof is
+// remembered against replay.
+func (pc *proofCheck) verify(z *zkpProof, env *envelope) (string, *Error) {
 	if z.idComm != env.idComm {
 		return "", invalidProof("x-zkp-proof is for another identity commitment")
-	}
-	if z.sub != f.sub {
-		return "", invalidProof("x-zkp-proof is for another sub")
 	}
 	if d := pc.now.Sub(time.Unix(z.timestamp, 0)).Abs(); d > pc.window {
 		return "", invalidProof("x-zkp-proof timestamp is not within " + pc.window.String() + " of the server time")
@@ -116,7 +125,7 @@ func (pc *proofCheck) verify(z *zkpProof, env *envelope, f *form) (string, *Erro
 	if err != nil || z.root != root {
 		return "", invalidProof("x-zkp-proof merkle_root is not the one-leaf root of idComm")
 	}
-	signal := record.RefreshSignal(f.subID, z.timestamp, f.pcpDigestHex())
+	signal := record.RefreshSignal(z.subID, z.timestamp, z.pcpDigest)
 	in := semaphore.PublicInputs{
 		Root:              root,
 		NullifierHash:     z.nullifier,
@@ -127,6 +136,18 @@ func (pc *proofCheck) verify(z *zkpProof, env *envelope, f *form) (string, *Erro
 		return "", invalidProof("x-zkp-proof does not verify")
 	}
 	return replayKey(&in), nil
+}
+
+// matchForm checks that the body is the one the verified proof signs:
+// the same sub, and hashes.json exactly when the header names its digest.
+func (z *zkpProof) matchForm(f *form) *Error {
+	if z.sub != f.sub {
+		return invalidProof("x-zkp-proof is for another sub")
+	}
+	if z.pcpDigest != f.pcpDigestHex() {
+		return invalidProof("x-zkp-proof pcp_digest is not the SHA-256 of the uploaded hashes.json")
+	}
+	return nil
 }
 
 // oneLeafRoot is the root of the depth-30 tree whose only non-zero leaf is

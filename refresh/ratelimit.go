@@ -39,9 +39,11 @@ func (l *limiter) allow(key string, now time.Time) (wait time.Duration, ok bool)
 	defer l.mu.Unlock()
 	tat, known := l.tat[key]
 	if !known && !l.room(now) {
-		// The table is full of active keys: refuse newcomers rather than
-		// grow without bound.
-		return l.rate.Every, false
+		// The table is full of active keys. Refusing the newcomer would let
+		// whoever filled the table lock everyone else out; growing would
+		// let them exhaust memory. Instead an arbitrary active key (Go map
+		// iteration starts at a random entry) forgets its debt.
+		l.evictOne()
 	}
 	if tat.Before(now) {
 		tat = now
@@ -51,6 +53,16 @@ func (l *limiter) allow(key string, now time.Time) (wait time.Duration, ok bool)
 	}
 	l.tat[key] = tat.Add(l.rate.Every)
 	return 0, true
+}
+
+// evictOne drops one key. The dropped key restarts with a full bucket:
+// under a flood of more than maxKeys active keys the limit is enforced on
+// a best-effort basis (see doc.go), memory stays at maxKeys entries.
+func (l *limiter) evictOne() {
+	for k := range l.tat {
+		delete(l.tat, k)
+		return
+	}
 }
 
 // room reports whether a new key fits, first dropping keys whose bucket

@@ -48,19 +48,30 @@ func TestLimiterDisabled(t *testing.T) {
 	}
 }
 
-// TestLimiterBoundedMemory: a full table drops refilled keys and refuses
-// new keys while all are active.
+// TestLimiterBoundedMemory: a full table of active keys never refuses a
+// newcomer (issue 17: strangers filling the table locked everyone out) and
+// never grows past its bound.
 func TestLimiterBoundedMemory(t *testing.T) {
 	l := newLimiter(Rate{Burst: 2, Every: time.Minute}, 10)
 	t0 := time.Unix(1_000_000, 0)
 	for i := range 10 {
-		l.allow(strconv.Itoa(i), t0)
+		for range 2 {
+			l.allow(strconv.Itoa(i), t0)
+		}
 	}
-	if _, ok := l.allow("new", t0); ok {
-		t.Fatal("new key admitted into a full table of active keys")
+	for i := range 100 {
+		if _, ok := l.allow("new"+strconv.Itoa(i), t0); !ok {
+			t.Fatalf("newcomer %d refused by a full table of active keys", i)
+		}
+		if len(l.tat) > 10 {
+			t.Fatalf("table grew to %d", len(l.tat))
+		}
 	}
-	if _, ok := l.allow("3", t0); !ok {
-		t.Fatal("known key refused because the table is full")
+	if _, ok := l.allow("new99", t0); !ok {
+		t.Fatal("the newest key lost its second token")
+	}
+	if _, ok := l.allow("new99", t0); ok {
+		t.Fatal("the newest key exceeded its burst")
 	}
 	if _, ok := l.allow("new", t0.Add(2*time.Minute)); !ok {
 		t.Fatal("new key refused after the others refilled")

@@ -117,16 +117,24 @@ func (db *DB) PinnedSub(_ context.Context, idComm string) (sub string, err error
 // RecordRefresh stores r in one Update: it pins r.Sub to r.IDCommitment if
 // nothing is pinned (else the pinned sub must equal r.Sub, or the error
 // wraps record.ErrSubMismatch), binds r.PCPDigest, when set, to
-// r.IDCommitment (bound to another: record.ErrPCPReused), and appends r to
-// the commitment's refreshes. A failure writes nothing.
+// r.IDCommitment (bound to another: record.ErrPCPReused), remembers
+// r.ProofKey, when set, as UseProofOnce does (used before:
+// record.ErrExists), and appends r to the commitment's refreshes. A
+// failure writes nothing.
 // SQL: INSERT INTO subs … ON CONFLICT DO NOTHING, then SELECT sub; the
-// same for pcps; INSERT INTO refreshes; one transaction.
+// same for pcps; INSERT INTO proofs; INSERT INTO refreshes; one
+// transaction.
 func (db *DB) RecordRefresh(ctx context.Context, r record.Refresh) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
 	r.At = r.At.UTC()
 	return db.Update(ctx, func(tx *Tx) error {
+		if r.ProofKey != "" {
+			if err := tx.Insert(tableProofs, r.ProofKey, r.ProofExpiresAt); err != nil {
+				return err
+			}
+		}
 		if err := bindOnce(tx, tablePinnedSubs, r.IDCommitment, r.Sub, record.ErrSubMismatch); err != nil {
 			return err
 		}

@@ -35,6 +35,7 @@ type Config struct {
 	SunsetEnforce bool          // -signin-sunset-enforce: 410 Gone after the date
 	KeyRotation   time.Duration // -key-rotation: signing key lifetime
 	RefreshLimits bool          // -refresh-rate-limits: per-IP and per-idComm limits on /api/v1/refresh
+	Reissue       bool          // -refresh-reissue: a repeat refresh issues a new credential
 	NoBatching    bool          // -no-batching: verify Groth16 proofs one by one (for comparison)
 
 	// Deployment (design.md §1; issue: TLS and reverse proxies).
@@ -59,6 +60,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Sunset, "signin-sunset", "2026-01-31", "sign-in v1 sunset date (Deprecation/Sunset headers)")
 	fs.BoolVar(&c.SunsetEnforce, "signin-sunset-enforce", false, "answer 410 Gone on sign-in routes after the sunset date")
 	fs.BoolVar(&c.RefreshLimits, "refresh-rate-limits", true, "rate-limit /api/v1/refresh per IP and per idComm (off only for load tests)")
+	fs.BoolVar(&c.Reissue, "refresh-reissue", false, "issue a new credential on every refresh (default: an identity that holds a valid credential gets the same one back)")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate chain: serve the public listener over HTTPS (with -tls-key)")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key for -tls-cert")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the client (default: none)")

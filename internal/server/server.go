@@ -138,7 +138,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 		return nil, err
 	}
 	issuer, err := refresh.New(refresh.Options{Store: s.db, VerifyingKey: pk.VerifyingKey(), IssuerKey: issuerKey,
-		PerIP: cfg.refreshRate(), PerIDComm: cfg.refreshRate(), Now: time.Now, Rand: rand.Reader, Log: log})
+		PerIP: cfg.refreshRate(), PerIDComm: cfg.refreshRate(), Reissue: cfg.Reissue, Now: time.Now, Rand: rand.Reader, Log: log})
 	if err != nil {
 		return nil, err
 	}

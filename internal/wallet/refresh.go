@@ -111,7 +111,9 @@ func NewRefreshHTTPRequest(ctx context.Context, req *RefreshRequest) (*http.Requ
 // RefreshProof makes the x-zkp-proof header value: standard base64 of the
 // record.RefreshProof JSON with a Semaphore proof that id is the only leaf
 // of a depth-30 tree, for the signal record.RefreshSignal(sub, ts, SHA-256
-// of hashesJSON when not nil) and the refresh external nullifier.
+// of hashesJSON when not nil, also sent as pcp_digest so that the server
+// verifies the proof before reading the body) and the refresh external
+// nullifier.
 func RefreshProof(pk *semaphore.ProvingKey, id semaphore.Identity, sub fr.Element, ts int64, hashesJSON []byte) (string, error) {
 	if pk == nil || pk.Depth() != refreshTreeDepth {
 		return "", fmt.Errorf("wallet: the refresh proof needs a depth-%d proving key", refreshTreeDepth)
@@ -144,6 +146,7 @@ func RefreshProof(pk *semaphore.ProvingKey, id semaphore.Identity, sub fr.Elemen
 		MerkleRoot:    field.Format(&in.Root),
 		NullifierHash: field.Format(&in.NullifierHash),
 		Proof:         proof.ABIHex(),
+		PCPDigest:     digest,
 	})
 	if err != nil {
 		return "", err

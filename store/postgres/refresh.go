@@ -151,14 +151,21 @@ func (b binding) bind(ctx context.Context, tx pgx.Tx, key, value string) error {
 // RecordRefresh stores r in one transaction: it pins r.Sub to
 // r.IDCommitment if nothing is pinned (else the pinned sub must equal
 // r.Sub, or the error wraps record.ErrSubMismatch), binds r.PCPDigest, when
-// set, to r.IDCommitment (bound to another: record.ErrPCPReused), and
-// appends r to the commitment's refreshes (the same commitment, second and
-// credential ID twice: record.ErrExists). A failure writes nothing.
+// set, to r.IDCommitment (bound to another: record.ErrPCPReused),
+// remembers r.ProofKey, when set, as UseProofOnce does (used before:
+// record.ErrExists), and appends r to the commitment's refreshes (the same
+// commitment, second and credential ID twice: record.ErrExists). A failure
+// writes nothing.
 func (db *DB) RecordRefresh(ctx context.Context, r record.Refresh) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
 	return db.fail(ctx, pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if r.ProofKey != "" {
+			if _, err := tx.Exec(ctx, "INSERT INTO spent_proofs (key, expires_ns) VALUES ($1, $2)", r.ProofKey, unixNano(r.ProofExpiresAt)); err != nil {
+				return err
+			}
+		}
 		if err := pinSub.bind(ctx, tx, r.IDCommitment, r.Sub); err != nil {
 			return err
 		}
@@ -167,9 +174,9 @@ func (db *DB) RecordRefresh(ctx context.Context, r record.Refresh) error {
 				return err
 			}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO refreshes (id_commitment, sub, at_ns, pcp_digest, credential_id)
-			VALUES ($1, $2, $3, NULLIF($4, ''), $5::text::numeric)`,
-			r.IDCommitment, r.Sub, unixNano(r.At), r.PCPDigest, strconv.FormatUint(r.CredentialID, 10))
+		_, err := tx.Exec(ctx, `INSERT INTO refreshes (id_commitment, sub, at_ns, pcp_digest, credential_id, credential)
+			VALUES ($1, $2, $3, NULLIF($4, ''), $5::text::numeric, NULLIF($6, ''))`,
+			r.IDCommitment, r.Sub, unixNano(r.At), r.PCPDigest, strconv.FormatUint(r.CredentialID, 10), r.Credential)
 		return err
 	}))
 }
@@ -177,11 +184,11 @@ func (db *DB) RecordRefresh(ctx context.Context, r record.Refresh) error {
 // Refreshes returns the refreshes of idComm, oldest first (by second, then
 // credential ID, as the JSON store).
 func (db *DB) Refreshes(ctx context.Context, idComm string) ([]record.Refresh, error) {
-	rows := db.query(ctx, `SELECT id_commitment, sub, at_ns, coalesce(pcp_digest, ''), credential_id::text
+	rows := db.query(ctx, `SELECT id_commitment, sub, at_ns, coalesce(pcp_digest, ''), credential_id::text, coalesce(credential, '')
 		FROM refreshes WHERE id_commitment = $1 ORDER BY at_s, credential_id`, idComm)
 	rs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (r record.Refresh, err error) {
 		var id string
-		if err := row.Scan(&r.IDCommitment, &r.Sub, (*unixNano)(&r.At), &r.PCPDigest, &id); err != nil {
+		if err := row.Scan(&r.IDCommitment, &r.Sub, (*unixNano)(&r.At), &r.PCPDigest, &id, &r.Credential); err != nil {
 			return r, err
 		}
 		r.CredentialID, err = strconv.ParseUint(id, 10, 64)

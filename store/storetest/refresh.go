@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -48,6 +49,7 @@ func RunRefresh(t *testing.T, open RefreshOpener) {
 		{"ConcurrentPins", testConcurrentPins},
 		{"ConcurrentPCP", testConcurrentPCP},
 		{"RefreshReopen", testRefreshReopen},
+		{"SpentProofAndCredential", testSpentProofAndCredential},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
 	}
@@ -212,7 +214,7 @@ func checkRefreshes(t *testing.T, b RefreshBackend, idComm int, want ...record.R
 	for i := range got {
 		g, w := got[i], want[i]
 		if g.IDCommitment != w.IDCommitment || g.Sub != w.Sub || g.PCPDigest != w.PCPDigest ||
-			g.CredentialID != w.CredentialID || !g.At.Equal(w.At) {
+			g.CredentialID != w.CredentialID || !g.At.Equal(w.At) || g.Credential != w.Credential || g.ProofKey != "" {
 			t.Errorf("refresh %d = %+v, want %+v", i, g, w)
 		}
 	}
@@ -356,5 +358,49 @@ func testRefreshReopen(t *testing.T, open RefreshOpener) {
 	}
 	if err := b.RecordRefresh(rCtx, refreshOf(2, 11, rDigest(3), rT0, 79)); !errors.Is(err, record.ErrPCPReused) {
 		t.Errorf("PCP binding after reopen: %v", err)
+	}
+}
+
+// testSpentProofAndCredential: RecordRefresh keeps the issued credential
+// and spends r.ProofKey in the same transaction; a proof key used before
+// fails the whole record (ErrExists) and writes nothing (issue 17).
+func testSpentProofAndCredential(t *testing.T, open RefreshOpener) {
+	b, reopen := open(t)
+	withProof := func(r record.Refresh, key string) record.Refresh {
+		r.ProofKey, r.ProofExpiresAt = key, rT0.Add(5*time.Minute)
+		return r
+	}
+	first := refreshOf(1, 10, "", rT0, 1)
+	first.Credential = `{"id":1,"version":"V1"}`
+	if err := b.RecordRefresh(rCtx, withProof(first, "refresh:k1")); err != nil {
+		t.Fatal(err)
+	}
+	checkRefreshes(t, b, 1, first)
+	if err := b.RecordRefresh(rCtx, withProof(refreshOf(1, 10, "", rT0.Add(time.Second), 2), "refresh:k1")); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("second use of a proof key: %v, want ErrExists", err)
+	}
+	if err := b.RecordRefresh(rCtx, withProof(refreshOf(2, 20, rDigest(9), rT0, 3), "refresh:k1")); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("proof key reused for another commitment: %v, want ErrExists", err)
+	}
+	checkRefreshes(t, b, 1, first)
+	checkRefreshes(t, b, 2)
+	if _, err := b.PinnedSub(rCtx, rFE(2)); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("a refused record pinned a sub: %v", err)
+	}
+	// The refused record bound nothing: the digest is still free.
+	third := refreshOf(3, 30, rDigest(9), rT0, 4)
+	if err := b.RecordRefresh(rCtx, withProof(third, "refresh:k3")); err != nil {
+		t.Fatal(err)
+	}
+	long := refreshOf(4, 40, "", rT0, 5)
+	long.Credential = strings.Repeat("x", 16<<10+1)
+	if err := b.RecordRefresh(rCtx, long); err == nil {
+		t.Error("a credential over 16 KiB was stored")
+	}
+	b = reopen()
+	checkRefreshes(t, b, 1, first)
+	checkRefreshes(t, b, 3, third)
+	if err := b.RecordRefresh(rCtx, withProof(refreshOf(5, 50, "", rT0, 6), "refresh:k3")); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("spent proof key after reopen: %v, want ErrExists", err)
 	}
 }
