@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -13,15 +14,19 @@ import (
 	"io"
 	"math/big"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/textproto"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"worldid/admin"
 	"worldid/babyjub"
+	"worldid/credential"
 	"worldid/field"
 	"worldid/internal/vectors"
 	"worldid/internal/wallet"
@@ -40,7 +45,11 @@ func refreshRequest(t *testing.T, ctx context.Context, w *wallet.Wallet, sub str
 }
 
 // refreshBothModes imports the wallet's signup record and an Orb key, then
-// refreshes credential-only and with a PCP; it returns the pinned sub.
+// refreshes with a PCP and again credential-only; it returns the pinned
+// sub. The second refresh returns the credential the first issued (issue
+// 17: not a general re-issuance endpoint), and re-importing the signup
+// with another verified_at does not move genesis_issued_at, the time of
+// first issuance.
 func refreshBothModes(t *testing.T, ctx context.Context, p *serverProc, w *wallet.Wallet) string {
 	orbKey, err := wallet.GenerateOrbKey(rand.Reader)
 	if err != nil {
@@ -56,38 +65,43 @@ func refreshBothModes(t *testing.T, ctx context.Context, p *serverProc, w *walle
 	if _, err := wallet.Refresh(ctx, w.HTTP, req, issuer); !errors.As(err, &refused) || refused.Code != "NO_SIGNUP_RECORD" {
 		t.Fatalf("refresh before the signup import: %v", err)
 	}
-	signup := record.Signup{IDCommitment: field.Format(&c), SignupID: "e2e-signup", VerifiedAt: time.Unix(1_700_000_000, 0).UTC()}
-	if err := p.adminClient.ImportSignups(ctx, admin.SignupImport{Signups: []record.Signup{signup}}); err != nil {
-		t.Fatal(err)
+	importSignup := func(verifiedAt int64) {
+		signup := record.Signup{IDCommitment: field.Format(&c), SignupID: "e2e-signup", VerifiedAt: time.Unix(verifiedAt, 0).UTC()}
+		if err := p.adminClient.ImportSignups(ctx, admin.SignupImport{Signups: []record.Signup{signup}}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	importSignup(1_700_000_000)
 	if err := p.adminClient.AddOrbKey(ctx, admin.OrbKeyRequest{OrbID: "orb-e2e", PublicKeyPEM: string(wallet.OrbKeyPEM(&orbKey.PublicKey))}); err != nil {
 		t.Fatal(err)
-	}
-	// Each x-zkp-proof is single use and binds its timestamp (seconds), so
-	// every attempt below proves for a later second.
-	req.Now = req.Now.Add(time.Second)
-	cred, err := wallet.Refresh(ctx, w.HTTP, req, issuer)
-	if err != nil {
-		t.Fatalf("credential-only refresh: %v", err)
-	}
-	if cred.GenesisIssuedAt != 1_700_000_000 || cred.Claims[0].IsZero() {
-		t.Errorf("credential %+v", cred)
 	}
 	if req.PCP, err = wallet.BuildTestPCP(rand.Reader, orbKey, "orb-e2e", "e2e-signup", time.Now()); err != nil {
 		t.Fatal(err)
 	}
+	// Each x-zkp-proof is single use and binds its timestamp (seconds), so
+	// every attempt below proves for a later second.
+	start := time.Now().Unix()
 	req.Now = req.Now.Add(time.Second)
 	pcpCred, err := wallet.Refresh(ctx, w.HTTP, req, issuer)
 	if err != nil {
 		t.Fatalf("PCP refresh: %v", err)
 	}
-	if pcpCred.Claims[0] == cred.Claims[0] {
-		t.Error("PCP claim equals the credential-only claim")
+	if g := int64(pcpCred.GenesisIssuedAt); g < start-1 || g > time.Now().Unix() || pcpCred.Claims[0].IsZero() {
+		t.Errorf("credential %+v: genesis_issued_at is not the time of first issuance", pcpCred)
+	}
+	importSignup(1_600_000_000)
+	req.PCP, req.Now = nil, req.Now.Add(time.Second)
+	again, err := wallet.Refresh(ctx, w.HTTP, req, issuer)
+	if err != nil {
+		t.Fatalf("credential-only repeat refresh: %v", err)
+	}
+	if again.ID != pcpCred.ID || !bytes.Equal(again.Signature, pcpCred.Signature) || again.GenesisIssuedAt != pcpCred.GenesisIssuedAt {
+		t.Errorf("a repeat refresh issued another credential: %+v, first %+v", again, pcpCred)
 	}
 	if err := p.adminClient.SetRefresh(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	req.PCP, req.Now = nil, req.Now.Add(time.Second)
+	req.Now = req.Now.Add(time.Second)
 	if _, err := wallet.Refresh(ctx, w.HTTP, req, issuer); !errors.As(err, &refused) || refused.Status != 503 {
 		t.Errorf("refresh while disabled: %v", err)
 	}
@@ -270,8 +284,8 @@ func (e *hostileEnv) hostileRefresh(t *testing.T) {
 		invalidProof("x-zkp-proof that does not verify", zkpHeader(validJSON)),
 		invalidProof("replayed x-zkp-proof", proof1),
 		{name: "x-zkp-proof for another sub", send: withProof(otherSub, otherCT), status: 401, code: "INVALID_PROOF"},
-		// The proof is checked (and spent: one write) before the PCP.
-		{name: "PCP signature with s ≥ n", send: resend(pcpRequest), status: 422, code: "PCP_VALIDATION_FAILED", writes: 1,
+		// A valid proof in a request that then fails spends nothing (issue 17).
+		{name: "PCP signature with s ≥ n", send: resend(pcpRequest), status: 422, code: "PCP_VALIDATION_FAILED",
 			check: func(t *testing.T, r reply) {
 				if !bytes.Contains(r.body, []byte("signature_encoding")) {
 					t.Errorf("the message does not name the check: %s", r.body)
@@ -317,7 +331,8 @@ func (e *hostileEnv) highSPCPRequest(t *testing.T, sub string) *http.Request {
 // hostileRefreshVectors sends the field_element.json vectors of the two
 // refresh parsers: id_commitment as the idComm query, prefixed_hex as sub.
 // A rejected value is 400 at its step; an accepted one passes it and stops
-// at the missing x-zkp-proof.
+// at the x-zkp-proof: missing for idComm; for sub, a valid proof (checked
+// before the body) for a sub no vector has.
 func (e *hostileEnv) hostileRefreshVectors(t *testing.T) {
 	var file fieldVectors
 	vectors.Load(t, "field_element.json", &file)
@@ -334,9 +349,10 @@ func (e *hostileEnv) hostileRefreshVectors(t *testing.T) {
 		cases = append(cases, hc)
 		count.Inc()
 	}
+	proof := e.refreshRequest(t, "0x5151", nil, time.Now()).Header.Get("x-zkp-proof")
 	for _, v := range file.PrefixedHex {
 		body, ct := multipartForm(t, "sub", v.Input)
-		hc := hostileCase{name: "sub " + v.Name, send: call(http.MethodPost, base+field.Format(&c), ct, body), status: 401, code: "INVALID_PROOF"}
+		hc := hostileCase{name: "sub " + v.Name, send: call(http.MethodPost, base+field.Format(&c), ct, body, "x-zkp-proof", proof), status: 401, code: "INVALID_PROOF"}
 		if accept, _ := v.verdict(t); !accept {
 			hc.status, hc.code = 400, "INVALID_SUB"
 		}
@@ -433,4 +449,208 @@ func reversed(b []byte) []byte {
 		out[len(b)-1-i] = b[i]
 	}
 	return out
+}
+
+// TestRefreshAbuse is issue 17's refresh items against the binary, with
+// the default rate limits: strangers naming an identity's public idComm do
+// not spend its budget; a request with a valid proof that then fails
+// writes nothing; junk 25 MiB bodies, with or without a valid proof, do
+// not make the server hold them.
+func TestRefreshAbuse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dataDir := hardenedDataDir(t)
+	p := startProc(t, dataDir)
+	e := &hostileEnv{ctx: ctx, p: p, dataDir: dataDir, w: keyedWallet(t, ctx, p)}
+	idComm := e.importSignup(t)
+	target := p.public + "/api/v1/refresh?idComm=" + url.QueryEscape(idComm)
+	form, formCT := multipartForm(t, "sub", "0x51")
+
+	t.Run("strangers cannot lock an identity out", func(t *testing.T) {
+		before := acknowledgedWrites(t, dataDir)
+		for i := range 10 { // twice the identity's burst of 5
+			r := call(http.MethodPost, target, formCT, form, "x-zkp-proof", zkpHeader(`{"junk":`+fmt.Sprint(i)+`}`))(t)
+			if r.status != http.StatusUnauthorized {
+				t.Fatalf("junk refresh %d: %d %s", i, r.status, r.body)
+			}
+		}
+		if r := resend(e.refreshRequest(t, "0x51", nil, time.Now()))(t); r.status != http.StatusOK {
+			t.Fatalf("the identity's own refresh after junk naming it: %d %s", r.status, r.body)
+		}
+		if n := acknowledgedWrites(t, dataDir) - before; n != 1 {
+			t.Errorf("%d acknowledged writes for 10 junk requests and one refresh, want 1", n)
+		}
+	})
+
+	stranger := keyedWallet(t, ctx, p) // no signup record
+	t.Run("a valid proof that then fails writes nothing", func(t *testing.T) {
+		req := e.refreshRequestFor(t, stranger, "0x51", nil)
+		runHostile(t, dataDir, []hostileCase{{name: "no signup record", send: resend(req), status: 404, code: "NO_SIGNUP_RECORD"}})
+	})
+
+	t.Run("junk bodies are not held", func(t *testing.T) {
+		stranger := keyedWallet(t, ctx, p) // a full identity budget for 5 requests
+		pid := p.cmd.Process.Pid
+		body, ct, hashesJSON := junkPCPBody(t)
+		pk, err := stranger.ProvingKey(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sub fr.Element
+		sub.SetUint64(0x51)
+		validProof, err := wallet.RefreshProof(pk, stranger.Identity, sub, time.Now().Unix(), hashesJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := stranger.Identity.Commitment()
+		strangerTarget := p.public + "/api/v1/refresh?idComm=" + url.QueryEscape(field.Format(&c))
+		// Start the peak at the current RSS: the start-up peak (the proving
+		// key is read then) would hide anything smaller.
+		if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+			t.Skipf("cannot reset the peak RSS: %v", err)
+		}
+		peak0 := procStatusKiB(t, pid, "VmHWM")
+		writes0 := acknowledgedWrites(t, dataDir)
+		for _, round := range []struct {
+			name, target, proof string
+			status              int
+		}{
+			{"no proof", target, "", http.StatusUnauthorized},
+			{"valid proof", strangerTarget, validProof, http.StatusNotFound}, // read in full, then NO_SIGNUP_RECORD
+		} {
+			statuses := make(chan int, 5)
+			for range 5 {
+				go func() { statuses <- postRaw(round.target, ct, round.proof, body) }()
+			}
+			for range 5 {
+				if s := <-statuses; s != round.status {
+					t.Errorf("%s: 25 MiB junk body answered %d, want %d", round.name, s, round.status)
+				}
+			}
+		}
+		grew := procStatusKiB(t, pid, "VmHWM") - peak0
+		t.Logf("peak RSS %d → %d KiB: grew %d KiB for 10 junk bodies of %.1f MiB, 5 at a time", peak0, peak0+grew, grew, float64(len(body))/(1<<20))
+		if grew > 48<<10 {
+			t.Errorf("peak RSS grew %d MiB: request bodies are held in memory", grew>>10)
+		}
+		if n := acknowledgedWrites(t, dataDir) - writes0; n != 0 {
+			t.Errorf("junk bodies made %d acknowledged writes", n)
+		}
+	})
+}
+
+// TestRefreshReissueFlag: with -refresh-reissue every refresh issues a new
+// credential, and genesis_issued_at stays the first issuance.
+func TestRefreshReissueFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dataDir := hardenedDataDir(t)
+	p := startProc(t, dataDir, "-refresh-reissue")
+	e := &hostileEnv{ctx: ctx, p: p, dataDir: dataDir, w: keyedWallet(t, ctx, p)}
+	e.importSignup(t)
+	issuer, err := wallet.FetchIssuerKey(ctx, hardenedClient, p.public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sub fr.Element
+	sub.SetUint64(0x51)
+	var creds []*credential.Credential
+	for i := range 2 {
+		r := resend(e.refreshRequest(t, "0x51", nil, time.Now().Add(time.Duration(i)*time.Second)))(t)
+		c, err := wallet.ParseRefreshResponse(r.status, r.body, issuer, sub)
+		if err != nil {
+			t.Fatalf("refresh %d: %v", i, err)
+		}
+		creds = append(creds, c)
+	}
+	if creds[0].ID == creds[1].ID || creds[0].GenesisIssuedAt != creds[1].GenesisIssuedAt {
+		t.Errorf("with -refresh-reissue: ids %d, %d; genesis %d, %d", creds[0].ID, creds[1].ID, creds[0].GenesisIssuedAt, creds[1].GenesisIssuedAt)
+	}
+}
+
+// refreshRequestFor is hostileEnv.refreshRequest for another wallet.
+func (e *hostileEnv) refreshRequestFor(t *testing.T, w *wallet.Wallet, sub string, pcp *wallet.TestPCP) *http.Request {
+	t.Helper()
+	saved := e.w
+	defer func() { e.w = saved }()
+	e.w = w
+	return e.refreshRequest(t, sub, pcp, time.Now())
+}
+
+// junkPCPBody is a 25 MiB PCP-shaped multipart body: a sub, three iris
+// shares just under their 8 MiB cap and a hashes.json just under 1 MiB,
+// the rest of the PCP missing.
+func junkPCPBody(t *testing.T) (body []byte, contentType string, hashesJSON []byte) {
+	hashesJSON = bytes.Repeat([]byte{'h'}, 1<<20-1<<10)
+	b, ct := multipartBody(t, func(mw *multipart.Writer) error {
+		mw.WriteField("sub", "0x51")
+		for i := range 3 {
+			w, err := mw.CreateFormFile(fmt.Sprintf("iris_code_shares_%d", i), "share")
+			if err != nil {
+				return err
+			}
+			w.Write(bytes.Repeat([]byte{'s'}, 8<<20-1<<10))
+		}
+		w, err := mw.CreateFormFile("hashes.json", "hashes.json")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(hashesJSON)
+		return err
+	})
+	return []byte(b), ct, hashesJSON
+}
+
+// postRaw POSTs body over a raw connection and returns the status, or 0;
+// the server may answer before it has read the body, so write errors are
+// expected.
+func postRaw(target, contentType, proof string, body []byte) int {
+	u, err := url.Parse(target)
+	if err != nil {
+		return 0
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		return 0
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(2 * time.Minute))
+	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n", u.RequestURI(), u.Host, contentType, len(body))
+	if proof != "" {
+		head += "x-zkp-proof: " + proof + "\r\n"
+	}
+	go func() {
+		if _, err := io.WriteString(conn, head+"\r\n"); err == nil {
+			conn.Write(body)
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// procStatusKiB reads a kB field (VmRSS, VmHWM) of /proc/<pid>/status.
+func procStatusKiB(t testing.TB, pid int, name string) int64 {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == name+":" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb
+		}
+	}
+	t.Fatalf("%s not in /proc/%d/status", name, pid)
+	return 0
 }
