@@ -26,7 +26,7 @@
 //	POST /admin/orbkeys     trust an Orb key: {"orb_id", "public_key_pem"} (secp256k1 SPKI PEM)
 //	POST /admin/refresh     turn credential refresh on or off: {"enabled": bool}
 //	POST /admin/actions     set an action's max_verifications: {"rp_id", "action", "environment", "max_verifications"}
-//	POST /admin/roots       add a root of a tree kept elsewhere: {"identifier", "environment", "root", "depth", "at"}
+//	POST /admin/roots       add a root of a tree kept elsewhere: {"identifier", "environment", "root", "depth", "at"}; "at" at most 5 min in the future
 //
 // It does not implement operator accounts, roles or audit logging beyond the
 // request log: whoever holds the admin token is the operator.

@@ -41,6 +41,10 @@ type AddedIdentity struct {
 	Root  string `json:"root"`
 }
 
+// maxRootClockSkew is how far in the future an external root's "at" may
+// be: clock differences between the operator's source and this server.
+const maxRootClockSkew = 5 * time.Minute
+
 // AddRootRequest is the body of POST /admin/roots: a root of a tree kept
 // elsewhere, checked with the published Semaphore v3 key of Depth.
 type AddRootRequest struct {
@@ -148,8 +152,15 @@ func (a *api) addRoot(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, badRequest("depth must be 16 to 32 (the published Semaphore v3 keys)"))
 		return
 	}
+	now := a.Now()
 	if req.At.IsZero() {
-		req.At = a.Now()
+		req.At = now
+	}
+	// A root's age decides when verify stops accepting it; a time in the
+	// future would keep it valid for that much longer (issue 17).
+	if req.At.After(now.Add(maxRootClockSkew)) {
+		writeError(w, a.Log, badRequest("at must not be more than %v in the future (server time %s)", maxRootClockSkew, now.UTC().Format(time.RFC3339)))
+		return
 	}
 	if err := a.Registry.AddExternalRoot(r.Context(), req.Identifier, req.Environment, root, req.Depth, req.At); err != nil {
 		writeError(w, a.Log, err)

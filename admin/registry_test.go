@@ -72,6 +72,9 @@ func TestIdentitiesRootsAndActions(t *testing.T) {
 		{"root", "/admin/roots", `{"root":"0x` + strings.Repeat("0", 63) + `5"}`, 201},
 		{"root short", "/admin/roots", `{"root":"0x5"}`, 400},
 		{"root depth", "/admin/roots", `{"root":"0x` + strings.Repeat("0", 63) + `5","depth":40}`, 400},
+		{"root at ten years ahead", "/admin/roots", `{"root":"0x` + strings.Repeat("0", 63) + `6","at":"` + time.Now().AddDate(10, 0, 0).Format(time.RFC3339) + `"}`, 400},
+		{"root at within the skew", "/admin/roots", `{"root":"0x` + strings.Repeat("0", 63) + `7","at":"` + time.Now().Add(time.Minute).Format(time.RFC3339) + `"}`, 201},
+		{"root at beyond the skew", "/admin/roots", `{"root":"0x` + strings.Repeat("0", 63) + `6","at":"` + time.Now().Add(6*time.Minute).Format(time.RFC3339) + `"}`, 400},
 		{"limit", "/admin/actions", `{"rp_id":"rp_0123456789abcdef","action":"vote","max_verifications":1}`, 200},
 		{"limit unknown rp", "/admin/actions", `{"rp_id":"rp_0123456789abcdee","action":"vote","max_verifications":1}`, 404},
 		{"limit negative", "/admin/actions", `{"rp_id":"rp_0123456789abcdef","action":"vote","max_verifications":-1}`, 400},
@@ -94,7 +97,7 @@ func TestIdentitiesRootsAndActions(t *testing.T) {
 	if len(st.signups) != 1 || st.signups[0].IDCommitment != "0x"+strings.Repeat("0", 62)+"0c" || len(st.orbKeys) != 1 || st.refreshOn == nil || *st.refreshOn {
 		t.Fatalf("signups %v orb keys %v refresh %v", st.signups, st.orbKeys, st.refreshOn)
 	}
-	if len(reg.added) != 2 || len(reg.roots) != 1 || len(st.limits) != 1 || st.limits[0] != "rp_0123456789abcdef/production/vote=1" {
+	if len(reg.added) != 2 || len(reg.roots) != 2 || len(st.limits) != 1 || st.limits[0] != "rp_0123456789abcdef/production/vote=1" {
 		t.Fatalf("added %v roots %v limits %v", reg.added, reg.roots, st.limits)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"worldid/admin"
 	"worldid/internal/wallet"
 )
@@ -135,6 +136,7 @@ func (e *hostileEnv) adminCases(t *testing.T) []hostileCase {
 		bad("identifier traversal", "/admin/identities", `{"identifier":"../orb","identity_commitment":"0x2a"}`),
 		bad("root equal to p", "/admin/roots", `{"root":"`+bn254R+`"}`),
 		bad("root depth 99", "/admin/roots", `{"root":"0x`+strings.Repeat("0", 63)+`1","depth":99}`),
+		bad("root at ten years ahead", "/admin/roots", `{"root":"0x`+strings.Repeat("0", 63)+`1","at":"`+time.Now().AddDate(10, 0, 0).UTC().Format(time.RFC3339)+`"}`),
 		bad("Orb key off the curve", "/admin/orbkeys", `{"orb_id":"o","public_key_pem":`+quoteJSON(offCurveOrbKeyPEM(t))+`}`),
 		bad("Orb key not PEM", "/admin/orbkeys", `{"orb_id":"o","public_key_pem":"AAAA"}`),
 		bad("signup commitment in upper case", "/admin/signups", `{"signups":[{"id_commitment":"0x`+strings.Repeat("A", 64)+`","signup_id":"s","verified_at":"2024-01-01T00:00:00Z"}]}`),
