@@ -15,13 +15,16 @@
 // app's relying party. Anything else (other lengths, upper case, encoded
 // slashes) is 404 without a store lookup. Only POST; Content-Type exactly
 // application/json (a charset parameter, if any, must be utf-8); body at
-// most 64 KiB.
+// most 64 KiB and valid UTF-8 throughout (else invalid_request: the JSON
+// decoder would silently replace bad bytes with U+FFFD).
 //
 // Body members: protocol_version (required, "3.0"), nonce (required,
 // non-empty, not otherwise interpreted), action (required, non-empty),
 // action_description (optional string), environment (optional:
 // "production", the default, "staging", or "sandbox", which uses the
-// staging trees and nullifiers but is echoed as given), responses
+// staging trees and nullifiers but is echoed as given), session_id (a
+// session proof of a later protocol: with "3.0" any non-null value is a
+// validation_error, as the portal answers, never silently ignored), responses
 // (required array of 1..MaxResponses objects). Item members: identifier
 // (required: orb, device, document, secure_document, face or selfie),
 // merkle_root and nullifier (required), proof (required string, passed to

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
@@ -53,7 +55,16 @@ func parse(w http.ResponseWriter, r *http.Request, maxResponses int) (*request, 
 	if !isJSON(r.Header.Get("Content-Type")) {
 		return nil, &Error{Status: http.StatusUnsupportedMediaType, Code: codeContentType, Detail: "Content-Type must be application/json"}
 	}
-	raw, err := decodeBody(http.MaxBytesReader(w, r.Body, maxBody), maxResponses)
+	body, rerr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if rerr != nil {
+		return nil, syntaxError(rerr, "")
+	}
+	// encoding/json would replace invalid UTF-8 with U+FFFD and go on
+	// (issue 17).
+	if !utf8.Valid(body) {
+		return nil, badRequest("body is not valid UTF-8")
+	}
+	raw, err := decodeBody(bytes.NewReader(body), maxResponses)
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +117,7 @@ func isJSON(contentType string) bool {
 // means absent or null.
 type rawRequest struct {
 	protocolVersion, nonce, action, environment *string
+	sessionID                                   *string
 	responses                                   []rawItem
 	haveResponses                               bool
 }
@@ -155,6 +167,8 @@ func (d decoder) requestMember(raw *rawRequest, name, path string, maxResponses 
 		return d.str(path, new(*string)) // type-checked, not stored (doc.go)
 	case "environment":
 		return d.str(path, &raw.environment)
+	case "session_id":
+		return d.str(path, &raw.sessionID)
 	case "responses":
 		return d.items(path, raw, maxResponses)
 	}
@@ -311,6 +325,11 @@ func (raw *rawRequest) validate() (*request, *Error) {
 	}
 	if version != protocolVersion {
 		return nil, invalid("protocol_version", `must be "3.0"`)
+	}
+	// Sessions belong to a later protocol; the portal refuses session_id
+	// with 3.0 rather than ignore it (issue 17).
+	if raw.sessionID != nil {
+		return nil, invalid("session_id", `is not supported with protocol_version "3.0"`)
 	}
 	if _, err := required(raw.nonce, "nonce"); err != nil {
 		return nil, err

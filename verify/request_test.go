@@ -84,6 +84,12 @@ func TestBadRequests(t *testing.T) {
 		{"environment unknown", body(items(validItem) + `,"environment":"dev"`), codeValidation, "environment"},
 		{"environment case", body(items(validItem) + `,"environment":"Production"`), codeValidation, "environment"},
 		{"environment bool", body(items(validItem) + `,"environment":true`), codeValidation, "environment"},
+		{"session_id with 3.0", body(items(validItem) + `,"session_id":"0x01"`), codeValidation, "session_id"},
+		{"session_id empty", body(items(validItem) + `,"session_id":""`), codeValidation, "session_id"},
+		{"session_id number", body(items(validItem) + `,"session_id":1`), codeValidation, "session_id"},
+		{"invalid UTF-8 in action", strings.Replace(body(items(validItem)), `"vote"`, "\"vo\xffte\"", 1), codeInvalidRequest, ""},
+		{"invalid UTF-8 in an unknown member", body(items(validItem) + ",\"x\":\"\xc3\""), codeInvalidRequest, ""},
+		{"invalid UTF-8 in a member name", body(items(validItem) + ",\"\xed\xa0\x80\":1"), codeInvalidRequest, ""},
 
 		{"responses missing", body(`"x":1`), codeValidation, "responses"},
 		{"responses null", body(`"responses":null`), codeValidation, "responses"},

@@ -231,6 +231,10 @@ func (e *hostileEnv) hostileVerify(t *testing.T) {
 		invalid("action", post(strings.Replace(verifyRequest("hostile-verify", good), `"action"`, `"action":"other","action"`, 1))),
 		invalid("responses[0].nullifier", post(verifyRequest("hostile-verify", strings.Replace(good, `"nullifier"`, `"nullifier":"0x1","nullifier"`, 1)))),
 		invalid("protocol_version", post(strings.Replace(verifyRequest("a", good), `"3.0"`, `"4.0"`, 1))),
+		// Issue 17: with a valid proof, neither may be ignored.
+		invalid("session_id", post(strings.Replace(verifyRequest("hostile-verify", good), "{", `{"session_id":"0x01",`, 1))),
+		{name: "invalid UTF-8 in action", send: post(strings.Replace(verifyRequest("hostile-verify", good), `"hostile-verify"`, "\"hostile-verify\xff\"", 1)),
+			status: 400, code: "invalid_request"},
 		invalid("responses", post(verifyRequest("hostile-verify"))),
 		invalid("responses", post(verifyRequest("hostile-verify", strings.Split(strings.Repeat(good+"\n", 17), "\n")[:17]...))),
 		invalid("responses[0].nullifier", withItem(map[string]any{"nullifier": bn254R})),
