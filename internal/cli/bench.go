@@ -27,7 +27,8 @@ import (
 )
 
 // benchScenarios are the scenarios of `worldid bench`, in run order.
-var benchScenarios = []string{"discovery", "jwks", "verify", "signin", "token", "refresh"}
+// abuse runs alone (abuse.go).
+var benchScenarios = []string{"discovery", "jwks", "verify", "signin", "token", "refresh", "abuse"}
 
 // benchFlags configure a bench run.
 type benchFlags struct {
@@ -38,6 +39,9 @@ type benchFlags struct {
 	pool     int
 	batching bool
 	rate     float64
+	// abuse only
+	serverPID int
+	legitRate float64
 }
 
 // Bench runs `worldid bench SCENARIO...` against -server or an in-process server.
@@ -51,6 +55,8 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&bf.pool, "n", 400, "prepared single-use requests for signin, token and refresh (each costs one proof to prepare)")
 	fs.Float64Var(&bf.rate, "rate", 0, "open-loop: schedule this many requests per second (default: closed loop, each client back to back)")
 	fs.BoolVar(&bf.batching, "batching", true, "in-process server only: batch concurrent Groth16 verifications")
+	fs.IntVar(&bf.serverPID, "server-pid", 0, "abuse with -server: the server's process id, to report its memory")
+	fs.Float64Var(&bf.legitRate, "legit-rate", 2, "abuse: legitimate sign-ins and refreshes per second each (verify: ten times this); -clients is the junk clients")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: worldid bench [flags] SCENARIO...   scenarios: %s\n", strings.Join(benchScenarios, " "))
 		fs.PrintDefaults()
@@ -69,6 +75,12 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if len(scenarios) == 0 {
 		return UsageError{Err: fmt.Errorf("name at least one scenario: %s", strings.Join(benchScenarios, " "))}
+	}
+	if has(scenarios, "abuse") {
+		if len(scenarios) > 1 {
+			return UsageError{Err: errors.New("abuse runs alone")}
+		}
+		return runAbuse(ctx, &bf, stdout, stderr)
 	}
 	env, stop, err := bf.environment(ctx, stderr)
 	if err != nil {
@@ -159,7 +171,9 @@ func (bf *benchFlags) environment(ctx context.Context, stderr io.Writer) (*bench
 }
 
 // startBenchServer runs worldid in-process with refresh rate limits off,
-// since every bench request comes from one address and identity.
+// since every bench request comes from one address and identity, and with
+// re-issuance on, so that every refresh of an identity is timed issuing a
+// credential rather than returning the one it holds.
 func startBenchServer(ctx context.Context, dir string, batching bool) (*server.Server, error) {
 	var cfg server.Config
 	fs := flag.NewFlagSet("bench-server", flag.ContinueOnError)
@@ -168,7 +182,7 @@ func startBenchServer(ctx context.Context, dir string, batching bool) (*server.S
 		return nil, err
 	}
 	cfg.DataDir, cfg.Addr, cfg.AdminAddr = filepath.Join(dir, "data"), "127.0.0.1:0", "127.0.0.1:0"
-	cfg.RefreshLimits, cfg.NoBatching = false, !batching
+	cfg.RefreshLimits, cfg.Reissue, cfg.NoBatching = false, true, !batching
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,532 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/admin"
+	"worldid/field"
+	"worldid/internal/bench"
+	"worldid/internal/wallet"
+	"worldid/record"
+	"worldid/semaphore"
+)
+
+// The abuse scenario (issue 17): while legitimate clients verify, sign in
+// and refresh at a modest rate, junk floods every unauthenticated surface
+// as fast as the machine allows. The server runs as its own process, with
+// its rate limits on, so that its memory can be read from /proc and the
+// load generator's is not counted. Three phases:
+//
+//	unloaded   legitimate clients alone: the p99 to compare with
+//	junk alone each kind of junk in turn: what it adds to the store
+//	flooded    legitimate clients and all junk: success, p99, server RSS
+//
+// Junk connects from other loopback addresses (127.0.2.0 onwards) than the
+// legitimate clients (127.0.0.1, and 127.0.1.x for refreshes), as strangers
+// would, so per-source rate limits tell them apart; the refresh junk uses a
+// new source for every request, the strongest such attacker.
+
+// abuseRefreshSkew dates the legitimate refresh proofs ahead of their
+// preparation, so they stay within the server's ±300 s window through a
+// preparation and a run of several minutes.
+const abuseRefreshSkew = 240 * time.Second
+
+// junkBodySize is the junk multipart body: three 8 MiB iris shares and a
+// hashes.json, as the issue's reproduction sent.
+const junkBodySize = 25 << 20
+
+// abuseServer is the server process under test.
+type abuseServer struct {
+	pid     int    // 0: unknown (a -server without -server-pid)
+	dataDir string // JSON store files; "" when unknown
+	stop    func()
+}
+
+func runAbuse(ctx context.Context, bf *benchFlags, stdout, stderr io.Writer) error {
+	dir, err := os.MkdirTemp("", "worldid-abuse-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	srv, public, err := bf.abuseServer(ctx, filepath.Join(dir, "data"), stderr)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	env := &benchEnv{dir: dir, base: public, servers: []string{public}, http: &http.Client{Timeout: time.Minute,
+		Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	if env.admin, err = bf.client(); err != nil {
+		return err
+	}
+	if err := env.register(ctx); err != nil {
+		return err
+	}
+	phaseA := max(bf.duration/3, 10*time.Second)
+	legit, victims, err := env.prepareLegit(ctx, bf.legitRate, phaseA, bf.duration, stderr)
+	if err != nil {
+		return err
+	}
+	junk, err := env.junkKinds(ctx, victims, loopbackHost(public))
+	if err != nil {
+		return err
+	}
+	report := &bench.AbuseReport{Duration: bf.duration}
+	fmt.Fprintf(stderr, "bench: abuse phase 1/3: legitimate clients alone for %s\n", phaseA)
+	unloaded := env.runLegit(ctx, legit, 0, phaseA)
+
+	fmt.Fprintf(stderr, "bench: abuse phase 2/3: each kind of junk alone, %s each\n", max(phaseA/time.Duration(len(junk)), 2*time.Second))
+	for _, k := range junk {
+		before, _ := srv.storeUsage()
+		r := floodFor(ctx, bf.clients, []bench.JunkKind{k}, max(phaseA/time.Duration(len(junk)), 2*time.Second))[0]
+		time.Sleep(500 * time.Millisecond) // writes of answered requests are acknowledged by now; let stragglers land
+		if after, ok := srv.storeUsage(); ok {
+			r.Store = before.Delta(after)
+			report.JunkStore = addDelta(report.JunkStore, r.Store)
+		}
+		report.JunkOnly = append(report.JunkOnly, r)
+	}
+	if report.JunkStore == nil {
+		report.Notes = append(report.Notes, "store bytes unknown: pass -data with the JSON store's data dir of -server")
+	}
+
+	fmt.Fprintf(stderr, "bench: abuse phase 3/3: legitimate clients under the flood for %s\n", bf.duration)
+	if srv.pid != 0 {
+		if err := bench.ResetPeakMemory(srv.pid); err != nil {
+			report.Notes = append(report.Notes, "cannot reset the peak RSS, so the peak is since start: "+err.Error())
+		}
+		report.RSSBefore, _, _ = bench.ProcMemory(srv.pid)
+	} else {
+		report.Notes = append(report.Notes, "server RSS unknown: pass -server-pid with -server")
+	}
+	storeBefore, _ := srv.storeUsage()
+	floodCtx, cancel := context.WithCancel(ctx)
+	flooded := make(chan []bench.FloodResult)
+	go func() { flooded <- bench.Flood(floodCtx, bf.clients, junk) }()
+	loaded := env.runLegit(ctx, legit, 1, bf.duration)
+	cancel()
+	report.Junk = <-flooded
+	if srv.pid != 0 {
+		report.RSSAfter, report.RSSPeak, _ = bench.ProcMemory(srv.pid)
+	}
+	if after, ok := srv.storeUsage(); ok {
+		report.LoadedStore = storeBefore.Delta(after)
+	}
+	for i := range legit {
+		report.Legit = append(report.Legit, bench.LegitResult{Name: legit[i].name, Unloaded: unloaded[i], Loaded: loaded[i]})
+	}
+	for _, j := range report.JunkOnly {
+		if j.Name == "authorize GET" && j.Store != nil && j.Store.Writes > 0 {
+			report.Notes = append(report.Notes, "GET /authorize stores a pending sign-in request per call (until sign-in requests are stateless)")
+		}
+	}
+	if bf.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(report)
+	}
+	return bench.WriteAbuse(stdout, report)
+}
+
+func addDelta(sum, d *bench.StoreDelta) *bench.StoreDelta {
+	if sum == nil {
+		sum = &bench.StoreDelta{}
+	}
+	sum.Writes += d.Writes
+	sum.Bytes += d.Bytes
+	return sum
+}
+
+func floodFor(ctx context.Context, clients int, kinds []bench.JunkKind, d time.Duration) []bench.FloodResult {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return bench.Flood(ctx, clients, kinds)
+}
+
+func (s *abuseServer) storeUsage() (bench.StoreUsage, bool) {
+	if s.dataDir == "" {
+		return bench.StoreUsage{}, false
+	}
+	u, err := bench.ReadStoreUsage(s.dataDir)
+	return u, err == nil && u.Bytes > 0
+}
+
+// abuseServer starts `worldid serve` as a child process on dataDir, or
+// uses -server (with -data and -server-pid for the store and memory
+// figures). It returns the public URL and sets the admin flags.
+func (bf *benchFlags) abuseServer(ctx context.Context, dataDir string, stderr io.Writer) (*abuseServer, string, error) {
+	if bf.server != "" {
+		if strings.Contains(bf.server, ",") {
+			return nil, "", UsageError{Err: errors.New("abuse drives one server")}
+		}
+		return &abuseServer{pid: bf.serverPID, dataDir: bf.dataDir, stop: func() {}}, strings.TrimRight(bf.server, "/"), nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", err
+	}
+	fmt.Fprintf(stderr, "bench: starting %s serve on %s (a first start makes the local proving key: minutes)\n", exe, dataDir)
+	cmd := exec.CommandContext(ctx, exe, "serve", "-data", dataDir, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-log-level", "error")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}
+	var public string
+	lines := bufio.NewScanner(out)
+	for (public == "" || bf.url == "") && lines.Scan() {
+		f := strings.Fields(lines.Text())
+		switch {
+		case len(f) >= 4 && f[1] == "public":
+			public = f[3]
+		case len(f) >= 4 && f[1] == "admin":
+			bf.url = f[3]
+		}
+	}
+	if public == "" || bf.url == "" {
+		stop()
+		return nil, "", errors.New("bench: the server did not report its listeners")
+	}
+	go io.Copy(io.Discard, out)
+	bf.dataDir = dataDir
+	return &abuseServer{pid: cmd.Process.Pid, dataDir: dataDir, stop: stop}, public, nil
+}
+
+// legitScenario is one legitimate client population: an operation per
+// phase (single-use pools are split) and its pace.
+type legitScenario struct {
+	name    string
+	ops     [2]bench.Op
+	rate    float64
+	clients int
+}
+
+// prepareLegit makes the legitimate traffic: verify (16 proofs, reusable),
+// sign-in and refresh (one proof per call, enough for rate × phase). It
+// returns the refresh identities' commitments, which junk then names.
+func (e *benchEnv) prepareLegit(ctx context.Context, rate float64, phaseA, phaseC time.Duration, progress io.Writer) ([]legitScenario, []fr.Element, error) {
+	verify, err := e.verifyOp(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	counts := [2]int{int(rate*phaseA.Seconds()) + 2, int(rate*phaseC.Seconds()) + 2}
+	subs, err := e.signinSubmissions(ctx, counts[0]+counts[1], progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	signin := legitScenario{name: "signin", rate: rate, clients: 4}
+	for phase, part := range [2][]wallet.SignInSubmission{subs[:counts[0]], subs[counts[0]:]} {
+		pool := bench.NewPool(part)
+		signin.ops[phase] = func(ctx context.Context, _, _ int) error {
+			s, err := pool.Take()
+			if err != nil {
+				return err
+			}
+			res, err := e.wallet.Submit(ctx, s)
+			if err == nil && res.Params.Get("code") == "" {
+				err = fmt.Errorf("no code in %s", res.Location)
+			}
+			return err
+		}
+	}
+	refresh, victims, err := e.legitRefresh(ctx, counts, rate, progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []legitScenario{{name: "verify", ops: [2]bench.Op{verify, verify}, rate: 10 * rate, clients: 8}, signin, refresh}, victims, nil
+}
+
+// legitRefresh prepares one credential-only refresh per identity, each
+// identity enrolled, sent from its own loopback source so the per-source
+// limit is the stranger's problem only.
+func (e *benchEnv) legitRefresh(ctx context.Context, counts [2]int, rate float64, progress io.Writer) (legitScenario, []fr.Element, error) {
+	n := counts[0] + counts[1]
+	fmt.Fprintf(progress, "bench: preparing %d legitimate refreshes (one identity and proof each)…\n", n)
+	pk, err := e.wallet.ProvingKey(ctx)
+	if err != nil {
+		return legitScenario{}, nil, err
+	}
+	reqs := make([]wallet.RefreshRequest, n)
+	victims := make([]fr.Element, n)
+	var signups []record.Signup
+	ts := time.Now().Add(abuseRefreshSkew)
+	for i := range reqs {
+		id, err := wallet.NewIdentityFile(filepath.Join(e.dir, fmt.Sprintf("abuse-refresh-%d.json", i)), rand.Reader)
+		if err != nil {
+			return legitScenario{}, nil, err
+		}
+		victims[i] = id.Commitment()
+		signups = append(signups, record.Signup{IDCommitment: field.Format(&victims[i]), SignupID: fmt.Sprint("abuse-", i), VerifiedAt: time.Now().UTC()})
+		reqs[i] = wallet.RefreshRequest{IssuerURL: e.base, Identity: id, ProvingKey: pk, Sub: fmt.Sprintf("0x%x", i+1), Now: ts}
+	}
+	for start := 0; start < len(signups); start += signupBatch {
+		if err := e.admin.ImportSignups(ctx, admin.SignupImport{Signups: signups[start:min(start+signupBatch, len(signups))]}); err != nil {
+			return legitScenario{}, nil, err
+		}
+	}
+	prepared, err := parallelPrepare(ctx, n, func(ctx context.Context, i int) (*http.Request, error) {
+		return wallet.NewRefreshHTTPRequest(ctx, &reqs[i])
+	})
+	if err != nil {
+		return legitScenario{}, nil, err
+	}
+	client := &http.Client{Timeout: time.Minute, Transport: sourceTransport(loopbackHost(e.base), 200, true)}
+	s := legitScenario{name: "refresh", rate: rate, clients: 4}
+	for phase, part := range [2][]*http.Request{prepared[:counts[0]], prepared[counts[0]:]} {
+		pool := bench.NewPool(part)
+		s.ops[phase] = func(ctx context.Context, _, _ int) error {
+			r, err := pool.Take()
+			if err != nil {
+				return err
+			}
+			req := r.Clone(ctx)
+			if req.Body, err = r.GetBody(); err != nil {
+				return err
+			}
+			return expectStatus(client, req, http.StatusOK)
+		}
+	}
+	return s, victims, nil
+}
+
+// runLegit runs every legitimate scenario of phase at once for d.
+func (e *benchEnv) runLegit(ctx context.Context, legit []legitScenario, phase int, d time.Duration) []bench.Result {
+	results := make([]bench.Result, len(legit))
+	done := make(chan struct{})
+	for i, s := range legit {
+		go func() {
+			results[i] = bench.Run(ctx, bench.Config{Name: s.name, Clients: s.clients, Duration: d, Rate: s.rate}, s.ops[phase])
+			done <- struct{}{}
+		}()
+	}
+	for range legit {
+		<-done
+	}
+	return results
+}
+
+// junkKinds are the unauthenticated surfaces the flood hits.
+func (e *benchEnv) junkKinds(ctx context.Context, victims []fr.Element, loopback bool) ([]bench.JunkKind, error) {
+	headers, err := e.junkRefreshHeaders(ctx, victims)
+	if err != nil {
+		return nil, err
+	}
+	perRequest := &http.Client{Timeout: time.Minute, Transport: sourceTransport(loopback, 2, true),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	pooled := &http.Client{Timeout: time.Minute, Transport: sourceTransport(loopback, 40, false),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	var source atomic.Uint32
+	victimURL := func(i int) string {
+		return e.base + "/api/v1/refresh?idComm=" + url.QueryEscape(field.Format(&victims[i%len(victims)]))
+	}
+	form, formCT := "--b\r\nContent-Disposition: form-data; name=\"sub\"\r\n\r\n0x1\r\n--b--\r\n", "multipart/form-data; boundary=b"
+	verifyBodies := []string{
+		`{"protocol_version":"3.0","nonce":"n","action":"v` + "\xff" + `","responses":[]}`,
+		`{"protocol_version":"3.0","nonce":"n","action":"v","session_id":"s","responses":[{}]}`,
+		`{"protocol_version":"3.0",`,
+		`{"protocol_version":"3.0","nonce":"n","action":"v","responses":[` + strings.Repeat(`{"identifier":"orb"},`, 100) + `{}]}`,
+	}
+	deep := strings.Repeat("[", 2000) + strings.Repeat("]", 2000)
+	authorize := func(seq int) string {
+		q := url.Values{"response_type": {"code"}, "client_id": {e.app.AppID}, "redirect_uri": {benchRedirect},
+			"scope": {"openid"}, "state": {fmt.Sprint(seq)}, "nonce": {rand.Text()}}
+		return e.base + "/authorize?" + q.Encode()
+	}
+	return []bench.JunkKind{
+		{Name: "refresh, junk proof naming a real idComm", Op: func(ctx context.Context, w, seq int) (int, error) {
+			i := int(source.Add(1))
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, victimURL(i), strings.NewReader(form))
+			req.Header.Set("Content-Type", formCT)
+			req.Header.Set("x-zkp-proof", headers(i))
+			return junkStatus(perRequest, req)
+		}},
+		{Name: "refresh, 25 MiB junk multipart body", Op: func(ctx context.Context, w, seq int) (int, error) {
+			return postJunkBody(ctx, loopback, int(source.Add(1)), victimURL(seq+w))
+		}},
+		{Name: "authorize GET", Op: func(ctx context.Context, w, seq int) (int, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authorize(seq), nil)
+			return junkStatus(pooled, req)
+		}},
+		{Name: "verify, bad bodies", Op: func(ctx context.Context, w, seq int) (int, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/api/v4/verify/"+e.app.RPID, strings.NewReader(verifyBodies[seq%len(verifyBodies)]))
+			req.Header.Set("Content-Type", "application/json")
+			return junkStatus(pooled, req)
+		}},
+		{Name: "inclusion-proof, deep JSON", Op: func(ctx context.Context, w, seq int) (int, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/api/v1/inclusion-proof", strings.NewReader(deep))
+			req.Header.Set("Content-Type", "application/json")
+			return junkStatus(pooled, req)
+		}},
+	}, nil
+}
+
+// junkRefreshHeaders returns x-zkp-proof headers a stranger can make for
+// any identity: its commitment and one-leaf root (both public), the current
+// time, a made-up nullifier and a well-formed proof of something else. Each
+// passes every check but the Groth16 equation, so each costs the server a
+// full verification.
+func (e *benchEnv) junkRefreshHeaders(ctx context.Context, victims []fr.Element) (func(i int) string, error) {
+	pk, err := e.wallet.ProvingKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var one fr.Element
+	one.SetOne()
+	real, err := wallet.RefreshProof(pk, e.wallet.Identity, one, time.Now().Unix(), nil)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := base64.StdEncoding.DecodeString(real)
+	if err != nil {
+		return nil, err
+	}
+	var template record.RefreshProof
+	if err := json.Unmarshal(raw, &template); err != nil {
+		return nil, err
+	}
+	roots := make([]string, len(victims))
+	for i, v := range victims {
+		tree, err := semaphore.BuildTree(30, []fr.Element{v})
+		if err != nil {
+			return nil, err
+		}
+		root := tree.Root()
+		roots[i] = field.Format(&root)
+	}
+	return func(i int) string {
+		p := template
+		v := i % len(victims)
+		p.IDCommitment, p.MerkleRoot, p.Sub = field.Format(&victims[v]), roots[v], field.Format(&one)
+		p.Timestamp = time.Now().Unix()
+		var nullifier fr.Element
+		nullifier.SetUint64(uint64(i))
+		p.NullifierHash = field.Format(&nullifier)
+		b, _ := json.Marshal(p)
+		return base64.StdEncoding.EncodeToString(b)
+	}, nil
+}
+
+// junkStatus sends req and returns its status, draining the answer.
+func junkStatus(c *http.Client, req *http.Request) (int, error) {
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, nil
+}
+
+// junkShare is one MiB of junk, written junkBodySize>>20 times.
+var junkShare = []byte(strings.Repeat("s", 1<<20))
+
+// postJunkBody declares a 25 MiB multipart body and streams it over a raw
+// connection while reading the answer: a server that answers before
+// reading the body closes the connection, which net/http's client may
+// report as an error instead of the answer.
+func postJunkBody(ctx context.Context, loopback bool, source int, target string) (int, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return 0, err
+	}
+	d := net.Dialer{Timeout: 10 * time.Second, LocalAddr: sourceAddr(loopback, 2, source)}
+	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(time.Minute))
+	go func() {
+		head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: multipart/form-data; boundary=b\r\nx-zkp-proof: junk\r\nContent-Length: %d\r\n\r\n",
+			u.RequestURI(), u.Host, junkBodySize)
+		if _, err := io.WriteString(conn, head+"--b\r\nContent-Disposition: form-data; name=\"iris_code_shares_0\"\r\n\r\n"); err != nil {
+			return
+		}
+		for range junkBodySize >> 20 {
+			if _, err := conn.Write(junkShare); err != nil {
+				return
+			}
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// sourceTransport dials from a rotating loopback source address in
+// 127.0.<block>.x (250 per block, 8 blocks) when the server is on loopback:
+// blocks 2–9 and 40–47 are junk, 200–207 legitimate refreshes.
+// newConnEach makes every request a new connection, hence a new source.
+func sourceTransport(loopback bool, block int, newConnEach bool) *http.Transport {
+	var n atomic.Uint32
+	return &http.Transport{
+		DisableKeepAlives:   newConnEach,
+		MaxIdleConnsPerHost: 256,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			d := net.Dialer{Timeout: 10 * time.Second, LocalAddr: sourceAddr(loopback, block, int(n.Add(1)))}
+			return d.DialContext(ctx, network, addr)
+		},
+	}
+}
+
+// sourceAddr is the i-th loopback source address from 127.0.<block>.1;
+// nil (any) when the server is not on loopback.
+func sourceAddr(loopback bool, block, i int) net.Addr {
+	if !loopback {
+		return nil
+	}
+	i %= 8 * 250
+	return &net.TCPAddr{IP: net.IPv4(127, 0, byte(block+i/250), byte(1+i%250))}
+}
+
+// loopbackHost reports whether base names a 127.0.0.0/8 address.
+func loopbackHost(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback() && ip.To4() != nil
+}
+
+// expectStatus sends req with c and checks the status.
+func expectStatus(c *http.Client, req *http.Request, status int) error {
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != status {
+		return fmt.Errorf("%s %s: %d: %.200s", req.Method, req.URL.Path, resp.StatusCode, body)
+	}
+	return nil
+}
