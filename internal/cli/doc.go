@@ -5,6 +5,8 @@
 // shared flag handling (every flag falls back to WORLDID_<FLAG>).
 //
 // Commands talk to a server over HTTP; bench and demo start one in-process
-// through internal/server when no -server is given. Nothing here touches a
-// store directly.
+// through internal/server when no -server is given, except `bench abuse`,
+// which starts `worldid serve` as a child process (rate limits on) so that
+// the server's memory is its own. Nothing here writes a store; bench abuse
+// reads the JSON store's files to report what junk added.
 package cli
