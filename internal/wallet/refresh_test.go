@@ -61,8 +61,9 @@ func TestRefreshAgainstIssuer(t *testing.T) {
 	now := time.Unix(1_750_000_000, 0)
 	h, err := refresh.New(refresh.Options{
 		Store: db, VerifyingKey: vk, IssuerKey: issuerKey,
-		Now: func() time.Time { return now },
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Reissue: true, // both modes for one identity
+		Now:     func() time.Time { return now },
+		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
