@@ -3,8 +3,9 @@
 // input per interface (oidc_test.go, verify_test.go, refresh_test.go,
 // admin_test.go), crash and disk faults (faults_test.go), concurrency under
 // the race detector (concurrency_test.go), two replicas on one PostgreSQL
-// (replicas_test.go), TLS (tls_test.go) and the server's memory
-// (rss_test.go). harness_test.go is the one harness they share: building
+// (replicas_test.go), TLS (tls_test.go), the server's memory
+// (rss_test.go) and `worldid bench abuse`, legitimate traffic under a flood
+// of junk (abuse_test.go). harness_test.go is the one harness they share: building
 // the binary, starting and stopping a server, HTTP helpers and the
 // hostile-case runner.
 //
