@@ -605,3 +605,28 @@ func TestRepeatedProofHeader(t *testing.T) {
 		t.Fatal("a refresh was recorded")
 	}
 }
+
+// TestFullTablesRefuseNoOne: junk naming many identities from many
+// addresses (issue 17: 105,000 requests filled the table and every new
+// identity got 429) cannot make the limiters refuse a newcomer.
+func TestFullTablesRefuseNoOne(t *testing.T) {
+	e := newEnv(t, func(o *Options) {
+		o.PerIP = Rate{Burst: 2, Every: time.Hour}
+		o.PerIDComm = Rate{Burst: 2, Every: time.Hour}
+		o.MaxRateKeys = 10
+	})
+	parts := []part{{name: "sub", value: sub1}}
+	for i := range 100 {
+		e.remote = fmt.Sprintf("198.51.100.%d:1", i)
+		for range 2 {
+			e.do(fmt.Sprint(i+1), parts, "").expect(t, 401, CodeInvalidProof)
+		}
+	}
+	id := identity(t, 6)
+	e.signup(id, "signup-6")
+	e.remote = "203.0.113.9:1"
+	e.issued(e.do(idCommOf(id), parts, encodeProof(t, proofJSON(t, id, sub1, t0, nil))))
+	if n := len(e.h.perIP.tat); n > 10 {
+		t.Errorf("per-IP table grew to %d", n)
+	}
+}
