@@ -163,12 +163,12 @@ func TestStagingProofAppID(t *testing.T) {
 	vectors.Load(t, "semaphore_vectors.json", &file)
 	const appID = "app_staging_e396fd19c804e62f657767ccaa78885c_app_review"
 	ext := semaphore.ExternalNullifier(appID, "")
-	found := false
+	n := vectors.NewCounter(t, "semaphore_vectors.json") // valid depth-30 proofs for this staging app id
 	for _, v := range file.Vectors {
 		if v.Depth != 30 || v.ExpectValid == nil || !*v.ExpectValid || hex32(t, v.ExternalNullifier) != ext.Bytes() {
 			continue
 		}
-		found = true
+		n.Inc()
 		c := &clock{time.Unix(1_800_000_000, 0)}
 		r := openTest(t, newMemStore(), mustKey(t, 16), c, true)
 		rootBytes := hex32(t, v.Root)
@@ -192,9 +192,6 @@ func TestStagingProofAppID(t *testing.T) {
 		if code := codeOf(r.CheckClaim(t.Context(), claim)); code != record.CodeInvalidMerkleRoot {
 			t.Fatalf("other environment: code %q", code)
 		}
-	}
-	if !found {
-		t.Fatal("no valid depth-30 vector for the staging app id")
 	}
 }
 
