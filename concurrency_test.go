@@ -28,6 +28,7 @@ import (
 	"worldid/record"
 	"worldid/refresh"
 	"worldid/semaphore"
+	"worldid/semaphore/prover"
 	"worldid/store"
 	"worldid/verify"
 	"worldid/wallet"
@@ -383,7 +384,7 @@ func TestConcurrentSingleUseCodes(t *testing.T) {
 type refreshHarness struct {
 	db  *store.DB
 	mux *http.ServeMux
-	pk  *semaphore.ProvingKey
+	pk  *prover.ProvingKey
 }
 
 func newRefreshHarness(t *testing.T) *refreshHarness {

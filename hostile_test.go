@@ -46,7 +46,7 @@ import (
 	"worldid/field"
 	"worldid/internal/vectors"
 	"worldid/record"
-	"worldid/semaphore"
+	"worldid/semaphore/prover"
 	"worldid/wallet"
 )
 
@@ -61,7 +61,7 @@ var (
 	sharedKeyPath string
 
 	sharedPKOnce sync.Once
-	sharedPK     *semaphore.ProvingKey
+	sharedPK     *prover.ProvingKey
 	sharedPKErr  error
 )
 
@@ -89,7 +89,7 @@ func sharedKeyFile(t *testing.T) string {
 
 // sharedProvingKey is the key of sharedKeyFile, read once, for tests that
 // prove without a wallet.
-func sharedProvingKey(t *testing.T) *semaphore.ProvingKey {
+func sharedProvingKey(t *testing.T) *prover.ProvingKey {
 	t.Helper()
 	path := sharedKeyFile(t)
 	sharedPKOnce.Do(func() {
@@ -99,7 +99,7 @@ func sharedProvingKey(t *testing.T) *semaphore.ProvingKey {
 			return
 		}
 		defer f.Close()
-		sharedPK, sharedPKErr = semaphore.ReadProvingKey(bufio.NewReaderSize(f, 1<<20))
+		sharedPK, sharedPKErr = prover.ReadProvingKey(bufio.NewReaderSize(f, 1<<20))
 	})
 	if sharedPKErr != nil {
 		t.Fatal(sharedPKErr)

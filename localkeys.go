@@ -16,7 +16,7 @@ import (
 
 	"worldid/babyjub"
 	"worldid/registry"
-	"worldid/semaphore"
+	"worldid/semaphore/prover"
 )
 
 // sharedFiles is implemented by backends that several replicas share
@@ -89,11 +89,11 @@ const provingKeyFile = "semaphore-local.pk"
 
 // loadOrCreateProvingKey reads the local proving key, running the
 // single-party Groth16 setup on first start.
-func loadOrCreateProvingKey(ctx context.Context, dir string, shared sharedFiles, log *slog.Logger) (*semaphore.ProvingKey, string, error) {
+func loadOrCreateProvingKey(ctx context.Context, dir string, shared sharedFiles, log *slog.Logger) (*prover.ProvingKey, string, error) {
 	content, err := keyFile{name: provingKeyFile, cached: true, create: func() ([]byte, error) {
 		log.Info("generating the local Semaphore proving key (first start; takes a few seconds)", "depth", registry.TreeDepth)
 		start := time.Now()
-		pk, _, err := semaphore.Setup(registry.TreeDepth)
+		pk, _, err := prover.Setup(registry.TreeDepth)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +108,7 @@ func loadOrCreateProvingKey(ctx context.Context, dir string, shared sharedFiles,
 		return nil, "", err
 	}
 	path := filepath.Join(dir, provingKeyFile)
-	pk, err := semaphore.ReadProvingKey(bytes.NewReader(content))
+	pk, err := prover.ReadProvingKey(bytes.NewReader(content))
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
