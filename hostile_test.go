@@ -107,7 +107,7 @@ func sharedProvingKey(t *testing.T) *prover.ProvingKey {
 	return sharedPK
 }
 
-// hardenedDataDir is an empty data dir that links the shared proving key.
+// hardenedDataDir is an empty data dir that links the shared local keys.
 func hardenedDataDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -117,8 +117,10 @@ func hardenedDataDir(t *testing.T) string {
 
 func linkSharedKey(t *testing.T, dir string) {
 	t.Helper()
-	if err := os.Symlink(sharedKeyFile(t), filepath.Join(dir, provingKeyFile)); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{provingKeyFile, verifyingKeyFile} {
+		if err := os.Symlink(filepath.Join(filepath.Dir(sharedKeyFile(t)), name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
