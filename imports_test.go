@@ -5,24 +5,43 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // Import direction (design.md §2): crypto packages depend only on the
-// standard library, gnark-crypto (semaphore: also gnark and x/crypto's
-// legacy Keccak) and lower crypto packages; handlers declare the storage
-// interface they need and never import a backend or each other; only
-// package main wires packages together.
+// standard library, gnark-crypto (semaphore: also x/crypto's legacy Keccak;
+// semaphore/prover: gnark) and lower crypto packages; handlers declare the
+// storage interface they need and never import a backend or each other;
+// only package main wires packages together. gnark itself (not
+// gnark-crypto) is linked only by the prover, the wallet and the CLI.
 var (
-	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/credential"}
+	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/semaphore/prover", "worldid/credential"}
 	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/verify"}
 	backendPkgs = []string{"worldid/store", "worldid/store/postgres"}
 )
 
 // allowedExternal lists, per crypto package, the non-stdlib import prefixes.
 var allowedExternal = map[string][]string{
-	"worldid/semaphore": {"github.com/consensys/gnark-crypto/", "github.com/consensys/gnark/", "golang.org/x/crypto/sha3"},
+	"worldid/semaphore":        {"golang.org/x/crypto/sha3"},
+	"worldid/semaphore/prover": {"github.com/consensys/gnark/"},
+}
+
+const proverPkg = "worldid/semaphore/prover"
+
+// linksGnark: gnark (not gnark-crypto), directly or through the prover.
+func linksGnark(dep string) bool {
+	return dep == "github.com/consensys/gnark" || strings.HasPrefix(dep, "github.com/consensys/gnark/") || dep == proverPkg
+}
+
+// mayLinkGnark: the prover, the wallet and package main's CLI and server,
+// at the root or under internal/.
+func mayLinkGnark(pkg string) bool {
+	if name, ok := strings.CutPrefix(pkg, "worldid/internal/"); ok {
+		return slices.Contains([]string{"cli", "server", "wallet", "e2e"}, name)
+	}
+	return pkg == "worldid" || pkg == proverPkg || pkg == "worldid/wallet"
 }
 
 func isStdlib(path string) bool {
@@ -43,6 +62,9 @@ func checkImports(imports map[string][]string) []string {
 }
 
 func forbidden(pkg, dep string) string {
+	if linksGnark(dep) && !mayLinkGnark(pkg) {
+		return "only the prover, the wallet and the CLI link gnark; verifiers use gnark-crypto"
+	}
 	switch {
 	case has(cryptoPkgs, pkg):
 		if dep == "net/http" || dep == "log/slog" || strings.HasPrefix(dep, "net/http/") {
@@ -120,8 +142,30 @@ func TestImportRulesCatchViolations(t *testing.T) {
 			t.Errorf("%s → %s not reported", pkg, dep)
 		}
 	}
+	// gnark, directly or through the prover, outside the prover, the
+	// wallet and the CLI (wherever the internal/ move puts them).
 	for _, edge := range [][2]string{
 		{"worldid/semaphore", "github.com/consensys/gnark/backend/groth16"},
+		{"worldid/registry", "github.com/consensys/gnark/frontend"},
+		{"worldid/oidc", proverPkg},
+		{"worldid/internal/strictjson", "github.com/consensys/gnark"},
+		{"worldid/internal/server/sub", proverPkg},
+		{"worldid/semaphore/prover", "github.com/iden3/go-iden3-crypto/poseidon"},
+	} {
+		if v := checkImports(map[string][]string{edge[0]: {edge[1]}}); len(v) != 1 {
+			t.Errorf("%s → %s: %d violations, want 1", edge[0], edge[1], len(v))
+		}
+	}
+	for _, edge := range [][2]string{
+		{"worldid/semaphore/prover", "github.com/consensys/gnark/backend/groth16/bn254"},
+		{"worldid/semaphore/prover", "worldid/semaphore"},
+		{"worldid", proverPkg},
+		{"worldid/wallet", proverPkg},
+		{"worldid/internal/wallet", proverPkg},
+		{"worldid/internal/cli", "github.com/consensys/gnark/frontend"},
+		{"worldid/internal/server", proverPkg},
+		{"worldid/internal/e2e", proverPkg},
+		{"worldid/semaphore", "github.com/consensys/gnark-crypto/ecc/bn254"},
 		{"worldid/semaphore", "golang.org/x/crypto/sha3"},
 		{"worldid/babyjub", "worldid/poseidon"},
 		{"worldid", "worldid/store"},
