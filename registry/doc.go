@@ -24,7 +24,7 @@
 //
 // Which verifying key checks a proof is decided by its root: roots of the
 // local trees were proven with the local key (generated on first start,
-// semaphore.Setup); an external root names the depth of the published
+// semaphore/prover.Setup); an external root names the depth of the published
 // Semaphore v3 key its tree uses (World ID: 30). Local and external roots
 // keep separate histories, so each has its own "current" root, which is
 // valid whatever its age (crypto.md §g "Root validity").

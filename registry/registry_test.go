@@ -16,6 +16,7 @@ import (
 	"worldid/internal/vectors"
 	"worldid/record"
 	"worldid/semaphore"
+	"worldid/semaphore/prover"
 )
 
 // memStore is an in-memory Store; the real backends are tested by
@@ -258,12 +259,12 @@ func TestBadProofCodes(t *testing.T) {
 
 var (
 	localKeyOnce sync.Once
-	localKey     *semaphore.ProvingKey
+	localKey     *prover.ProvingKey
 	localKeyErr  error
 )
 
-func sharedProvingKey(t *testing.T) *semaphore.ProvingKey {
-	localKeyOnce.Do(func() { localKey, _, localKeyErr = semaphore.Setup(TreeDepth) })
+func sharedProvingKey(t *testing.T) *prover.ProvingKey {
+	localKeyOnce.Do(func() { localKey, _, localKeyErr = prover.Setup(TreeDepth) })
 	if localKeyErr != nil {
 		t.Fatal(localKeyErr)
 	}
@@ -301,7 +302,7 @@ func TestLocalIdentityRoundTrip(t *testing.T) {
 		}
 		signal := semaphore.HashToField([]byte("hello"))
 		ext := semaphore.ExternalNullifier("app_test", "act")
-		proof, _, err := semaphore.Prove(pk, ids[1], path, signal, ext)
+		proof, _, err := prover.Prove(pk, ids[1], path, signal, ext)
 		if err != nil {
 			t.Fatal(err)
 		}

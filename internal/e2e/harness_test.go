@@ -28,7 +28,7 @@ import (
 	"worldid/field"
 	"worldid/internal/server"
 	"worldid/internal/wallet"
-	"worldid/semaphore"
+	"worldid/semaphore/prover"
 )
 
 // The harness every test of this package shares: the built binary, a
@@ -167,7 +167,7 @@ var (
 	sharedKeyPath string
 
 	sharedPKOnce sync.Once
-	sharedPK     *semaphore.ProvingKey
+	sharedPK     *prover.ProvingKey
 	sharedPKErr  error
 )
 
@@ -195,7 +195,7 @@ func sharedKeyFile(t *testing.T) string {
 
 // sharedProvingKey is the key of sharedKeyFile, read once, for tests that
 // prove without a wallet.
-func sharedProvingKey(t *testing.T) *semaphore.ProvingKey {
+func sharedProvingKey(t *testing.T) *prover.ProvingKey {
 	t.Helper()
 	path := sharedKeyFile(t)
 	sharedPKOnce.Do(func() {
@@ -205,7 +205,7 @@ func sharedProvingKey(t *testing.T) *semaphore.ProvingKey {
 			return
 		}
 		defer f.Close()
-		sharedPK, sharedPKErr = semaphore.ReadProvingKey(bufio.NewReaderSize(f, 1<<20))
+		sharedPK, sharedPKErr = prover.ReadProvingKey(bufio.NewReaderSize(f, 1<<20))
 	})
 	if sharedPKErr != nil {
 		t.Fatal(sharedPKErr)
@@ -213,7 +213,7 @@ func sharedProvingKey(t *testing.T) *semaphore.ProvingKey {
 	return sharedPK
 }
 
-// hardenedDataDir is an empty data dir that links the shared proving key.
+// hardenedDataDir is an empty data dir that links the shared local keys.
 func hardenedDataDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -223,8 +223,10 @@ func hardenedDataDir(t *testing.T) string {
 
 func linkSharedKey(t *testing.T, dir string) {
 	t.Helper()
-	if err := os.Symlink(sharedKeyFile(t), filepath.Join(dir, server.ProvingKeyFile)); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{server.ProvingKeyFile, server.VerifyingKeyFile} {
+		if err := os.Symlink(filepath.Join(filepath.Dir(sharedKeyFile(t)), name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -88,11 +88,11 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	}
 	s.closers = append(s.closers, s.db.Close)
 	shared, _ := s.db.(sharedFiles) // nil for the JSON store: the files stay in the data dir
-	pk, pkPath, err := loadOrCreateProvingKey(ctx, cfg.DataDir, shared, log)
+	localKey, pkPath, err := loadOrCreateLocalKey(ctx, cfg.DataDir, shared, log)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := registry.Open(ctx, registry.Options{Store: s.db, LocalKey: pk.VerifyingKey(), Now: time.Now, Rand: cfg.batchRand()})
+	ids, err := registry.Open(ctx, registry.Options{Store: s.db, LocalKey: localKey, Now: time.Now, Rand: cfg.batchRand()})
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	issuer, err := refresh.New(refresh.Options{Store: s.db, VerifyingKey: pk.VerifyingKey(), IssuerKey: issuerKey,
+	issuer, err := refresh.New(refresh.Options{Store: s.db, VerifyingKey: localKey, IssuerKey: issuerKey,
 		PerIP: cfg.refreshRate(), PerIDComm: cfg.refreshRate(), Now: time.Now, Rand: rand.Reader, Log: log})
 	if err != nil {
 		return nil, err
