@@ -39,7 +39,7 @@ func gnarkWitness(in *semaphore.PublicInputs) fr.Vector {
 
 // worldIDProof is the real World ID staging orb proof at depth 30 from
 // semaphore_vectors.json, under the published key.
-func worldIDProof(t testing.TB) semaphore.BatchItem {
+func worldIDProof(t testing.TB) (semaphore.BatchItem, bool) {
 	t.Helper()
 	var f struct {
 		Vectors []struct {
@@ -75,8 +75,7 @@ func worldIDProof(t testing.TB) semaphore.BatchItem {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return semaphore.BatchItem{Key: vk, Proof: p, Inputs: in}
+		return semaphore.BatchItem{Key: vk, Proof: p, Inputs: in}, true
 	}
-	t.Fatal("no valid depth-30 vector with proof_abi_hex")
-	return semaphore.BatchItem{}
+	return semaphore.BatchItem{}, false
 }
