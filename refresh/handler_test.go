@@ -152,7 +152,8 @@ func testBadProofs(t *testing.T, e *testEnv, good string) {
 		"proof other point": edit(func(q *record.RefreshProof) {
 			q.Proof = q.Proof[:2+128] + q.Proof[2+256:2+384] + q.Proof[2+128:2+256] + q.Proof[2+384:]
 		}),
-		"too long": strings.Repeat("A", maxProofHeader+4),
+		"escaped duplicate": base64.StdEncoding.EncodeToString(append([]byte(`{"\u0073ub":"`+p.Sub+`",`), raw[1:]...)),
+		"too long":          strings.Repeat("A", maxProofHeader+4),
 	}
 	before := e.store.state()
 	for name, h := range cases {

@@ -259,6 +259,8 @@ func TestPCPEachCheck(t *testing.T) {
 	add("duplicate key", "json", set(partHashesJSON, []byte(`{"version":"2.3",`+hj[1:])))
 	add("number value", "json", set(partHashesJSON, []byte(`{"a":1,`+hj[1:])))
 	add("trailing data", "json", set(partHashesJSON, []byte(hj+"{}")))
+	add("invalid UTF-8 in a name", "json", set(partHashesJSON, []byte("{\"x\xff\":\"a\","+hj[1:])))
+	add("unpaired surrogate in a value", "json", set(partHashesJSON, []byte(`{"x":"\udc00",`+hj[1:])))
 	add("missing orb_country", "missing_key", resign(t, base, priv, func(h map[string]string) { delete(h, "orb_country") }))
 	add("missing version", "missing_key", resign(t, base, priv, func(h map[string]string) { delete(h, "version") }))
 	add("uppercase hash", "hash_format", resign(t, base, priv, func(h map[string]string) { h["left_ir.png"] = strings.ToUpper(h["left_ir.png"]) }))

@@ -41,7 +41,7 @@
 // GET /api/v1/semaphore/proving-key (the local proving key, public
 // parameters). The inclusion-proof body is at most 4 KiB of
 // application/json, decoded by internal/strictjson (exact member names, no
-// duplicates, nothing after the object).
+// duplicates, valid UTF-8, nesting at most 64, nothing after the object).
 //
 // Replicas sharing one store (PostgreSQL) see each other's identities and
 // external roots through Refresh, which Follow runs every interval (serve:
