@@ -200,7 +200,7 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
-// TestDeepNestingNamesDepth: the 64 KiB body of issue 15 is refused as
+// TestDeepNestingNamesDepth: a 64 KiB body of nested arrays is refused as
 // too deep (internal/strictjson measures its memory), not as something else.
 func TestDeepNestingNamesDepth(t *testing.T) {
 	srv, _ := newTestServer(t)

@@ -11,9 +11,9 @@
 // or one View each, table names as constants, results and errors in the
 // vocabulary of package record (record.ErrNotFound, record.ErrExists,
 // record.ErrUnavailable, wrapped; test with errors.Is). Handlers never import
-// this package. Each atomic helper documents its SQL equivalent, so a later
-// PostgreSQL backend can implement the same domain methods; the conformance
-// suite in store/storetest checks any backend.
+// this package. Each atomic helper documents its SQL equivalent, which
+// store/postgres implements; the conformance suites in store/storetest run
+// against both backends.
 //
 // # Files
 //
@@ -106,8 +106,7 @@
 // # What it does not do
 //
 // One process owns a directory at a time: there is no sharing between
-// processes, no replication and no backup; those are the job of the later
-// PostgreSQL backend. The whole state lives in memory (about 235 MiB of heap
+// processes and no replication; several replicas use store/postgres. The whole state lives in memory (about 235 MiB of heap
 // for a million nullifier-sized records). Scan costs time proportional to
 // its table. Its context arguments are checked only before an Update runs;
 // reads never block on I/O. File locking uses flock(2), so the package

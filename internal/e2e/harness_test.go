@@ -156,7 +156,7 @@ func newWallet(t *testing.T, ctx context.Context, p *serverProc, trees ...[2]str
 	return &wallet.Wallet{Identity: id, Server: p.public, HTTP: wallet.NewHTTPClient(), KeyCache: path + ".pk"}
 }
 
-// The hardening suite of issue #10: hostile input against the real binary
+// The hardening suite: hostile input against the real binary
 // (this file), crashes and full disks (faults_test.go) and races
 // (concurrency_test.go). This file also holds the helpers the three share.
 

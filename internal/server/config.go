@@ -37,7 +37,7 @@ type Config struct {
 	RefreshLimits bool          // -refresh-rate-limits: per-IP and per-idComm limits on /api/v1/refresh
 	NoBatching    bool          // -no-batching: verify Groth16 proofs one by one (for comparison)
 
-	// Deployment (design.md §1; issue: TLS and reverse proxies).
+	// Deployment: TLS and reverse proxies (design.md §1).
 	TLSCert, TLSKey string // -tls-cert, -tls-key: PEM files; HTTPS on the public listener
 	TrustedProxies  string // -trusted-proxies: CIDRs whose X-Forwarded-For is believed
 

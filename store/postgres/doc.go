@@ -1,4 +1,4 @@
-// Package postgres is worldid's PostgreSQL storage backend (issue #11): the
+// Package postgres is worldid's PostgreSQL storage backend: the
 // same domain methods as the file-backed JSON store of package store, with
 // the same semantics and the same record sentinel errors, for operators who
 // run several replicas on one database or want its replication and backups.
