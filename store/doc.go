@@ -106,8 +106,9 @@
 // # What it does not do
 //
 // One process owns a directory at a time: there is no sharing between
-// processes and no replication; several replicas use store/postgres. The whole state lives in memory (about 235 MiB of heap
-// for a million nullifier-sized records). Scan costs time proportional to
+// processes and no replication; several replicas use store/postgres. The
+// whole state lives in memory (about 235 MiB of heap for a million
+// nullifier-sized records). Scan costs time proportional to
 // its table. Its context arguments are checked only before an Update runs;
 // reads never block on I/O. File locking uses flock(2), so the package
 // builds on Linux, macOS and the BSDs only.
