@@ -56,7 +56,7 @@
 // Mark: one line like a journal line, holding only an LSN the store had
 // made durable when it wrote the mark:
 //
-//	{"lsn":42,"crc":"1c0f3d2e"}
+//	{"lsn":42,"crc":"3081ac24"}
 //
 // It is replaced atomically (temporary file, fsync, rename, directory
 // fsync) at Open, at Close, after a repair and, while writes go on, at most

@@ -303,3 +303,10 @@ func TestRepairAfterStorageError(t *testing.T) {
 	defer db.Close()
 	checkState(t, db, map[string]map[string]string{"t": {"before": "1", "after": "3"}})
 }
+
+// The example in doc.go.
+func TestMarkFormat(t *testing.T) {
+	if got, want := string(encodeMark(42)), `{"lsn":42,"crc":"3081ac24"}`+"\n"; got != want {
+		t.Fatalf("encodeMark(42) = %q, want %q", got, want)
+	}
+}
