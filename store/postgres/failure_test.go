@@ -102,7 +102,7 @@ type proxy struct {
 	mu     sync.Mutex
 	ln     net.Listener
 	conns  map[net.Conn]bool
-	thawed chan struct{} // non-nil while frozen; closed by thaw
+	gate   pgtest.Gate
 	wg     sync.WaitGroup
 }
 
@@ -144,60 +144,14 @@ func (p *proxy) start(forward bool) {
 			p.mu.Lock()
 			p.conns[client], p.conns[server] = true, true
 			p.mu.Unlock()
-			p.wg.Go(func() { p.pipe(server, client) })
-			p.wg.Go(func() { p.pipe(client, server) })
+			p.wg.Go(func() { p.gate.Pipe(server, client) })
+			p.wg.Go(func() { p.gate.Pipe(client, server) })
 		}
 	})
 }
 
-// pipe copies src to dst, holding what it read while the proxy is frozen.
-func (p *proxy) pipe(dst, src net.Conn) {
-	defer dst.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.waitThawed()
-			if _, err := dst.Write(buf[:n]); err != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// freeze stops forwarding on every connection, old and new, while keeping
-// them open: what a server stopped with SIGSTOP looks like to a client.
-func (p *proxy) freeze() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.thawed == nil {
-		p.thawed = make(chan struct{})
-	}
-}
-
-func (p *proxy) thaw() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.thawed != nil {
-		close(p.thawed)
-		p.thawed = nil
-	}
-}
-
-func (p *proxy) waitThawed() {
-	p.mu.Lock()
-	ch := p.thawed
-	p.mu.Unlock()
-	if ch != nil {
-		<-ch
-	}
-}
-
 func (p *proxy) stop() {
-	p.thaw()
+	p.gate.Thaw()
 	p.mu.Lock()
 	p.ln.Close()
 	for c := range p.conns {
@@ -298,7 +252,7 @@ func TestServerHangs(t *testing.T) {
 		},
 		"ConsumeSigninRequest": func() error { _, err := db.ConsumeSigninRequest(ctx, "r1", time.Now()); return err },
 	}
-	p.freeze()
+	p.gate.Freeze()
 	var wg sync.WaitGroup
 	for name, call := range calls {
 		wg.Go(func() {
@@ -310,7 +264,7 @@ func TestServerHangs(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	p.thaw()
+	p.gate.Thaw()
 	if got, err := db.App(ctx, "app_1"); err != nil || got.RPID != "rp_1" {
 		t.Fatalf("App after the server answers again: %+v, %v", got, err)
 	}
@@ -322,8 +276,8 @@ func TestServerHangs(t *testing.T) {
 // A caller's own deadline still passes through as the context's error.
 func TestCallerDeadlinePassesThrough(t *testing.T) {
 	db, p := openThroughProxy(t)
-	p.freeze()
-	defer p.thaw()
+	p.gate.Freeze()
+	defer p.gate.Thaw()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := db.App(ctx, "app_1"); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, record.ErrUnavailable) {
