@@ -633,9 +633,11 @@ func sameFiles(t *testing.T, before, after map[string][]byte) {
 
 // TestFaultDiskFull fills the data dir's file system (a small tmpfs, so the
 // ENOSPC is real) under a running server: writes fail with 503 and a log
-// line naming the cause, reads keep working, a restart on the full disk
-// refuses to start without touching the files, and once space is free
-// every acknowledged write is there.
+// line naming the cause, reads keep working, /healthz answers 503 with the
+// cause and worldid_store_healthy is 0; once space is freed the server
+// repairs its store by itself and writes succeed again. Filled again, a
+// restart on the full disk refuses to start without touching the files,
+// and once space is free every acknowledged write is there.
 func TestFaultDiskFull(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary")
@@ -662,7 +664,7 @@ func TestFaultDiskFull(t *testing.T) {
 		}
 		return verifyRequest(action, itemJSON(t, item, nil))
 	}
-	acked, fresh := prove("disk-acked"), prove("disk-fresh")
+	acked, fresh, later := prove("disk-acked"), prove("disk-fresh"), prove("disk-later")
 	first := call(http.MethodPost, target, "application/json", acked)(t)
 	var firstAnswer verifyReply
 	if first.status != http.StatusOK || json.Unmarshal(first.body, &firstAnswer) != nil {
@@ -670,20 +672,8 @@ func TestFaultDiskFull(t *testing.T) {
 	}
 
 	fillDisk(t, mnt)
-	// The journal's last page may still have room: insert until a write fails.
 	leaves := map[string]int{}
-	for len(leaves) < 1000 {
-		c := randomFE()
-		added, err := p.adminClient.AddIdentity(ctx, admin.AddIdentityRequest{Identifier: "device", IdentityCommitment: c})
-		var refused *admin.Error
-		if errors.As(err, &refused) && refused.Status == http.StatusServiceUnavailable {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		leaves[c] = added.Index
-	}
+	insertUntilRefused(t, ctx, p, leaves)
 	authorize := p.public + "/authorize?" + url.Values{"response_type": {"code"}, "client_id": {app.AppID}, "redirect_uri": {e2eRedirect}, "scope": {"openid"}}.Encode()
 	t.Run("writes answer 503", func(t *testing.T) {
 		runHostile(t, dataDir, []hostileCase{
@@ -695,7 +685,7 @@ func TestFaultDiskFull(t *testing.T) {
 		})
 	})
 	t.Run("reads keep working", func(t *testing.T) {
-		for _, path := range []string{"/healthz", "/jwks", "/.well-known/openid-configuration"} {
+		for _, path := range []string{"/jwks", "/.well-known/openid-configuration"} {
 			if r := call(http.MethodGet, p.public+path, "", "")(t); r.status != http.StatusOK {
 				t.Errorf("GET %s: %d", path, r.status)
 			}
@@ -704,9 +694,33 @@ func TestFaultDiskFull(t *testing.T) {
 			t.Errorf("app list: %v %+v", err, apps)
 		}
 	})
+	t.Run("health shows it", func(t *testing.T) {
+		if r := waitHealthz(t, p, http.StatusServiceUnavailable, 0); !strings.Contains(string(r.body), "no space left on device") {
+			t.Errorf("/healthz on a full disk: %d %s", r.status, r.body)
+		}
+		waitMetric(t, p, "worldid_store_healthy", "0")
+		if v := metricValue(t, p, "worldid_store_health_failures_total"); v == "0" || v == "" {
+			t.Errorf("worldid_store_health_failures_total on a full disk: %q", v)
+		}
+	})
+
+	// Space freed: the store repairs itself, without a restart.
+	if err := os.Remove(filepath.Join(mnt, "filler")); err != nil {
+		t.Fatal(err)
+	}
+	waitHealthz(t, p, http.StatusOK, 30*time.Second)
+	if r := call(http.MethodPost, target, "application/json", fresh)(t); r.status != http.StatusOK {
+		t.Errorf("a write after the disk was freed: %d %s", r.status, r.body)
+	}
+	waitMetric(t, p, "worldid_store_healthy", "1")
+
+	fillDisk(t, mnt)
+	insertUntilRefused(t, ctx, p, leaves)
 	p.stop(t) // a clean shutdown despite the failed store
-	if log := p.stderr.String(); !strings.Contains(log, "no space left on device") || !strings.Contains(log, "storage unavailable") {
-		t.Errorf("no log line names the full disk:\n%s", log)
+	for _, want := range []string{"no space left on device", "storage unavailable", "writes enabled again"} {
+		if log := p.stderr.String(); !strings.Contains(log, want) {
+			t.Errorf("the log does not say %q:\n%s", want, log)
+		}
 	}
 
 	files := readFiles(t, dataDir, "state.json", "journal.jsonl")
@@ -729,8 +743,74 @@ func TestFaultDiskFull(t *testing.T) {
 			t.Errorf("acknowledged leaf %d: %d %s", index, r.status, r.body)
 		}
 	}
-	if a := postVerify(t, ctx, p, app.RPID, []byte(fresh)); a.status != http.StatusOK {
+	if a := postVerify(t, ctx, p, app.RPID, []byte(fresh)); a.status != http.StatusOK || !strings.HasSuffix(a.Message, "(nullifier reuse)") {
+		t.Errorf("the nullifier acknowledged after the repair: %+v", a)
+	}
+	if a := postVerify(t, ctx, p, app.RPID, []byte(later)); a.status != http.StatusOK {
 		t.Errorf("a write after the disk was freed: %+v", a)
+	}
+}
+
+// insertUntilRefused adds identities, recording the acknowledged ones,
+// until the admin API answers 503: the journal's last page may still have
+// room after the disk is full.
+func insertUntilRefused(t *testing.T, ctx context.Context, p *serverProc, leaves map[string]int) {
+	t.Helper()
+	for range 1000 {
+		c := randomFE()
+		added, err := p.adminClient.AddIdentity(ctx, admin.AddIdentityRequest{Identifier: "device", IdentityCommitment: c})
+		var refused *admin.Error
+		if errors.As(err, &refused) && refused.Status == http.StatusServiceUnavailable {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaves[c] = added.Index
+	}
+	t.Fatal("1000 identities fit on a full disk")
+}
+
+// metricValue is the value of an unlabelled series at /metrics.
+func metricValue(t *testing.T, p *serverProc, name string) string {
+	t.Helper()
+	r := call(http.MethodGet, p.public+"/metrics", "", "")(t)
+	for _, line := range strings.Split(string(r.body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// waitMetric polls /metrics until the series has the value; the store's
+// health is checked every second.
+func waitMetric(t *testing.T, p *serverProc, name, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		v := metricValue(t, p, name)
+		if v == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is %q, want %q", name, v, want)
+		}
+	}
+}
+
+// waitHealthz polls /healthz until it answers status.
+func waitHealthz(t *testing.T, p *serverProc, status int, limit time.Duration) reply {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		r := call(http.MethodGet, p.public+"/healthz", "", "")(t)
+		if r.status == status {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/healthz still answers %d %s after %v, want %d", r.status, r.body, limit, status)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

@@ -15,15 +15,18 @@ import (
 // worldid_store_healthy are at most this old.
 const healthInterval = time.Second
 
-// storeHealth checks the backend in the background and answers /healthz
-// from the newest result, so that a health check never waits for a hung
-// database (PostgreSQL's check has its own 2 s deadline).
+// storeHealth checks the backend every healthInterval, for the metrics,
+// and on each /healthz request, but never twice at once: a request that
+// finds a check under way answers from the newest result instead of
+// waiting for it, so a flood of /healthz costs the database at most one
+// ping at a time (PostgreSQL's check has its own 2 s deadline).
 type storeHealth struct {
 	check    func(context.Context) error
 	log      *slog.Logger
 	healthy  *metrics.Gauge
 	failures *metrics.Counter
 	last     atomic.Pointer[error] // nil error: healthy
+	checking atomic.Bool
 }
 
 func newStoreHealth(check func(context.Context) error, m *metrics.Registry, log *slog.Logger) *storeHealth {
@@ -35,8 +38,13 @@ func newStoreHealth(check func(context.Context) error, m *metrics.Registry, log 
 	}
 }
 
-// update checks once and publishes the result, logging changes.
+// update checks once, unless a check is under way, and publishes the
+// result, logging changes.
 func (h *storeHealth) update(ctx context.Context) {
+	if !h.checking.CompareAndSwap(false, true) {
+		return
+	}
+	defer h.checking.Store(false)
 	err := h.check(ctx)
 	if ctx.Err() != nil {
 		return // shutting down
@@ -73,7 +81,8 @@ func (h *storeHealth) run(ctx context.Context) {
 
 // ServeHTTP is /healthz: 200 "ok", or 503 with the reason the store cannot
 // accept writes.
-func (h *storeHealth) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+func (h *storeHealth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.update(r.Context())
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if p := h.last.Load(); p != nil && *p != nil {
