@@ -204,9 +204,9 @@ func (db *DB) recover() error {
 		name    string
 		present bool
 	}{{snapPath, found}, {path, journalFound}} {
-		if name := f.name; marked && !f.present {
+		if marked && !f.present {
 			if err := db.lose(fmt.Errorf("store: %s is missing, but %s says the store had acknowledged writes up to lsn %d: %w",
-				name, markPath, mark, ErrDataLoss)); err != nil {
+				f.name, markPath, mark, ErrDataLoss)); err != nil {
 				return err
 			}
 		}
