@@ -5,7 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"worldid/internal/metrics"
@@ -17,16 +17,19 @@ const healthInterval = time.Second
 
 // storeHealth checks the backend every healthInterval, for the metrics,
 // and on each /healthz request, but never twice at once: a request that
-// finds a check under way answers from the newest result instead of
-// waiting for it, so a flood of /healthz costs the database at most one
-// ping at a time (PostgreSQL's check has its own 2 s deadline).
+// finds a check under way waits for its result instead of starting
+// another, so a flood of /healthz costs the database at most one ping at
+// a time, and each answer comes from a check that ended after the request
+// arrived (PostgreSQL's check has its own 2 s deadline).
 type storeHealth struct {
 	check    func(context.Context) error
 	log      *slog.Logger
 	healthy  *metrics.Gauge
 	failures *metrics.Counter
-	last     atomic.Pointer[error] // nil error: healthy
-	checking atomic.Bool
+
+	mu       sync.Mutex
+	last     error         // the newest result
+	inflight chan struct{} // closed when the check under way ends; nil if none
 }
 
 func newStoreHealth(check func(context.Context) error, m *metrics.Registry, log *slog.Logger) *storeHealth {
@@ -34,35 +37,51 @@ func newStoreHealth(check func(context.Context) error, m *metrics.Registry, log 
 		check:    check,
 		log:      log,
 		healthy:  m.NewGauge("worldid_store_healthy", "1 if the store accepts writes (PostgreSQL: answers), else 0; checked every second."),
-		failures: m.NewCounter("worldid_store_health_failures_total", "Store health checks (one a second) that found the store unable to accept writes."),
+		failures: m.NewCounter("worldid_store_health_failures_total", "Store health checks that found the store unable to accept writes."),
 	}
 }
 
-// update checks once, unless a check is under way, and publishes the
-// result, logging changes.
-func (h *storeHealth) update(ctx context.Context) {
-	if !h.checking.CompareAndSwap(false, true) {
-		return
+// update returns the result of a check that ends after it was called: the
+// one under way, or a new one, which it publishes, logging changes.
+func (h *storeHealth) update(ctx context.Context) error {
+	h.mu.Lock()
+	if ch := h.inflight; ch != nil {
+		h.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.last
 	}
-	defer h.checking.Store(false)
+	ch := make(chan struct{})
+	h.inflight = ch
+	h.mu.Unlock()
+
 	err := h.check(ctx)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.inflight = nil
+	close(ch)
 	if ctx.Err() != nil {
-		return // shutting down
+		return h.last // shutting down, or the requester left
 	}
-	prev := h.last.Swap(&err)
-	wasHealthy := prev == nil || *prev == nil
+	wasHealthy := h.last == nil
+	h.last = err
 	if err != nil {
 		h.failures.Inc()
 		h.healthy.Set(0)
 		if wasHealthy {
 			h.log.Error("store unhealthy: /healthz answers 503", "err", err)
 		}
-		return
+		return err
 	}
 	h.healthy.Set(1)
 	if !wasHealthy {
 		h.log.Info("store healthy again")
 	}
+	return nil
 }
 
 // run checks every healthInterval until ctx is done.
@@ -82,12 +101,13 @@ func (h *storeHealth) run(ctx context.Context) {
 // ServeHTTP is /healthz: 200 "ok", or 503 with the reason the store cannot
 // accept writes.
 func (h *storeHealth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.update(r.Context())
+	// Not canceled with the request: the others waiting for it need its result.
+	err := h.update(context.WithoutCancel(r.Context()))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if p := h.last.Load(); p != nil && *p != nil {
+	if err != nil {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		io.WriteString(w, "unavailable: "+(*p).Error()+"\n")
+		io.WriteString(w, "unavailable: "+err.Error()+"\n")
 		return
 	}
 	io.WriteString(w, "ok\n")

@@ -2,14 +2,15 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"worldid/internal/metrics"
 	"worldid/record"
@@ -50,35 +51,36 @@ func TestHealthz(t *testing.T) {
 	}
 }
 
-// A /healthz that finds a check under way answers from the last result
-// instead of queueing behind a hung database.
-func TestHealthzNeverWaitsForACheck(t *testing.T) {
-	release := make(chan struct{})
-	hung := errors.New("no answer")
-	calls := 0
+// A /healthz that finds a check under way waits for its result rather
+// than starting another: one ping at a time, and no stale answer.
+func TestHealthzJoinsTheCheckUnderWay(t *testing.T) {
+	release, started := make(chan struct{}), make(chan struct{})
+	hung := fmt.Errorf("no answer: %w", record.ErrUnavailable)
+	var calls atomic.Int32
 	h := newStoreHealth(func(context.Context) error {
-		calls++
-		if calls == 2 {
+		if calls.Add(1) == 2 {
+			close(started)
 			<-release
 			return hung
 		}
 		return nil
 	}, metrics.NewRegistry(), slog.New(slog.DiscardHandler))
 	h.update(context.Background())
-	done := make(chan struct{})
-	go func() { h.update(context.Background()); close(done) }()
-	for !h.checking.Load() {
-		// wait for the hung check to start
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-	if w.Code != http.StatusOK {
-		t.Fatalf("while a check hangs: %d, want the last result (200)", w.Code)
-	}
+	go h.update(context.Background())
+	<-started
+	answered := make(chan int)
+	go func() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		answered <- w.Code
+	}()
+	time.Sleep(50 * time.Millisecond) // let it join the check
 	close(release)
-	<-done
-	if calls != 2 {
-		t.Fatalf("%d checks, want 2", calls)
+	if code := <-answered; code != http.StatusServiceUnavailable {
+		t.Fatalf("/healthz during a check that fails: %d, want 503", code)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("%d checks, want 2", n)
 	}
 }
 
