@@ -190,16 +190,18 @@ func (db *DB) repair() bool {
 // repairOnce makes the files hold exactly base, the acknowledged state, by
 // a compaction: whatever a failed write left in the journal is truncated
 // away. It then drops the queued batches, whose Updates have returned
-// errors, and starts a new epoch that reuses their LSNs.
+// errors, and starts a new epoch that reuses their LSNs. While failure is
+// set no Update queues anything, so only that last step needs writeMu:
+// Updates keep failing fast during the compaction.
 func (db *DB) repairOnce() error {
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
 	if err := db.compact(); err != nil {
 		return err
 	}
 	if err := db.writeMark(db.durable); err != nil {
 		return err
 	}
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
 	db.mu.Lock()
 	clear(db.overlay)
 	db.mu.Unlock()

@@ -310,3 +310,37 @@ func TestMarkFormat(t *testing.T) {
 		t.Fatalf("encodeMark(42) = %q, want %q", got, want)
 	}
 }
+
+// An Update queued behind a failing fsync never reports success, even
+// though the repair reuses its LSN for a later write.
+func TestRepairDropsQueuedUpdates(t *testing.T) {
+	db, journal := openFaulty(t, t.TempDir(), Options{repairAfter: 10 * time.Millisecond, Log: slog.New(slog.DiscardHandler)})
+	defer db.Close()
+	ctx := context.Background()
+	put(t, db, "t", "before", 1)
+	gate, entered := make(chan struct{}), make(chan struct{}, 10)
+	journal.set(func(f *faultyFile) { f.gate, f.entered, f.syncErr = gate, entered, syscall.EIO })
+	results := make(chan error, 2)
+	go func() { results <- db.Update(ctx, func(tx *Tx) error { return tx.Put("t", "a", 1) }) }()
+	<-entered // a's fsync is under way
+	go func() { results <- db.Update(ctx, func(tx *Tx) error { return tx.Put("t", "b", 1) }) }()
+	for queued := 0; queued == 0; {
+		db.qmu.Lock()
+		queued = len(db.queue)
+		db.qmu.Unlock()
+	}
+	journal.set(func(f *faultyFile) { f.gate, f.entered, f.syncErr = nil, nil, nil })
+	close(gate)
+	for range 2 {
+		if err := <-results; !errors.Is(err, record.ErrUnavailable) {
+			t.Fatalf("an Update of the failed batch or queued behind it: %v, want ErrUnavailable", err)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); db.Health(ctx) != nil; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no repair")
+		}
+	}
+	put(t, db, "t", "c", 1)
+	checkState(t, db, map[string]map[string]string{"t": {"before": "1", "c": "1"}})
+}
