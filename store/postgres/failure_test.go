@@ -195,6 +195,7 @@ func TestServerGoesAway(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := map[string]func() error{
+		"Health":    func() error { return db.Health(ctx) },
 		"App":       func() error { _, err := db.App(ctx, a.ID); return err },
 		"CreateApp": func() error { return db.CreateApp(ctx, record.App{ID: "app_2", RPID: "rp_2"}) },
 		"RecordVerification": func() error {
@@ -227,6 +228,9 @@ func TestServerGoesAway(t *testing.T) {
 	}
 	if err := db.CreateApp(ctx, record.App{ID: "app_2", RPID: "rp_2"}); err != nil {
 		t.Fatalf("CreateApp after the server is back: %v", err)
+	}
+	if err := db.Health(ctx); err != nil {
+		t.Fatalf("Health after the server is back: %v", err)
 	}
 }
 
