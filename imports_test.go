@@ -11,14 +11,15 @@ import (
 )
 
 // Import direction (design.md §2): crypto packages depend only on the
-// standard library, gnark-crypto (semaphore: also gnark and x/crypto's
-// legacy Keccak) and lower crypto packages; handlers declare the storage
-// interface they need and never import a backend or each other; only the
-// wiring (package main and internal/server) puts handlers and backends
-// together, and the commands (internal/cli) reach the admin API through its
-// client.
+// standard library, gnark-crypto (semaphore: also x/crypto's legacy Keccak;
+// semaphore/prover: gnark) and lower crypto packages; handlers declare the
+// storage interface they need and never import a backend or each other;
+// only the wiring (package main and internal/server) puts handlers and
+// backends together, and the commands (internal/cli) reach the admin API
+// through its client. gnark itself (not gnark-crypto) is linked only by the
+// prover, the wallet, the wiring and the commands.
 var (
-	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/credential"}
+	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/semaphore/prover", "worldid/credential"}
 	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/verify"}
 	backendPkgs = []string{"worldid/store", "worldid/store/postgres"}
 	wiringPkgs  = []string{"worldid", "worldid/internal/server"}
@@ -26,7 +27,21 @@ var (
 
 // allowedExternal lists, per crypto package, the non-stdlib import prefixes.
 var allowedExternal = map[string][]string{
-	"worldid/semaphore": {"github.com/consensys/gnark-crypto/", "github.com/consensys/gnark/", "golang.org/x/crypto/sha3"},
+	"worldid/semaphore":        {"golang.org/x/crypto/sha3"},
+	"worldid/semaphore/prover": {"github.com/consensys/gnark/"},
+}
+
+const proverPkg = "worldid/semaphore/prover"
+
+// linksGnark: gnark (not gnark-crypto), directly or through the prover.
+func linksGnark(dep string) bool {
+	return dep == "github.com/consensys/gnark" || strings.HasPrefix(dep, "github.com/consensys/gnark/") || dep == proverPkg
+}
+
+// mayLinkGnark: the prover, the wallet, the commands and the wiring (for
+// the first start's setup).
+func mayLinkGnark(pkg string) bool {
+	return slices.Contains([]string{proverPkg, "worldid/internal/wallet", "worldid/internal/cli", "worldid/internal/server"}, pkg)
 }
 
 func isStdlib(path string) bool {
@@ -47,10 +62,16 @@ func checkImports(imports map[string][]string) []string {
 }
 
 func forbidden(pkg, dep string) string {
+	if linksGnark(dep) && !mayLinkGnark(pkg) {
+		return "only the prover, the wallet and the CLI link gnark; verifiers use gnark-crypto"
+	}
 	switch {
 	case hasPkg(cryptoPkgs, pkg):
 		if dep == "net/http" || dep == "log/slog" || strings.HasPrefix(dep, "net/http/") {
 			return "crypto packages do no I/O or logging"
+		}
+		if dep == "worldid/internal/strictjson" {
+			return "" // stdlib-only JSON checking, for credential.Parse
 		}
 		if strings.HasPrefix(dep, "worldid/") {
 			if !hasPkg(cryptoPkgs, dep) {
@@ -77,6 +98,10 @@ func forbidden(pkg, dep string) string {
 	case hasPkg(backendPkgs, pkg):
 		if hasPkg(handlerPkgs, dep) {
 			return "backends implement handler interfaces without importing handlers"
+		}
+	case pkg == "worldid/internal/strictjson":
+		if !isStdlib(dep) {
+			return "crypto packages import strictjson, so it imports only the standard library"
 		}
 	case pkg == "worldid/record":
 		if !isStdlib(dep) {
@@ -126,10 +151,34 @@ func TestImportRulesCatchViolations(t *testing.T) {
 			t.Errorf("%s → %s not reported", pkg, dep)
 		}
 	}
+	if len(checkImports(map[string][]string{"worldid/internal/strictjson": {"worldid/field"}})) != 1 {
+		t.Error("worldid/internal/strictjson → worldid/field not reported")
+	}
+	// gnark, directly or through the prover, outside the prover, the
+	// wallet, the commands and the wiring.
 	for _, edge := range [][2]string{
 		{"worldid/semaphore", "github.com/consensys/gnark/backend/groth16"},
+		{"worldid/registry", "github.com/consensys/gnark/frontend"},
+		{"worldid/oidc", proverPkg},
+		{"worldid/internal/strictjson", "github.com/consensys/gnark"},
+		{"worldid/internal/server/sub", proverPkg},
+		{"worldid", proverPkg},
+		{"worldid/semaphore/prover", "github.com/iden3/go-iden3-crypto/poseidon"},
+	} {
+		if v := checkImports(map[string][]string{edge[0]: {edge[1]}}); len(v) != 1 {
+			t.Errorf("%s → %s: %d violations, want 1", edge[0], edge[1], len(v))
+		}
+	}
+	for _, edge := range [][2]string{
+		{"worldid/semaphore/prover", "github.com/consensys/gnark/backend/groth16/bn254"},
+		{"worldid/semaphore/prover", "worldid/semaphore"},
+		{"worldid/internal/wallet", proverPkg},
+		{"worldid/internal/cli", "github.com/consensys/gnark/frontend"},
+		{"worldid/internal/server", proverPkg},
+		{"worldid/semaphore", "github.com/consensys/gnark-crypto/ecc/bn254"},
 		{"worldid/semaphore", "golang.org/x/crypto/sha3"},
 		{"worldid/babyjub", "worldid/poseidon"},
+		{"worldid/credential", "worldid/internal/strictjson"},
 		{"worldid", "worldid/store"},
 		{"worldid/internal/server", "worldid/store/postgres"},
 		{"worldid/internal/cli", "worldid/admin"},

@@ -170,6 +170,9 @@ func TestBadRequests(t *testing.T) {
 		{"duplicate member", "POST", "/admin/apps", testToken, "application/json", `{"name":"x","name":"y","redirect_uris":["https://a.example/cb"]}`, 400, "bad_request"},
 		{"case-folded member", "POST", "/admin/apps", testToken, "application/json", `{"Name":"x","redirect_uris":["https://a.example/cb"]}`, 400, "bad_request"},
 		{"nested duplicate", "POST", "/admin/signups", testToken, "application/json", `{"signups":[{"id_commitment":"0x01","id_commitment":"0x02"}]}`, 400, "bad_request"},
+		// Issue 15: 7 s and 2.3 GiB when each level built its path string.
+		{"nested 32000 deep", "POST", "/admin/apps", testToken, "application/json", strings.Repeat("[", 32000) + strings.Repeat("]", 32000), 400, "bad_request"},
+		{"invalid UTF-8", "POST", "/admin/apps", testToken, "application/json", "{\"name\":\"x\xff\",\"redirect_uris\":[\"https://a.example/cb\"]}", 400, "bad_request"},
 		{"no uris", "POST", "/admin/apps", testToken, "application/json", `{"name":"x","redirect_uris":[]}`, 400, "bad_request"},
 		{"relative uri", "POST", "/admin/apps", testToken, "application/json", `{"name":"x","redirect_uris":["/cb"]}`, 400, "bad_request"},
 		{"fragment", "POST", "/admin/apps", testToken, "application/json", `{"name":"x","redirect_uris":["https://a.example/cb#x"]}`, 400, "bad_request"},
@@ -194,6 +197,17 @@ func TestBadRequests(t *testing.T) {
 				t.Errorf("a failed request stored %d apps", len(st.apps))
 			}
 		})
+	}
+}
+
+// TestDeepNestingNamesDepth: a 64 KiB body of nested arrays is refused as
+// too deep (internal/strictjson measures its memory), not as something else.
+func TestDeepNestingNamesDepth(t *testing.T) {
+	srv, _ := newTestServer(t)
+	body := strings.Repeat("[", 32000) + strings.Repeat("]", 32000)
+	resp := do(t, srv, "POST", "/admin/apps", testToken, "application/json", body)
+	if resp.status != 400 || !strings.Contains(resp.body, "nested more than 64 deep") {
+		t.Fatalf("got %d %s", resp.status, resp.body)
 	}
 }
 

@@ -6,7 +6,8 @@
 // lives in the data directory with mode 0600 and is compared in constant time
 // (over SHA-256 digests, so its length leaks nothing either). Bodies are JSON
 // (exactly application/json, at most 64 KiB; internal/strictjson rejects
-// unknown, case-folded and duplicate member names and trailing data).
+// unknown, case-folded and duplicate member names, invalid UTF-8, nesting
+// over 64 and trailing data, in time and memory linear in the body).
 //
 // Errors have one shape, {"error": "<code>", "message": "<text>"}, with
 // 400 bad_request, 401 unauthenticated, 404 not_found, 405 method_not_allowed

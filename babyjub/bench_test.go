@@ -124,7 +124,7 @@ func BenchmarkIden3VerifyPoseidon(b *testing.B) {
 
 // benchmarkSpeedup alternates our operation and go-iden3-crypto's within
 // each iteration, so that load changes on a shared machine hit both
-// equally, and reports both times and the ratio (the issue #4 targets).
+// equally, and reports both times and the ratio (the targets in README "Performance").
 func benchmarkSpeedup(b *testing.B, ours, theirs func()) {
 	var oursTotal, theirsTotal time.Duration
 	for b.Loop() {

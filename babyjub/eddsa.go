@@ -23,9 +23,9 @@ const (
 const challengeTag = "EdDSA Signature"
 
 var (
-	errSignatureLength  = errors.New("signature is not 64 bytes (crypto.md §e step 3)")
-	errPublicIdentity   = errors.New("public key is the identity (crypto.md §e step 2)")
-	errPublicNotOnCurve = errors.New("public key is not on the curve (crypto.md §e step 1)")
+	errSignatureLength  = errors.New("signature is not 64 bytes")      // doc/crypto.md §e step 3
+	errPublicIdentity   = errors.New("public key is the identity")     // doc/crypto.md §e step 2
+	errPublicNotOnCurve = errors.New("public key is not on the curve") // doc/crypto.md §e step 1
 )
 
 // PrivateKey is an EdDSA-Poseidon2 private key: the 32-byte seed and the

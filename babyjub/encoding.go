@@ -11,12 +11,12 @@ const pointSize = 32
 
 // Decoding failures, one per rule of crypto.md §d "Strict decoding".
 var (
-	errPointLength       = errors.New("point encoding is not 32 bytes (crypto.md §d rule 1)")
-	errPointYNotCanon    = errors.New("point y is not canonical: y ≥ p or bit 6 of byte 31 set (crypto.md §d rule 1)")
-	errPointDenominator  = errors.New("point y makes a − d·y² zero (crypto.md §d rule 2)")
-	errPointNotOnCurve   = errors.New("point y has no x on the curve: (1 − y²)/(a − d·y²) is not a square (crypto.md §d rule 2)")
-	errPointNegativeZero = errors.New("point encodes x = 0 with the sign bit set (crypto.md §d rule 3)")
-	errPointNotInGroup   = errors.New("point is not in the prime-order subgroup (crypto.md §d rule 4)")
+	errPointLength       = errors.New("point encoding is not 32 bytes")                                     // doc/crypto.md §d rule 1
+	errPointYNotCanon    = errors.New("point y is not canonical: y ≥ p or bit 6 of byte 31 set")            // doc/crypto.md §d rule 1
+	errPointDenominator  = errors.New("point y makes a − d·y² zero")                                        // doc/crypto.md §d rule 2
+	errPointNotOnCurve   = errors.New("point y has no x on the curve: (1 − y²)/(a − d·y²) is not a square") // doc/crypto.md §d rule 2
+	errPointNegativeZero = errors.New("point encodes x = 0 with the sign bit set")                          // doc/crypto.md §d rule 3
+	errPointNotInGroup   = errors.New("point is not in the prime-order subgroup")                           // doc/crypto.md §d rule 4
 )
 
 // signFlag is bit 7 of byte 31 of a compressed point.

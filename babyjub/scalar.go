@@ -26,7 +26,7 @@ var (
 	r3 = scalar{0x30886e7b42917c21, 0x98dae87b55d7cd2a, 0xeefe3d08cc608b7b, 0x02b4dbffb2bc97aa}
 )
 
-var errScalarNotCanonical = errors.New("scalar is not canonical: s ≥ L (crypto.md §e step 5)")
+var errScalarNotCanonical = errors.New("scalar is not canonical: s ≥ L") // doc/crypto.md §e step 5
 
 // montMul returns a·b·2^-256 mod L. It requires a < 2^256 and b < L, which
 // bounds the CIOS result below 2L before the final conditional subtraction.

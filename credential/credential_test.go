@@ -173,6 +173,11 @@ func TestParseRejects(t *testing.T) {
 		"issuer pk numbers":     strings.Replace(strings.Replace(good, `{"pk":["`, `{"pk":[`, 1), `","`, `,"`, 1),
 		"issuer pk off curve":   good[:strings.Index(good, `{"pk":`)] + `{"pk":["1","2"]}}`,
 		"issuer x leading zero": strings.Replace(good, `{"pk":["`, `{"pk":["0`, 1),
+		"17 claims":             strings.Replace(good, `"claims":[`, `"claims":["0x`+strings.Repeat("0", 64)+`",`, 1),
+		"duplicate in unknown":  strings.Replace(good, `{"id":`, `{"extra":[{"a":1,"a":2}],"id":`, 1),
+		"invalid UTF-8 unknown": strings.Replace(good, `{"id":`, "{\"extra\":\"\xff\",\"id\":", 1),
+		"escaped duplicate id":  strings.Replace(good, `{"id":`, `{"\u0069d":1,"id":`, 1),
+		"nested 65 deep":        strings.Replace(good, `{"id":`, `{"extra":`+strings.Repeat("[", 64)+strings.Repeat("]", 64)+`,"id":`, 1),
 	}
 	for name, s := range mutations {
 		if s == good {

@@ -23,8 +23,10 @@
 //     genesis_issued_at, expires_at, claims (always 16), associated_data_hash,
 //     signature (128 lowercase hex digits, or null), issuer {"pk":[x, y]}
 //     (canonical decimals).
-//   - [Parse] reads it strictly: required members present, duplicate member
-//     names rejected, unknown members ignored, u64 values as bare JSON
+//   - [Parse] reads it strictly: JSON checked by internal/strictjson
+//     (duplicate member names at any depth, invalid UTF-8, nesting over 64
+//     and trailing data rejected), required members present, unknown
+//     members ignored, u64 values as bare JSON
 //     integers (never through float64), version "V1", 0 to 16 claims padded
 //     with zeros, "0x"+64-hex field elements below p, issuer.pk canonical
 //     decimals forming a subgroup point, signature missing, null or exactly

@@ -3,16 +3,15 @@ package credential
 import (
 	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/babyjub"
 	"worldid/field"
+	"worldid/internal/strictjson"
 )
 
 // headClaims is the number of claims the HEAD serializer writes.
@@ -133,14 +132,19 @@ var requiredMembers = [...]string{"id", "version", "issuer_schema_id", "sub", "g
 	"expires_at", "claims", "associated_data_hash", "issuer"}
 
 // Parse reads a v0.3.0 credential strictly (crypto.md §f "Parsing"):
-// the required members present, duplicate member names rejected, unknown
-// members ignored, u64 values as bare JSON integers < 2^64, version "V1",
-// 0–16 claims (padded with zeros), field elements in the strict form,
-// issuer.pk two canonical decimals forming a subgroup point (the identity
-// gives a nil Issuer), and signature missing, null, or 128 hex digits.
-// Parse does not verify the signature.
+// JSON under internal/strictjson (no duplicate member names at any depth,
+// no invalid UTF-8, nothing after the object), the required members
+// present, unknown members ignored, u64 values as bare JSON integers
+// < 2^64, version "V1", 0–16 claims (padded with zeros), field elements in
+// the strict form, issuer.pk two canonical decimals forming a subgroup
+// point (the identity gives a nil Issuer), and signature missing, null, or
+// 128 hex digits. Parse does not verify the signature.
 func Parse(data []byte) (*Credential, error) {
-	m, err := members(data)
+	root, err := strictjson.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("credential: %w", err)
+	}
+	m, err := members(root, "the credential")
 	if err != nil {
 		return nil, err
 	}
@@ -181,64 +185,42 @@ func Parse(data []byte) (*Credential, error) {
 	return c, nil
 }
 
-// members splits one JSON object into its members, rejecting duplicate
-// names (which encoding/json would silently overwrite) and trailing data.
-func members(data []byte) (map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, errors.New("credential: not a JSON object")
+// members maps the member names of the object v to their values.
+func members(v strictjson.Value, name string) (map[string]strictjson.Value, error) {
+	if v.Kind() != strictjson.Object {
+		return nil, fmt.Errorf("credential: %s is not a JSON object", name)
 	}
-	m := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("credential: %w", err)
-		}
-		name := tok.(string) // inside an object, Token returns member names as strings
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("credential: member %q: %w", name, err)
-		}
-		if _, dup := m[name]; dup {
-			return nil, fmt.Errorf("credential: duplicate member %q", name)
-		}
-		m[name] = raw
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("credential: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("credential: data after the JSON object")
+	m := map[string]strictjson.Value{}
+	for name, value := range v.Members() {
+		m[name] = value
 	}
 	return m, nil
 }
 
 // parseU64 accepts a bare JSON integer in [0, 2^64−1]: no quotes, sign,
 // fraction or exponent (crypto.md §a "u64 in JSON"), never via float64.
-func parseU64(raw json.RawMessage, name string) (uint64, error) {
-	for _, ch := range raw {
-		if ch < '0' || ch > '9' {
-			return 0, fmt.Errorf("credential: %s is not a JSON integer literal", name)
-		}
+func parseU64(v strictjson.Value, name string) (uint64, error) {
+	if v.Kind() != strictjson.Number || bytes.ContainsAny(v.Bytes(), "-.eE") {
+		return 0, fmt.Errorf("credential: %s is not a JSON integer literal", name)
 	}
-	v, err := strconv.ParseUint(string(raw), 10, 64)
+	n, err := strconv.ParseUint(string(v.Bytes()), 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("credential: %s is not a u64", name)
 	}
-	return v, nil
+	return n, nil
 }
 
 // parseString accepts a JSON string only (not null).
-func parseString(raw json.RawMessage, name string) (string, error) {
-	var s string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+func parseString(v strictjson.Value, name string) (string, error) {
+	s, ok := v.Unquote()
+	if !ok {
 		return "", fmt.Errorf("credential: %s is not a JSON string", name)
 	}
 	return s, nil
 }
 
-func parseFE(raw json.RawMessage, name string) (fr.Element, error) {
-	s, err := parseString(raw, name)
+func parseFE(v strictjson.Value, name string) (fr.Element, error) {
+	s, err := parseString(v, name)
 	if err != nil {
 		return fr.Element{}, err
 	}
@@ -249,31 +231,32 @@ func parseFE(raw json.RawMessage, name string) (fr.Element, error) {
 	return x, nil
 }
 
-func parseClaims(raw json.RawMessage, dst *[MaxClaims]fr.Element) error {
-	var items []json.RawMessage
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+func parseClaims(v strictjson.Value, dst *[MaxClaims]fr.Element) error {
+	if v.Kind() != strictjson.Array {
 		return errors.New("credential: claims is not a JSON array")
 	}
-	if len(items) > MaxClaims {
-		return fmt.Errorf("credential: %d claims, more than %d", len(items), MaxClaims)
-	}
-	for i, item := range items {
+	i := 0
+	for item := range v.Elements() {
+		if i == MaxClaims {
+			return fmt.Errorf("credential: more than %d claims", MaxClaims)
+		}
 		x, err := parseFE(item, fmt.Sprintf("claims[%d]", i))
 		if err != nil {
 			return err
 		}
 		dst[i] = x
+		i++
 	}
 	return nil
 }
 
 // parseSignature accepts a missing or null signature (unsigned) or
 // exactly 128 hex digits of either case (crypto.md §e "Signature bytes").
-func parseSignature(raw json.RawMessage) ([]byte, error) {
-	if raw == nil || string(raw) == "null" {
+func parseSignature(v strictjson.Value) ([]byte, error) {
+	if k := v.Kind(); k == strictjson.Invalid || k == strictjson.Null {
 		return nil, nil
 	}
-	s, err := parseString(raw, "signature")
+	s, err := parseString(v, "signature")
 	if err != nil {
 		return nil, err
 	}
@@ -289,16 +272,16 @@ func parseSignature(raw json.RawMessage) ([]byte, error) {
 
 // parseIssuer reads {"pk":["<x>","<y>"]}. The identity point is accepted
 // as a subgroup point and returned as nil: it can never verify (§e step 2).
-func parseIssuer(raw json.RawMessage) (*babyjub.PublicKey, error) {
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, errors.New("credential: issuer is not a JSON object")
-	}
-	m, err := members(raw)
+func parseIssuer(v strictjson.Value) (*babyjub.PublicKey, error) {
+	m, err := members(v, "issuer")
 	if err != nil {
-		return nil, fmt.Errorf("issuer: %w", err)
+		return nil, err
 	}
-	var pk []json.RawMessage
-	if len(m["pk"]) == 0 || m["pk"][0] != '[' || json.Unmarshal(m["pk"], &pk) != nil || len(pk) != 2 {
+	var pk []strictjson.Value
+	for coordinate := range m["pk"].Elements() {
+		pk = append(pk, coordinate)
+	}
+	if m["pk"].Kind() != strictjson.Array || len(pk) != 2 {
 		return nil, errors.New("credential: issuer.pk is not an array of two coordinates")
 	}
 	x, err := parseString(pk[0], "issuer.pk[0]")

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"worldid/internal/strictjson"
 )
 
 // Scopes (interfaces.md §2.1) in the canonical order of a granted scope.
@@ -131,11 +133,11 @@ const maxClockSkew = 60 // seconds
 // now < exp, iat not in the future. Revocation is checked by the caller.
 func (p *Provider) parseAccessToken(token string) (accessClaims, error) {
 	var c accessClaims
-	payload, err := verifyJWT(token, typAccessToken, p.keySet().published)
+	payload, err := verifyJWT(token, typAccessToken, p.keySet().byHeader)
 	if err != nil {
 		return c, err
 	}
-	if err := decodeStrict(payload, &c); err != nil {
+	if err := strictjson.Decode(payload, &c); err != nil {
 		return c, fmt.Errorf("jwt: claims: %w", err)
 	}
 	now := p.now().Unix()

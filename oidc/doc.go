@@ -97,10 +97,13 @@
 // token (typ "at+jwt", RFC 9068): iss, sub, aud = client_id, client_id,
 // exp (3600 s), iat, auth_time, jti, scope, verification_level, grant_id.
 // Verification (jwt.go, claims.go) is strict: at most 8 KiB, exactly two
-// dots before splitting, canonical unpadded base64url, a header of exactly
-// alg/kid/typ (no none, HS*, crit, jku, jwk, x5u…), byte-identical to the
-// header the named key signs with, a signature of the modulus length, then
-// exact iss, aud = client_id, now < exp with the injected clock.
+// dots before splitting, a header segment byte-identical to the one a
+// published key writes for the expected typ (looked up, never parsed, so
+// no none, HS*, crit, jku, jwk, x5u…; RFC 7515 §4, RFC 8725 §3.1),
+// canonical unpadded base64url, a signature of the modulus length, claims
+// read by internal/strictjson (exact member names, no duplicates, no
+// unknown members), then exact iss, aud = client_id, now < exp with the
+// injected clock.
 //
 // Codes: 256 random bits (base64url), stored under their SHA-256, bound to
 // client, redirect URI, nonce, scope and PKCE challenge, 10 minutes, single

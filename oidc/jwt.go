@@ -1,7 +1,6 @@
 package oidc
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -9,12 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 )
 
-// JWS parameters (RFC 7515, RFC 7518 §3.3). Only RS256 exists here: the
-// header allowlist below rejects "none", HS*, and every other algorithm.
+// JWS parameters (RFC 7515, RFC 7518 §3.3). Only RS256 exists here:
+// verifyJWT accepts only the exact headers encodeHeader writes, so "none",
+// HS* and every other algorithm are rejected.
 const (
 	algRS256       = "RS256"
 	typIDToken     = "JWT"    // OIDC Core §2 ID tokens
@@ -56,23 +55,19 @@ func signJWT(k *signingKey, typ string, claims any) (string, error) {
 	return string(buf), nil
 }
 
-// jwsHeader is the protected header after the allowlist.
-type jwsHeader struct {
-	alg, kid, typ string
-}
-
 // verifyJWT checks token's structure and RS256 signature against the
 // published keys and returns the payload bytes. Claims are checked by the
 // caller. Every check runs before the bytes it guards are interpreted:
 //  1. length ≤ maxJWTBytes, then exactly two dots, before splitting;
-//  2. each segment is canonical unpadded base64url (RFC 7515 §2);
-//  3. the header is a JSON object of the string members alg, kid and typ
-//     only, each once: "crit", "jku", "jwk", "x5u", "b64", … are rejected,
-//     alg must be RS256 and typ the expected one;
-//  4. kid names a published key and the header is byte-identical to the
-//     one that key signs with;
-//  5. the signature is exactly the modulus size and verifies.
-func verifyJWT(token, typ string, keys map[string]*signingKey) ([]byte, error) {
+//  2. the header segment is, byte for byte, the base64url header a
+//     published key writes for typ (encodeHeader): it is looked up, never
+//     decoded or parsed. So alg is RS256 and typ the expected one (RFC 8725
+//     §3.1, §3.11), the kid names the key, and no other header parameter —
+//     crit, jku, jwk, x5u, b64 (RFC 7515 §4.1) — nor a second copy of one,
+//     other spacing, member order or escaping can reach a verifier;
+//  3. the other segments are canonical unpadded base64url (RFC 7515 §2);
+//  4. the signature is exactly the modulus size and verifies.
+func verifyJWT(token, typ string, byHeader map[string]*signingKey) ([]byte, error) {
 	if len(token) > maxJWTBytes {
 		return nil, errors.New("jwt: token too long")
 	}
@@ -81,26 +76,9 @@ func verifyJWT(token, typ string, keys map[string]*signingKey) ([]byte, error) {
 	}
 	rawHeader, rest, _ := strings.Cut(token, ".")
 	rawPayload, rawSig, _ := strings.Cut(rest, ".")
-	headerJSON, err := decodeSegment(rawHeader)
-	if err != nil {
-		return nil, fmt.Errorf("jwt: header: %w", err)
-	}
-	h, err := parseHeader(headerJSON)
-	if err != nil {
-		return nil, err
-	}
-	if h.alg != algRS256 {
-		return nil, fmt.Errorf("jwt: alg %q is not allowed", h.alg)
-	}
-	if h.typ != typ {
-		return nil, fmt.Errorf("jwt: typ %q, want %q", h.typ, typ)
-	}
-	k, ok := keys[h.kid]
-	if !ok {
-		return nil, fmt.Errorf("jwt: unknown kid %q", h.kid)
-	}
-	if rawHeader != k.headers[typ] {
-		return nil, errors.New("jwt: header is not in canonical form")
+	k, ok := byHeader[rawHeader]
+	if !ok || k.headers[typ] != rawHeader {
+		return nil, fmt.Errorf("jwt: header is not one a published key writes for typ %q", typ)
 	}
 	sig, err := decodeSegment(rawSig)
 	if err != nil {
@@ -139,63 +117,4 @@ func decodeSegment(s string) ([]byte, error) {
 		return nil, fmt.Errorf("non-canonical base64url: %w", err)
 	}
 	return b, nil
-}
-
-// parseHeader decodes the protected header under the allowlist: one JSON
-// object whose members are alg, kid and typ, each a string given once.
-func parseHeader(b []byte) (jwsHeader, error) {
-	var h jwsHeader
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return h, errors.New("jwt: header is not a JSON object")
-	}
-	fields := map[string]*string{"alg": &h.alg, "kid": &h.kid, "typ": &h.typ}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return h, fmt.Errorf("jwt: header: %w", err)
-		}
-		name, _ := tok.(string) // object keys are always strings
-		dst, ok := fields[name]
-		if !ok {
-			return h, fmt.Errorf("jwt: header member %q is not allowed", name)
-		}
-		if seen[name] {
-			return h, fmt.Errorf("jwt: header member %q is repeated", name)
-		}
-		seen[name] = true
-		if tok, err = dec.Token(); err != nil {
-			return h, fmt.Errorf("jwt: header: %w", err)
-		}
-		if *dst, ok = tok.(string); !ok {
-			return h, fmt.Errorf("jwt: header member %q is not a string", name)
-		}
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return h, fmt.Errorf("jwt: header: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return h, errors.New("jwt: data after the header object")
-	}
-	for name := range fields {
-		if !seen[name] {
-			return h, fmt.Errorf("jwt: header member %q is missing", name)
-		}
-	}
-	return h, nil
-}
-
-// decodeStrict decodes one JSON object into v, rejecting unknown members
-// and trailing data.
-func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the JSON value")
-	}
-	return nil
 }

@@ -148,6 +148,9 @@ func TestJWSNegative(t *testing.T) {
 		"unknown claim":           withClaim("admin", true),
 		"payload not object":      signRaw(key, header, `[]`),
 		"payload trailing":        signRaw(key, header, payload+` {}`),
+		"claim case-folded":       signRaw(key, header, strings.Replace(payload, `"iss":`, `"ISS":`, 1)),
+		"claim twice":             signRaw(key, header, `{"sub":"0x01",`+payload[1:]),
+		"claim invalid UTF-8":     signRaw(key, header, strings.Replace(payload, `"jti":"j"`, "\"jti\":\"j\xff\"", 1)),
 	}
 	for name, token := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -190,10 +193,10 @@ func TestIDTokenVerifiesAsIDTokenOnly(t *testing.T) {
 	set := f.p.keySet()
 	g := grant{id: "g", clientID: testClientID, scope: "openid", sub: testNullifier, level: "device", authTime: testStart}
 	id := must(f.p.signIDToken(set, g, testStart, "", ""))
-	if _, err := verifyJWT(id, typIDToken, set.published); err != nil {
+	if _, err := verifyJWT(id, typIDToken, set.byHeader); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := verifyJWT(id, typAccessToken, set.published); err == nil {
+	if _, err := verifyJWT(id, typAccessToken, set.byHeader); err == nil {
 		t.Fatal("an ID token verifies as an access token")
 	}
 }

@@ -45,7 +45,7 @@ type signingKey struct {
 // rebuilt when the stored keys change or the instant leaves [from, until).
 type keySet struct {
 	signer      *signingKey
-	published   map[string]*signingKey // kid → key, every published key
+	byHeader    map[string]*signingKey // base64url protected header → the published key that writes it
 	jwks        []byte                 // pre-encoded /jwks body
 	from, until time.Time
 }
@@ -81,7 +81,7 @@ func (p *Provider) keySet() *keySet {
 // buildKeySet selects the signer and the published keys at t. Keys are
 // sorted by activateAt; New guarantees at least one.
 func buildKeySet(keys []*signingKey, t time.Time) *keySet {
-	s := &keySet{published: map[string]*signingKey{}, until: farFuture}
+	s := &keySet{byHeader: map[string]*signingKey{}, until: farFuture}
 	active := activeIndex(keys, t)
 	if active >= 0 {
 		s.from = keys[active].activateAt
@@ -105,7 +105,9 @@ func buildKeySet(keys []*signingKey, t time.Time) *keySet {
 			}
 			s.until = minTime(s.until, expiry)
 		}
-		s.published[k.jwk.Kid] = k
+		for _, h := range k.headers {
+			s.byHeader[h] = k
+		}
 		entries = append(entries, k.jwk)
 	}
 	s.jwks, _ = json.Marshal(struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/semaphore"
+	"worldid/semaphore/prover"
 )
 
 // replayBlindStore accepts every proof again, so one proof can drive the
@@ -54,7 +55,7 @@ func BenchmarkGroth16Verify(b *testing.B) {
 	tree, _ := semaphore.BuildTree(treeDepth, []fr.Element{id.Commitment()})
 	path, _ := tree.Path(0)
 	var sig fr.Element
-	proof, in, err := semaphore.Prove(pk, id, path, sig, sig)
+	proof, in, err := prover.Prove(pk, id, path, sig, sig)
 	if err != nil {
 		b.Fatal(err)
 	}

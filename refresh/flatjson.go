@@ -1,50 +1,29 @@
 package refresh
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
-	"unicode/utf8"
+
+	"worldid/internal/strictjson"
 )
 
-// readFlatObject decodes exactly one JSON object whose values are scalars
-// (string, json.Number, bool or nil). It rejects invalid UTF-8 (which
-// encoding/json would silently replace), duplicate member names (which it
-// would silently overwrite), nested values and trailing data.
-func readFlatObject(b []byte) (map[string]any, error) {
-	if !utf8.Valid(b) {
-		return nil, errors.New("not valid UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, errors.New("not a JSON object")
-	}
-	obj := map[string]any{}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		name := key.(string) // inside an object, Token returns member names as strings
-		val, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		if _, nested := val.(json.Delim); nested {
-			return nil, errors.New("member " + name + " is not a scalar")
-		}
-		if _, dup := obj[name]; dup {
-			return nil, errors.New("duplicate member " + name)
-		}
-		obj[name] = val
-	}
-	if _, err := dec.Token(); err != nil {
+// readFlatObject reads exactly one JSON object whose values are scalars
+// (string, number, true, false or null), under internal/strictjson: no
+// invalid UTF-8 (which encoding/json would silently replace), no duplicate
+// member names (which it would silently overwrite), nothing after it.
+func readFlatObject(b []byte) (map[string]strictjson.Value, error) {
+	root, err := strictjson.Parse(b)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the JSON object")
+	if root.Kind() != strictjson.Object {
+		return nil, errors.New("not a JSON object")
+	}
+	obj := map[string]strictjson.Value{}
+	for name, v := range root.Members() {
+		if k := v.Kind(); k == strictjson.Object || k == strictjson.Array {
+			return nil, errors.New("member " + name + " is not a scalar")
+		}
+		obj[name] = v
 	}
 	return obj, nil
 }

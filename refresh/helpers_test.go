@@ -26,6 +26,7 @@ import (
 	"worldid/field"
 	"worldid/record"
 	"worldid/semaphore"
+	"worldid/semaphore/prover"
 )
 
 // fakeStore is an in-memory Store with the atomicity the real one gives.
@@ -156,14 +157,14 @@ func (c *clock) now() time.Time { return time.Unix(c.unix.Load(), 0) }
 const t0 = 1_750_000_000
 
 // prover is the local Semaphore key pair, set up once per test binary.
-var prover = sync.OnceValues(func() (*semaphore.ProvingKey, error) {
-	pk, _, err := semaphore.Setup(treeDepth)
+var localProver = sync.OnceValues(func() (*prover.ProvingKey, error) {
+	pk, _, err := prover.Setup(treeDepth)
 	return pk, err
 })
 
-func provingKey(t testing.TB) *semaphore.ProvingKey {
+func provingKey(t testing.TB) *prover.ProvingKey {
 	t.Helper()
-	pk, err := prover()
+	pk, err := localProver()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func proofJSON(t testing.TB, id semaphore.Identity, sub string, ts int64, hashes
 	}
 	signal := semaphore.HashToField([]byte(record.RefreshSignal(sub, ts, digest)))
 	ext := semaphore.ExternalNullifier(record.RefreshProofAppID, record.RefreshProofAction)
-	proof, in, err := semaphore.Prove(provingKey(t), id, path, signal, ext)
+	proof, in, err := prover.Prove(provingKey(t), id, path, signal, ext)
 	if err != nil {
 		t.Fatal(err)
 	}

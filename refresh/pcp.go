@@ -114,7 +114,7 @@ func parseHashesJSON(b []byte) (map[string]string, *Error) {
 	}
 	hashes := make(map[string]string, len(obj))
 	for k, v := range obj {
-		s, ok := v.(string)
+		s, ok := v.Unquote()
 		if !ok {
 			return nil, pcpFailed("json", "hashes.json member "+k+" is not a string")
 		}

@@ -195,7 +195,7 @@ func signDER(t testing.TB, priv *ecdsa.PrivateKey, msg []byte, highS bool) []byt
 func validFixture(t *testing.T) (pcp, []*ecdsa.PublicKey, *ecdsa.PrivateKey) {
 	f := loadPCP(t)
 	if len(f.Vectors) == 0 {
-		t.Fatal("no valid PCP vector")
+		t.Skip("pcp_v2_3.json has no valid PCP in its vectors list")
 	}
 	v := f.Vectors[0]
 	p := v.pcpOf(t)
@@ -259,6 +259,8 @@ func TestPCPEachCheck(t *testing.T) {
 	add("duplicate key", "json", set(partHashesJSON, []byte(`{"version":"2.3",`+hj[1:])))
 	add("number value", "json", set(partHashesJSON, []byte(`{"a":1,`+hj[1:])))
 	add("trailing data", "json", set(partHashesJSON, []byte(hj+"{}")))
+	add("invalid UTF-8 in a name", "json", set(partHashesJSON, []byte("{\"x\xff\":\"a\","+hj[1:])))
+	add("unpaired surrogate in a value", "json", set(partHashesJSON, []byte(`{"x":"\udc00",`+hj[1:])))
 	add("missing orb_country", "missing_key", resign(t, base, priv, func(h map[string]string) { delete(h, "orb_country") }))
 	add("missing version", "missing_key", resign(t, base, priv, func(h map[string]string) { delete(h, "version") }))
 	add("uppercase hash", "hash_format", resign(t, base, priv, func(h map[string]string) { h["left_ir.png"] = strings.ToUpper(h["left_ir.png"]) }))
@@ -381,9 +383,15 @@ func flipR(t *testing.T, der []byte) []byte {
 
 func TestParseOrbKeyPEMRejects(t *testing.T) {
 	f := loadPCP(t)
-	good := f.Keys[f.OrbKeyRegistry[f.Vectors[0].OrbID][0]].PublicKeyPEM
-	if _, err := ParseOrbKeyPEM([]byte(good)); err != nil {
-		t.Fatal(err)
+	var good string
+	for name, key := range f.Keys {
+		if _, err := ParseOrbKeyPEM([]byte(key.PublicKeyPEM)); err != nil {
+			t.Fatalf("key %s: %v", name, err)
+		}
+		good = key.PublicKeyPEM
+	}
+	if good == "" {
+		t.Skip("pcp_v2_3.json has no Orb keys")
 	}
 	// P-256 SPKI: same structure, another curve OID.
 	p256, err := stdecdsa.GenerateKey(elliptic.P256(), rand.Reader)

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/field"
+	"worldid/internal/strictjson"
 	"worldid/record"
 	"worldid/semaphore"
 )
@@ -74,17 +74,17 @@ func decodeZKPProof(header string) (*zkpProof, *Error) {
 		name string
 		dst  *fr.Element
 	}{{"id_commitment", &z.idComm}, {"sub", &z.sub}, {"merkle_root", &z.root}, {"nullifier_hash", &z.nullifier}} {
-		s, _ := obj[m.name].(string)
+		s, _ := obj[m.name].Unquote()
 		if *m.dst, err = field.ParseStrict(s); err != nil {
 			return nil, invalidProof("x-zkp-proof " + m.name + ": " + err.Error())
 		}
 	}
-	ts, _ := obj["timestamp"].(json.Number)
-	if !isCanonicalDecimal(string(ts)) {
+	ts := obj["timestamp"]
+	if ts.Kind() != strictjson.Number || !isCanonicalDecimal(string(ts.Bytes())) {
 		return nil, invalidProof("x-zkp-proof timestamp is not a non-negative integer")
 	}
-	z.timestamp, _ = strconv.ParseInt(string(ts), 10, 64)
-	s, _ := obj["proof"].(string)
+	z.timestamp, _ = strconv.ParseInt(string(ts.Bytes()), 10, 64)
+	s, _ := obj["proof"].Unquote()
 	if z.proof, err = semaphore.ParseProof(s); err != nil {
 		return nil, invalidProof("x-zkp-proof proof: " + err.Error())
 	}

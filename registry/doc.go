@@ -24,7 +24,7 @@
 //
 // Which verifying key checks a proof is decided by its root: roots of the
 // local trees were proven with the local key (generated on first start,
-// semaphore.Setup); an external root names the depth of the published
+// semaphore/prover.Setup); an external root names the depth of the published
 // Semaphore v3 key its tree uses (World ID: 30). Local and external roots
 // keep separate histories, so each has its own "current" root, which is
 // valid whatever its age (crypto.md §g "Root validity").
@@ -41,7 +41,7 @@
 // GET /api/v1/semaphore/proving-key (the local proving key, public
 // parameters). The inclusion-proof body is at most 4 KiB of
 // application/json, decoded by internal/strictjson (exact member names, no
-// duplicates, nothing after the object).
+// duplicates, valid UTF-8, nesting at most 64, nothing after the object).
 //
 // Replicas sharing one store (PostgreSQL) see each other's identities and
 // external roots through Refresh, which Follow runs every interval (serve:

@@ -187,16 +187,3 @@ func BenchmarkTreeInsertBatch64(b *testing.B) {
 	cpu.report(len(leaves), "leaf")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(leaves)), "ns/leaf")
 }
-
-// BenchmarkProveDepth30: the local prover at World ID's depth.
-func BenchmarkProveDepth30(b *testing.B) {
-	pk := sharedKey(b, 30)
-	fx := newProverFixture(b, 30)
-	cpu := startCPU(b)
-	for b.Loop() {
-		if _, _, err := Prove(pk, fx.member, fx.path, fx.signal, fx.ext); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cpu.report(1, "op")
-}

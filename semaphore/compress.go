@@ -40,7 +40,7 @@ func DecompressProof(c [4][32]byte) (*Proof, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newProof(&a, &b, &cc)
+	return NewProof(&a, &b, &cc)
 }
 
 // Compress returns [cA, B.x.im, cB.x.re, cC], the inverse of DecompressProof.

@@ -17,8 +17,9 @@
 //     nullifier hash) with circomlib Poseidon from package worldid/poseidon;
 //   - Tree and RootHistory: the incremental identity tree (depth 30 for
 //     World ID) and the root validity rule;
-//   - Setup, Prove and ProvingKey: a local prover, a gnark circuit with
-//     exactly the Semaphore v3 statement.
+//   - NewVerifyingKey and NewProof: keys and proofs from their points, for
+//     the local prover (package worldid/semaphore/prover), with the same
+//     checks as the parsers.
 //
 // # Parameters
 //
@@ -70,20 +71,14 @@
 //     Check is a pure function of the history, now and max_age.
 //   - NewIdentity draws 31 random bytes per secret (below 2^248 < r, so
 //     uniform without reduction).
-//   - The local key comes from a single-party gnark Groth16 setup: gnark
-//     draws the toxic waste (and the prover's blinding scalars) from
-//     crypto/rand itself, so neither can be injected. Whoever ran Setup
-//     could forge proofs for that key, which is acceptable only for the
-//     operator's own deployment. ProvingKey.WriteTo stores a magic line, the
-//     depth and gnark's uncompressed keys; ReadProvingKey checks every point
-//     and recompiles the circuit.
 //
 // # Not done here
 //
-// No Poseidon (package poseidon), no storage, HTTP, logging or clock: time
-// and randomness are passed in. The server never recomputes a signal hash
-// from a signal; typed (ABI-packed) actions are out of scope. Root validity
+// No proving and no setup: those are package worldid/semaphore/prover, so
+// that verifiers do not link gnark (only gnark-crypto). No Poseidon
+// (package poseidon), no storage, HTTP, logging or clock: time and
+// randomness are passed in. The server never recomputes a signal hash from
+// a signal; typed (ABI-packed) actions are out of scope. Root validity
 // follows the sequencer (age from creation), not the on-chain contract (age
-// from supersession). The gnark prover is not constant time: it is meant for
-// the identity owner's own machine (the development wallet).
+// from supersession).
 package semaphore

@@ -16,8 +16,9 @@ type Proof struct {
 	b    bn254.G2Affine
 }
 
-// newProof runs the point checks of crypto.md §g "Verification" step 1.
-func newProof(a *bn254.G1Affine, b *bn254.G2Affine, c *bn254.G1Affine) (*Proof, error) {
+// NewProof makes a Proof from its points (a prover's output), running the
+// point checks of crypto.md §g "Verification" step 1.
+func NewProof(a *bn254.G1Affine, b *bn254.G2Affine, c *bn254.G1Affine) (*Proof, error) {
 	if err := checkG1(a, "A"); err != nil {
 		return nil, err
 	}
@@ -82,7 +83,7 @@ func ProofFromPacked(w [8][32]byte) (*Proof, error) {
 			return nil, err
 		}
 	}
-	return newProof(&a, &b, &c)
+	return NewProof(&a, &b, &c)
 }
 
 // setCoordinate reads a base-field coordinate, rejecting values ≥ q instead

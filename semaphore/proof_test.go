@@ -167,7 +167,7 @@ func randomProof(t testing.TB) *Proof {
 	a.ScalarMultiplicationBase(&s[0])
 	b.ScalarMultiplicationBase(&s[1])
 	c.ScalarMultiplicationBase(&s[2])
-	p, err := newProof(&a, &b, &c)
+	p, err := NewProof(&a, &b, &c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,6 +83,9 @@ func TestVerifyBatchMatchesVerify(t *testing.T) {
 			valid = append(valid, vc)
 		}
 	}
+	if len(valid) == 0 {
+		t.Skip("semaphore_vectors.json has no valid proof")
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, size := range []int{0, 1, 2, 3, 7, 16} {
 		items := make([]BatchItem, size)
@@ -167,6 +170,9 @@ func TestVerifyRejectsZeroValues(t *testing.T) {
 // after Close.
 func TestBatcher(t *testing.T) {
 	cases := vectorCases(t)
+	if len(cases) == 0 {
+		t.Skip("semaphore_vectors.json has no proof")
+	}
 	b := NewBatcher(rand.NewChaCha8([32]byte{9}), 8)
 	const callers = 24
 	got := make([]bool, callers)

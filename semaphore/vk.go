@@ -32,9 +32,10 @@ type VerifyingKey struct {
 	table     []bn254.G1Affine // see icTable
 }
 
-// newVerifyingKey checks every point (finite, on the curve, in the
-// subgroup) and precomputes the fixed pairing data.
-func newVerifyingKey(alpha *bn254.G1Affine, beta, gamma, delta *bn254.G2Affine, ic []bn254.G1Affine) (*VerifyingKey, error) {
+// NewVerifyingKey makes a key from its points (a setup's output): α, β, γ,
+// δ and the nPublic + 1 = 5 IC points. It checks every point (finite, on
+// the curve, in the subgroup) and precomputes the fixed pairing data.
+func NewVerifyingKey(alpha *bn254.G1Affine, beta, gamma, delta *bn254.G2Affine, ic []bn254.G1Affine) (*VerifyingKey, error) {
 	if len(ic) != nPublic+1 {
 		return nil, formatError(fmt.Sprintf("IC must have exactly %d points", nPublic+1))
 	}
@@ -130,7 +131,7 @@ func (k *snarkjsKey) key(delta [][]string, ic [][]string) (*VerifyingKey, error)
 			return nil, err
 		}
 	}
-	return newVerifyingKey(&alpha, &g2[0], &g2[1], &g2[2], icPts)
+	return NewVerifyingKey(&alpha, &g2[0], &g2[1], &g2[2], icPts)
 }
 
 // decodeG1 reads [x, y, "1"].

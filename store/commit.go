@@ -5,47 +5,99 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"worldid/record"
 )
 
-// commitLoop is the committer: it writes every queued line with one write
-// and one fsync (group commit), publishes the result, and compacts when the
-// journal has grown past the threshold. It exits on Close or on the first
-// write error.
-func (db *DB) commitLoop() {
+// run is the committer goroutine: it runs commitLoop and, after a storage
+// error, disables writes and repairs the store, until Close.
+func (db *DB) run() {
 	defer close(db.done)
-	var buf []byte
+	defer func() {
+		if db.markTimer != nil {
+			db.markTimer.Stop()
+		}
+	}()
 	for {
-		batches := db.takeQueue()
-		if batches == nil {
-			return
-		}
-		buf = buf[:0]
-		for _, b := range batches {
-			buf = append(buf, b.line...)
-		}
-		if err := db.appendJournal(buf); err != nil {
-			db.fail(err)
-			return
-		}
-		db.journalLines += len(batches)
-		db.publish(batches)
-		if db.journalLines >= max(db.compactAfter, db.records) {
-			if err := db.compact(); err != nil {
-				db.fail(err)
-				return
+		err := db.commitLoop()
+		if err == nil {
+			// Closing: a clean shutdown leaves the mark at the newest LSN.
+			if db.durable != db.marked {
+				if err := db.writeMark(db.durable); err != nil {
+					db.log.Error("store: closing", "dir", db.dir, "err", err)
+				}
 			}
+			return
+		}
+		db.fail(err)
+		if !db.repair() {
+			return
 		}
 	}
 }
 
-// takeQueue waits for queued batches; nil means the store is closing and
-// the queue is empty.
-func (db *DB) takeQueue() []*batch {
+// commitLoop writes every queued line with one write and one fsync (group
+// commit), publishes the result, compacts when the journal has grown past
+// the threshold, and keeps the mark at most markEvery behind. It returns
+// nil on Close and the error of the first failed write.
+func (db *DB) commitLoop() error {
+	var buf []byte
+	for {
+		batches, markDue, stop := db.takeQueue()
+		if stop {
+			return nil
+		}
+		if markDue {
+			db.markTimer = nil
+		}
+		if len(batches) > 0 {
+			buf = buf[:0]
+			for _, b := range batches {
+				buf = append(buf, b.line...)
+			}
+			if err := db.appendJournal(buf); err != nil {
+				return err
+			}
+			db.journalLines += len(batches)
+			db.publish(batches)
+			if db.journalLines >= max(db.compactAfter, db.records) {
+				if err := db.compact(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := db.markWhenDue(); err != nil {
+			return err
+		}
+	}
+}
+
+// markWhenDue writes the mark if it is behind and the last one is
+// markEvery old; otherwise it arms a timer that wakes the committer then,
+// so that the mark also catches up when writes stop.
+func (db *DB) markWhenDue() error {
+	if db.durable == db.marked || db.markTimer != nil {
+		return nil
+	}
+	if wait := db.markEvery - time.Since(db.lastMark); wait > 0 {
+		db.markTimer = time.AfterFunc(wait, func() {
+			db.qmu.Lock()
+			db.markDue = true
+			db.queued.Signal()
+			db.qmu.Unlock()
+		})
+		return nil
+	}
+	return db.writeMark(db.durable)
+}
+
+// takeQueue waits for queued batches or a due mark. stop means the store
+// is closing and the queue is empty.
+func (db *DB) takeQueue() (batches []*batch, markDue, stop bool) {
 	db.qmu.Lock()
 	defer db.qmu.Unlock()
-	for len(db.queue) == 0 && !db.stopping {
+	for len(db.queue) == 0 && !db.stopping && !db.markDue {
 		db.queued.Wait()
 	}
 	// The writers the previous fsync released are runnable and about to
@@ -58,9 +110,9 @@ func (db *DB) takeQueue() []*batch {
 		runtime.Gosched()
 		db.qmu.Lock()
 	}
-	batches := db.queue
-	db.queue = nil
-	return batches
+	batches, db.queue = db.queue, nil
+	markDue, db.markDue = db.markDue, false
+	return batches, markDue, db.stopping && len(batches) == 0
 }
 
 func (db *DB) appendJournal(buf []byte) error {
@@ -104,12 +156,62 @@ func (db *DB) dropPending(table, key string, lsn uint64) {
 }
 
 // fail puts the store in the failed state: the file state after a failed
-// write or fsync is unknown, so no later write may be acknowledged.
+// write or fsync is unknown, so no later write may be acknowledged until
+// repair has rewritten it.
 func (db *DB) fail(err error) {
+	db.log.Error("store: writes disabled after a storage error; retrying until the disk accepts them", "dir", db.dir, "err", err)
 	db.qmu.Lock()
 	defer db.qmu.Unlock()
 	db.failure = fmt.Errorf("store: writes disabled after a storage error: %w: %w", record.ErrUnavailable, err)
+	db.failedAt[db.epoch] = db.durable
 	db.synced.Broadcast()
+}
+
+// repair retries repairOnce, with growing delays, until it succeeds (true)
+// or the store is closed (false).
+func (db *DB) repair() bool {
+	delay := db.repairAfter
+	for {
+		select {
+		case <-db.stop:
+			return false
+		case <-time.After(delay):
+		}
+		err := db.repairOnce()
+		if err == nil {
+			db.log.Info("store: writes enabled again: the files hold every acknowledged write", "dir", db.dir)
+			return true
+		}
+		delay = min(2*delay, maxRepairDelay)
+		db.log.Warn("store: still cannot write", "dir", db.dir, "err", err, "retry_in", delay)
+	}
+}
+
+// repairOnce makes the files hold exactly base, the acknowledged state, by
+// a compaction: whatever a failed write left in the journal is truncated
+// away. It then drops the queued batches, whose Updates have returned
+// errors, and starts a new epoch that reuses their LSNs. While failure is
+// set no Update queues anything, so only that last step needs writeMu:
+// Updates keep failing fast during the compaction.
+func (db *DB) repairOnce() error {
+	if err := db.compact(); err != nil {
+		return err
+	}
+	if err := db.writeMark(db.durable); err != nil {
+		return err
+	}
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	db.mu.Lock()
+	clear(db.overlay)
+	db.mu.Unlock()
+	db.lastLSN = db.durable
+	db.qmu.Lock()
+	db.queue, db.failure = nil, nil
+	db.epoch++
+	db.synced.Broadcast()
+	db.qmu.Unlock()
+	return nil
 }
 
 // compact writes base as the new snapshot and then empties the journal. It
@@ -144,18 +246,19 @@ func (db *DB) writeSnapshotFile() error {
 	if err != nil {
 		return err
 	}
-	if err := writeSnapshot(f, db.durable, db.base); err != nil {
-		f.Close()
-		return err
+	err = writeSnapshot(f, db.durable, db.base)
+	if err == nil {
+		err = f.Sync()
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
-		return err
+	if err == nil {
+		err = os.Rename(tmp, final)
 	}
-	if err := os.Rename(tmp, final); err != nil {
+	if err != nil {
+		// A partial snapshot on a full disk would hold the space a retry needs.
+		os.Remove(tmp)
 		return err
 	}
 	return syncDir(db.dir)

@@ -13,6 +13,7 @@ const (
 	snapshotName = "state.json"
 	journalName  = "journal.jsonl"
 	lockName     = "LOCK"
+	markName     = "store.mark"
 )
 
 // file is the part of *os.File the store writes through; tests substitute a

@@ -127,17 +127,12 @@ type lineParser struct {
 // bytes the store wrote; the decoded entry is then checked for semantic
 // validity. The entry does not alias line.
 func (p *lineParser) parse(line []byte) (entry, error) {
-	n := len(line) - crcTrailer
-	if n < 1 || !bytes.HasPrefix(line[n:], []byte(crcMember)) || !bytes.HasSuffix(line, []byte(lineSuffix)) {
-		return entry{}, fmt.Errorf(`%w: no "crc" member at the end of the line`, errChecksum)
-	}
-	stored := line[n+len(crcMember) : len(line)-len(lineSuffix)]
-	var buf [8]byte
-	if computed := appendCRC(buf[:0], line[:n]); !bytes.Equal(stored, computed) {
-		return entry{}, fmt.Errorf("%w: line says %q, content has %s", errChecksum, stored, computed)
+	covered, err := checkLineCRC(line)
+	if err != nil {
+		return entry{}, err
 	}
 	// The covered bytes, closed with "}", are the JSON object of the entry.
-	p.body = append(append(p.body[:0], line[:n]...), '}')
+	p.body = append(append(p.body[:0], covered...), '}')
 	var e entry
 	if err := json.Unmarshal(p.body, &e); err != nil {
 		return entry{}, err
@@ -145,53 +140,89 @@ func (p *lineParser) parse(line []byte) (entry, error) {
 	return e, e.validate()
 }
 
+// checkLineCRC verifies the checksum member at the end of a line (without
+// its newline) and returns the bytes it covers.
+func checkLineCRC(line []byte) ([]byte, error) {
+	n := len(line) - crcTrailer
+	if n < 1 || !bytes.HasPrefix(line[n:], []byte(crcMember)) || !bytes.HasSuffix(line, []byte(lineSuffix)) {
+		return nil, fmt.Errorf(`%w: no "crc" member at the end of the line`, errChecksum)
+	}
+	stored := line[n+len(crcMember) : len(line)-len(lineSuffix)]
+	var buf [8]byte
+	if computed := appendCRC(buf[:0], line[:n]); !bytes.Equal(stored, computed) {
+		return nil, fmt.Errorf("%w: line says %q, content has %s", errChecksum, stored, computed)
+	}
+	return line[:n], nil
+}
+
+// replayed is what replayJournal found.
+type replayed struct {
+	last  uint64 // newest LSN: of the journal, or the snapshot's if newer
+	lines int    // good lines read
+	// tornLine is the line number of a dropped torn final line (0: none),
+	// tornBytes its length.
+	tornLine, tornBytes int
+}
+
 // replayJournal reads journal lines from r, checks their sequence, and calls
-// apply for every entry newer than the snapshot's LSN snap. It returns the
-// newest LSN (snap if there is none) and the number of lines read.
+// apply for every entry newer than the snapshot's LSN snap.
 //
 // Recovery rules (design.md §3): an incomplete final line (no newline), or a
-// final line whose checksum does not verify, is a torn write and is dropped;
-// every other bad line is an error naming file and line.
-func replayJournal(r io.Reader, name string, snap uint64, apply func(entry)) (last uint64, lines int, err error) {
+// final line whose checksum does not verify, is a torn write and is dropped
+// (and reported); every other bad line is an error naming file and line. A
+// journal whose lines all precede the snapshot must end at the snapshot's
+// LSN (a crash between snapshot and truncation leaves exactly that): one
+// ending earlier is an older copy, an error wrapping ErrDataLoss.
+func replayJournal(r io.Reader, name string, snap uint64, apply func(entry)) (replayed, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	last = snap
+	res := replayed{last: snap}
 	var prev uint64 // LSN of the previous good line; 0 before the first
 	var bad error   // the previous line's error, fatal only if another line follows
+	var badLen int
 	var p lineParser
-	for lineNo := 1; ; lineNo++ {
+	lineNo := 1
+	for ; ; lineNo++ {
 		line, rerr := readLine(br)
 		if len(line) == 0 && rerr == io.EOF {
 			break
 		}
 		if rerr != nil && rerr != io.EOF {
-			return 0, 0, fmt.Errorf("store: read %s: %w", name, rerr)
+			return replayed{}, fmt.Errorf("store: read %s: %w", name, rerr)
 		}
 		if bad != nil {
-			return 0, 0, bad
+			return replayed{}, bad
 		}
 		if rerr == io.EOF {
-			break // final line without newline: torn write
+			res.tornLine, res.tornBytes = lineNo, len(line) // final line without newline
+			break
 		}
 		e, perr := p.parse(line[:len(line)-1])
 		if perr != nil {
 			perr = fmt.Errorf("store: %s:%d: corrupt journal line: %w", name, lineNo, perr)
 			if !errors.Is(perr, errChecksum) {
-				return 0, 0, perr
+				return replayed{}, perr
 			}
-			bad = perr
+			bad, badLen = perr, len(line)
 			continue
 		}
 		if serr := checkSequence(prev, snap, e.LSN); serr != nil {
-			return 0, 0, fmt.Errorf("store: %s:%d: %w", name, lineNo, serr)
+			return replayed{}, fmt.Errorf("store: %s:%d: %w", name, lineNo, serr)
 		}
 		prev = e.LSN
-		lines++
+		res.lines++
 		if e.LSN > snap {
 			apply(e)
-			last = e.LSN
+			res.last = e.LSN
 		}
 	}
-	return last, lines, nil
+	if bad != nil {
+		res.tornLine, res.tornBytes = lineNo-1, badLen // a bad checksum on the last line
+	}
+	if res.lines > 0 && prev < snap {
+		return replayed{}, fmt.Errorf("store: %s: %w: the journal ends at lsn %d, before the snapshot's lsn %d: it is an older copy",
+			name, ErrDataLoss, prev, snap)
+	}
+	return res, nil
 }
 
 // checkSequence enforces gap-free LSNs: the first line may repeat entries the

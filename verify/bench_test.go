@@ -44,7 +44,8 @@ func BenchmarkHandler(b *testing.B) {
 	}
 }
 
-// BenchmarkParseBody is the strict token-walking parser on its own.
+// BenchmarkParseBody is the strict parser (internal/strictjson and the
+// member policy) on its own.
 func BenchmarkParseBody(b *testing.B) {
 	body := benchBody(b)
 	b.ReportAllocs()

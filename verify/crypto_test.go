@@ -11,6 +11,7 @@ import (
 	"worldid/field"
 	"worldid/record"
 	"worldid/semaphore"
+	"worldid/semaphore/prover"
 )
 
 // cryptoChecker is a test-only Checker doing the real checks of
@@ -51,7 +52,7 @@ func TestRealProof(t *testing.T) {
 		t.Skip("Groth16 setup takes seconds")
 	}
 	const depth = 2 // the circuit is the same at 30, only longer to set up
-	pk, vk, err := semaphore.Setup(depth)
+	pk, vk, err := prover.Setup(depth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestRealProof(t *testing.T) {
 		t.Fatal(err)
 	}
 	signal := semaphore.HashToField([]byte("my vote"))
-	proof, in, err := semaphore.Prove(pk, id, path, signal, semaphore.ExternalNullifier(testAppID, "vote"))
+	proof, in, err := prover.Prove(pk, id, path, signal, semaphore.ExternalNullifier(testAppID, "vote"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,8 +38,12 @@
 // validation_error naming the attribute, never reduced and never a
 // per-item verdict.
 //
-// Decisions on the parser (design.md §8): member names match exactly (no
-// case folding); a duplicate member name is a validation_error; null is the
+// Decisions on the parser (design.md §8): the body is read by
+// internal/strictjson, so invalid UTF-8 anywhere (which encoding/json would
+// turn into U+FFFD), unpaired surrogate escapes and nesting deeper than 64
+// are invalid_request; member names match exactly (no case folding); a
+// duplicate member name, at any depth, is a validation_error naming it
+// (attribute "action", "responses[0].proof", "extra.a"); null is the
 // same as absent; required strings must be non-empty; max_age must be a JSON
 // integer literal (no fraction or exponent); unknown members are ignored at
 // both levels, because IDKit clients forward their result object verbatim
@@ -68,7 +72,7 @@
 // outcomes are {success: false, code, detail, results}.
 //
 //	status  code                      when
-//	400     invalid_request           not JSON, not one object, trailing data
+//	400     invalid_request           not JSON, not one object, trailing data, invalid UTF-8, nested over 64 deep
 //	400     validation_error          a member is missing, mistyped or out of range (attribute names it, e.g. responses[0].nullifier)
 //	404     not_found                 malformed route id, unknown rp_/app_ id, other paths under /api/v4/verify/
 //	405     method_not_allowed        not POST (Allow: POST)

@@ -1,9 +1,7 @@
 package verify
 
 import (
-	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,11 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/field"
+	"worldid/internal/strictjson"
 	"worldid/record"
 )
 
@@ -55,16 +53,7 @@ func parse(w http.ResponseWriter, r *http.Request, maxResponses int) (*request, 
 	if !isJSON(r.Header.Get("Content-Type")) {
 		return nil, &Error{Status: http.StatusUnsupportedMediaType, Code: codeContentType, Detail: "Content-Type must be application/json"}
 	}
-	body, rerr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if rerr != nil {
-		return nil, syntaxError(rerr, "")
-	}
-	// encoding/json would replace invalid UTF-8 with U+FFFD and go on
-	// (issue 17).
-	if !utf8.Valid(body) {
-		return nil, badRequest("body is not valid UTF-8")
-	}
-	raw, err := decodeBody(bytes.NewReader(body), maxResponses)
+	raw, err := decodeBody(http.MaxBytesReader(w, r.Body, maxBody), maxResponses)
 	if err != nil {
 		return nil, err
 	}
@@ -127,136 +116,114 @@ type rawItem struct {
 	maxAge                                               *int64
 }
 
-// decoder walks the body token by token. Unlike decoding into a struct, it
-// matches member names exactly (encoding/json folds case) and rejects
-// duplicate names instead of letting the last one win: both would let two
-// parsers read one body differently (design.md §8). Unknown members are
-// skipped: IDKit clients forward their result object verbatim and add
-// members across versions.
-type decoder struct{ dec *json.Decoder }
-
+// decodeBody reads the body with internal/strictjson, which rejects
+// invalid UTF-8, duplicate member names at any depth and anything after
+// the object: each would let two parsers read one body differently
+// (design.md §8). Member names then match exactly (encoding/json folds
+// case); unknown members are ignored because IDKit clients forward their
+// result object verbatim and add members across versions.
 func decodeBody(body io.Reader, maxResponses int) (*rawRequest, *Error) {
-	d := decoder{json.NewDecoder(body)}
-	d.dec.UseNumber()
-	tok, err := d.token()
+	b, err := io.ReadAll(body)
 	if err != nil {
-		return nil, err
+		return nil, readError(err)
 	}
-	if tok != json.Delim('{') {
+	root, err := strictjson.Parse(b)
+	if err != nil {
+		return nil, jsonError(err)
+	}
+	if root.Kind() != strictjson.Object {
 		return nil, badRequest("body must be a JSON object")
 	}
 	var raw rawRequest
-	if err := d.members("", func(name, path string) *Error { return d.requestMember(&raw, name, path, maxResponses) }); err != nil {
-		return nil, err
-	}
-	if _, err := d.dec.Token(); err != io.EOF {
-		return nil, syntaxError(err, "body must hold exactly one JSON object")
+	for name, v := range root.Members() {
+		if err := raw.member(name, v, maxResponses); err != nil {
+			return nil, err
+		}
 	}
 	return &raw, nil
 }
 
-func (d decoder) requestMember(raw *rawRequest, name, path string, maxResponses int) *Error {
+func (raw *rawRequest) member(name string, v strictjson.Value, maxResponses int) *Error {
+	var dst **string
 	switch name {
 	case "protocol_version":
-		return d.str(path, &raw.protocolVersion)
+		dst = &raw.protocolVersion
 	case "nonce":
-		return d.str(path, &raw.nonce)
+		dst = &raw.nonce
 	case "action":
-		return d.str(path, &raw.action)
+		dst = &raw.action
 	case "action_description":
-		return d.str(path, new(*string)) // type-checked, not stored (doc.go)
+		dst = new(*string) // type-checked, not stored (doc.go)
 	case "environment":
-		return d.str(path, &raw.environment)
+		dst = &raw.environment
 	case "session_id":
-		return d.str(path, &raw.sessionID)
+		dst = &raw.sessionID
 	case "responses":
-		return d.items(path, raw, maxResponses)
+		return raw.items(v, name, maxResponses)
+	default:
+		return nil
 	}
-	return d.skip()
+	return str(v, name, dst)
 }
 
-func (d decoder) itemMember(it *rawItem, name, path string) *Error {
+// member reads one member of the item at path.
+func (it *rawItem) member(name string, v strictjson.Value, path string) *Error {
+	var dst **string
 	switch name {
 	case "identifier":
-		return d.str(path, &it.identifier)
+		dst = &it.identifier
 	case "merkle_root":
-		return d.str(path, &it.merkleRoot)
+		dst = &it.merkleRoot
 	case "nullifier":
-		return d.str(path, &it.nullifier)
+		dst = &it.nullifier
 	case "proof":
-		return d.str(path, &it.proof)
+		dst = &it.proof
 	case "signal_hash":
-		return d.str(path, &it.signalHash)
+		dst = &it.signalHash
 	case "max_age":
-		return d.integer(path, &it.maxAge)
+		return integer(v, path+".max_age", &it.maxAge)
+	default:
+		return nil
 	}
-	return d.skip()
+	return str(v, path+"."+name, dst)
 }
 
-// members reads the members of an object whose '{' was just read, calling
-// f for each with the decoder positioned at the member's value.
-func (d decoder) members(path string, f func(name, path string) *Error) *Error {
-	seen := make(map[string]bool)
-	for d.dec.More() {
-		tok, err := d.token()
-		if err != nil {
-			return err
-		}
-		name, _ := tok.(string) // encoding/json only yields string keys here
-		p := name
-		if path != "" {
-			p = path + "." + name
-		}
-		if seen[name] {
-			return invalid(p, "appears more than once")
-		}
-		seen[name] = true
-		if err := f(name, p); err != nil {
-			return err
-		}
-	}
-	_, err := d.token() // the closing '}'
-	return err
-}
-
-func (d decoder) items(path string, raw *rawRequest, limit int) *Error {
-	tok, err := d.token()
-	if err != nil || tok == nil {
-		return err
-	}
-	if tok != json.Delim('[') {
+func (raw *rawRequest) items(v strictjson.Value, path string, limit int) *Error {
+	switch v.Kind() {
+	case strictjson.Null:
+		return nil
+	case strictjson.Array:
+	default:
 		return invalid(path, "must be an array")
 	}
 	raw.haveResponses = true
-	for i := 0; d.dec.More(); i++ {
+	i := 0
+	for elem := range v.Elements() {
 		if i == limit {
 			return invalid(path, fmt.Sprintf("must hold at most %d items", limit))
 		}
 		p := fmt.Sprintf("%s[%d]", path, i)
-		tok, err := d.token()
-		if err != nil {
-			return err
-		}
-		if tok != json.Delim('{') {
+		if elem.Kind() != strictjson.Object {
 			return invalid(p, "must be an object")
 		}
 		var it rawItem
-		if err := d.members(p, func(name, path string) *Error { return d.itemMember(&it, name, path) }); err != nil {
-			return err
+		for name, m := range elem.Members() {
+			if err := it.member(name, m, p); err != nil {
+				return err
+			}
 		}
 		raw.responses = append(raw.responses, it)
+		i++
 	}
-	_, err = d.token() // the closing ']'
-	return err
+	return nil
 }
 
 // str reads a string member; null leaves *dst nil (absent).
-func (d decoder) str(path string, dst **string) *Error {
-	tok, err := d.token()
-	if err != nil || tok == nil {
-		return err
+func str(v strictjson.Value, path string, dst **string) *Error {
+	if v.Kind() == strictjson.Null {
+		return nil
 	}
-	s, ok := tok.(string)
+	s, ok := v.Unquote()
 	if !ok {
 		return invalid(path, "must be a string")
 	}
@@ -266,54 +233,37 @@ func (d decoder) str(path string, dst **string) *Error {
 
 // integer reads an integer member written without fraction or exponent;
 // null leaves *dst nil (absent).
-func (d decoder) integer(path string, dst **int64) *Error {
-	tok, err := d.token()
-	if err != nil || tok == nil {
-		return err
+func integer(v strictjson.Value, path string, dst **int64) *Error {
+	if v.Kind() == strictjson.Null {
+		return nil
 	}
-	num, ok := tok.(json.Number)
-	if !ok {
+	if v.Kind() != strictjson.Number {
 		return invalid(path, "must be an integer")
 	}
-	n, perr := strconv.ParseInt(string(num), 10, 64)
-	if perr != nil {
+	n, err := strconv.ParseInt(string(v.Bytes()), 10, 64)
+	if err != nil {
 		return invalid(path, "must be an integer")
 	}
 	*dst = &n
 	return nil
 }
 
-// skip reads and discards the value of an unknown member.
-func (d decoder) skip() *Error {
-	var v json.RawMessage
-	if err := d.dec.Decode(&v); err != nil {
-		return syntaxError(err, "")
-	}
-	return nil
-}
-
-func (d decoder) token() (json.Token, *Error) {
-	tok, err := d.dec.Token()
-	if err != nil {
-		return nil, syntaxError(err, "")
-	}
-	return tok, nil
-}
-
-// syntaxError maps a decoding failure: an oversized body is 413, anything
-// else is malformed JSON.
-func syntaxError(err error, detail string) *Error {
+// readError maps a failed read: an oversized body is 413.
+func readError(err error) *Error {
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: codeTooLarge, Detail: fmt.Sprintf("body exceeds %d bytes", maxBody)}
 	}
-	switch {
-	case detail != "":
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		detail = "invalid JSON: unexpected end of body"
-	default:
-		detail = "invalid JSON: " + err.Error()
+	return badRequest("reading the body: " + err.Error())
+}
+
+// jsonError maps a strictjson rejection: a repeated member name is a
+// validation_error naming it (doc.go), anything else is not JSON we read.
+func jsonError(err error) *Error {
+	var e *strictjson.Error
+	if errors.As(err, &e) && e.Err == strictjson.ErrDuplicate {
+		return invalid(strings.TrimPrefix(strings.TrimPrefix(e.Path, "$"), "."), "appears more than once")
 	}
-	return badRequest(detail)
+	return badRequest("invalid JSON: " + err.Error())
 }
 
 // validate applies the value rules of interfaces.md §2.6 and design.md §5,

@@ -68,6 +68,15 @@ func TestBadRequests(t *testing.T) {
 		{"array starts with comma", body(`"responses":[,]`), codeInvalidRequest, ""},
 		{"bad unknown value", body(items(validItem) + `,"extra":[1,}`), codeInvalidRequest, ""},
 		{"deep nesting", body(items(validItem) + `,"extra":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000)), codeInvalidRequest, ""},
+		{"nesting 65 deep", body(items(validItem) + `,"extra":` + strings.Repeat("[", 64) + strings.Repeat("]", 64)), codeInvalidRequest, ""},
+		// Issue 17 item 7: encoding/json would read these as U+FFFD, so the
+		// recorded action would differ from what the client signed.
+		{"action invalid UTF-8", "{\"protocol_version\":\"3.0\",\"nonce\":\"n\",\"action\":\"vo\xffte\"," + items(validItem) + "}", codeInvalidRequest, ""},
+		{"action truncated UTF-8", "{\"protocol_version\":\"3.0\",\"nonce\":\"n\",\"action\":\"vot\xc3\"," + items(validItem) + "}", codeInvalidRequest, ""},
+		{"action encoded surrogate", "{\"protocol_version\":\"3.0\",\"nonce\":\"n\",\"action\":\"\xed\xa0\x80\"," + items(validItem) + "}", codeInvalidRequest, ""},
+		{"action unpaired surrogate escape", `{"protocol_version":"3.0","nonce":"n","action":"vote\ud800",` + items(validItem) + `}`, codeInvalidRequest, ""},
+		{"invalid UTF-8 in an unknown member", body(items(validItem) + ",\"extra\":[\"\xff\"]"), codeInvalidRequest, ""},
+		{"invalid UTF-8 in a member name", body(items(validItem) + ",\"\xff\":1"), codeInvalidRequest, ""},
 
 		{"protocol_version missing", `{"nonce":"n","action":"vote",` + items(validItem) + `}`, codeValidation, "protocol_version"},
 		{"protocol_version number", `{"protocol_version":3.0,"nonce":"n","action":"vote",` + items(validItem) + `}`, codeValidation, "protocol_version"},
@@ -99,6 +108,9 @@ func TestBadRequests(t *testing.T) {
 		{"item null", body(items(`null`)), codeValidation, "responses[0]"},
 		{"item string", body(items(validItem, `"orb"`)), codeValidation, "responses[1]"},
 		{"item member twice", body(items(itemWith(`"proof":"valid","proof":"valid"`))), codeValidation, "responses[0].proof"},
+		{"action twice, once escaped", body(items(validItem) + `,"\u0061ction":"vote"`), codeValidation, "action"},
+		{"unknown member twice", body(items(validItem) + `,"extra":1,"extra":2`), codeValidation, "extra"},
+		{"duplicate inside an unknown member", body(items(itemWith(`"extra":{"a":[{"b":1,"b":1}]}`))), codeValidation, "responses[0].extra.a[0].b"},
 
 		{"identifier missing", body(items(itemWithout("identifier"))), codeValidation, "responses[0].identifier"},
 		{"identifier unknown", body(items(itemWith(`"identifier":"iris"`))), codeValidation, "responses[0].identifier"},
@@ -166,11 +178,23 @@ func TestAcceptedVariants(t *testing.T) {
 		{"p-1", body(items(itemWith(`"nullifier":"0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000000"`)))},
 		{"sixteen items", body(items(strings.Repeat(validItem+",", 15) + validItem))},
 		{"whitespace around", "\n\t " + body(items(validItem)) + " \r\n"},
+		{"nesting 64 deep", body(items(validItem) + `,"extra":` + strings.Repeat("[", 63) + strings.Repeat("]", 63))},
+		{"escapes in names and strings", `{"protocol_version":"3.0","nonce":"\u00e9\ud83d\ude00","\u0061ction":"vote",` + items(validItem) + `}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			wantSuccess(t, e.post(rpPath, tc.body))
 		})
+	}
+}
+
+// TestActionIsUnescaped: the action the checker and the store see is the
+// JSON string decoded, never the escaped text or a replacement character.
+func TestActionIsUnescaped(t *testing.T) {
+	e := newEnv(t)
+	resp := wantSuccess(t, e.post(rpPath, `{"protocol_version":"3.0","nonce":"n","action":"vot\u00e9 \ud83d\ude00",`+items(validItem)+`}`))
+	if got := e.checker.seen()[0].Action; got != "voté 😀" || resp.Action != got {
+		t.Fatalf("action %q, answered %q", got, resp.Action)
 	}
 }
 

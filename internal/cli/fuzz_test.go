@@ -31,7 +31,7 @@ func FuzzReadSignupLines(f *testing.F) {
 		} `json:"vectors"`
 	}
 	vectors.Load(f, "pcp_v2_3.json", &pcp)
-	count := vectors.NewCounter(f, "field_element.json and pcp_v2_3.json")
+	count := vectors.NewCounter(f, "field_element.json")
 	signupID := "signup-1"
 	var all bytes.Buffer
 	for i, v := range fields.IDCommitment {

@@ -26,6 +26,7 @@ import (
 	"worldid/record"
 	"worldid/refresh"
 	"worldid/semaphore"
+	"worldid/semaphore/prover"
 	"worldid/store"
 	"worldid/verify"
 
@@ -384,7 +385,7 @@ func TestConcurrentSingleUseCodes(t *testing.T) {
 type refreshHarness struct {
 	db  *store.DB
 	mux *http.ServeMux
-	pk  *semaphore.ProvingKey
+	pk  *prover.ProvingKey
 }
 
 func newRefreshHarness(t *testing.T) *refreshHarness {

@@ -1,18 +1,21 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	mathrand "math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,6 +29,7 @@ import (
 	"worldid/record"
 	"worldid/semaphore"
 	"worldid/store"
+	"worldid/store/postgres/pgtest"
 )
 
 // Faults against the real binary: SIGKILL under concurrent write load, a
@@ -633,9 +637,11 @@ func sameFiles(t *testing.T, before, after map[string][]byte) {
 
 // TestFaultDiskFull fills the data dir's file system (a small tmpfs, so the
 // ENOSPC is real) under a running server: writes fail with 503 and a log
-// line naming the cause, reads keep working, a restart on the full disk
-// refuses to start without touching the files, and once space is free
-// every acknowledged write is there.
+// line naming the cause, reads keep working, /healthz answers 503 with the
+// cause and worldid_store_healthy is 0; once space is freed the server
+// repairs its store by itself and writes succeed again. Filled again, a
+// restart on the full disk refuses to start without touching the files,
+// and once space is free every acknowledged write is there.
 func TestFaultDiskFull(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary")
@@ -662,7 +668,7 @@ func TestFaultDiskFull(t *testing.T) {
 		}
 		return verifyRequest(action, itemJSON(t, item, nil))
 	}
-	acked, fresh := prove("disk-acked"), prove("disk-fresh")
+	acked, fresh, later := prove("disk-acked"), prove("disk-fresh"), prove("disk-later")
 	first := call(http.MethodPost, target, "application/json", acked)(t)
 	var firstAnswer verifyReply
 	if first.status != http.StatusOK || json.Unmarshal(first.body, &firstAnswer) != nil {
@@ -670,20 +676,8 @@ func TestFaultDiskFull(t *testing.T) {
 	}
 
 	fillDisk(t, mnt)
-	// The journal's last page may still have room: insert until a write fails.
 	leaves := map[string]int{}
-	for len(leaves) < 1000 {
-		c := randomFE()
-		added, err := p.adminClient.AddIdentity(ctx, admin.AddIdentityRequest{Identifier: "device", IdentityCommitment: c})
-		var refused *admin.Error
-		if errors.As(err, &refused) && refused.Status == http.StatusServiceUnavailable {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		leaves[c] = added.Index
-	}
+	insertUntilRefused(t, ctx, p, leaves)
 	authorize := p.public + "/authorize?" + url.Values{"response_type": {"code"}, "client_id": {app.AppID}, "redirect_uri": {e2eRedirect}, "scope": {"openid"}}.Encode()
 	t.Run("writes answer 503", func(t *testing.T) {
 		runHostile(t, dataDir, []hostileCase{
@@ -695,7 +689,7 @@ func TestFaultDiskFull(t *testing.T) {
 		})
 	})
 	t.Run("reads keep working", func(t *testing.T) {
-		for _, path := range []string{"/healthz", "/jwks", "/.well-known/openid-configuration"} {
+		for _, path := range []string{"/jwks", "/.well-known/openid-configuration"} {
 			if r := call(http.MethodGet, p.public+path, "", "")(t); r.status != http.StatusOK {
 				t.Errorf("GET %s: %d", path, r.status)
 			}
@@ -704,9 +698,33 @@ func TestFaultDiskFull(t *testing.T) {
 			t.Errorf("app list: %v %+v", err, apps)
 		}
 	})
+	t.Run("health shows it", func(t *testing.T) {
+		if r := waitHealthz(t, p, http.StatusServiceUnavailable, 0); !strings.Contains(string(r.body), "no space left on device") {
+			t.Errorf("/healthz on a full disk: %d %s", r.status, r.body)
+		}
+		waitMetric(t, p, "worldid_store_healthy", "0")
+		if v := metricValue(t, p, "worldid_store_health_failures_total"); v == "0" || v == "" {
+			t.Errorf("worldid_store_health_failures_total on a full disk: %q", v)
+		}
+	})
+
+	// Space freed: the store repairs itself, without a restart.
+	if err := os.Remove(filepath.Join(mnt, "filler")); err != nil {
+		t.Fatal(err)
+	}
+	waitHealthz(t, p, http.StatusOK, 30*time.Second)
+	if r := call(http.MethodPost, target, "application/json", fresh)(t); r.status != http.StatusOK {
+		t.Errorf("a write after the disk was freed: %d %s", r.status, r.body)
+	}
+	waitMetric(t, p, "worldid_store_healthy", "1")
+
+	fillDisk(t, mnt)
+	insertUntilRefused(t, ctx, p, leaves)
 	p.stop(t) // a clean shutdown despite the failed store
-	if log := p.stderr.String(); !strings.Contains(log, "no space left on device") || !strings.Contains(log, "storage unavailable") {
-		t.Errorf("no log line names the full disk:\n%s", log)
+	for _, want := range []string{"no space left on device", "storage unavailable", "writes enabled again"} {
+		if log := p.stderr.String(); !strings.Contains(log, want) {
+			t.Errorf("the log does not say %q:\n%s", want, log)
+		}
 	}
 
 	files := readFiles(t, dataDir, "state.json", "journal.jsonl")
@@ -729,8 +747,74 @@ func TestFaultDiskFull(t *testing.T) {
 			t.Errorf("acknowledged leaf %d: %d %s", index, r.status, r.body)
 		}
 	}
-	if a := postVerify(t, ctx, p, app.RPID, []byte(fresh)); a.status != http.StatusOK {
+	if a := postVerify(t, ctx, p, app.RPID, []byte(fresh)); a.status != http.StatusOK || !strings.HasSuffix(a.Message, "(nullifier reuse)") {
+		t.Errorf("the nullifier acknowledged after the repair: %+v", a)
+	}
+	if a := postVerify(t, ctx, p, app.RPID, []byte(later)); a.status != http.StatusOK {
 		t.Errorf("a write after the disk was freed: %+v", a)
+	}
+}
+
+// insertUntilRefused adds identities, recording the acknowledged ones,
+// until the admin API answers 503: the journal's last page may still have
+// room after the disk is full.
+func insertUntilRefused(t *testing.T, ctx context.Context, p *serverProc, leaves map[string]int) {
+	t.Helper()
+	for range 1000 {
+		c := randomFE()
+		added, err := p.adminClient.AddIdentity(ctx, admin.AddIdentityRequest{Identifier: "device", IdentityCommitment: c})
+		var refused *admin.Error
+		if errors.As(err, &refused) && refused.Status == http.StatusServiceUnavailable {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaves[c] = added.Index
+	}
+	t.Fatal("1000 identities fit on a full disk")
+}
+
+// metricValue is the value of an unlabelled series at /metrics.
+func metricValue(t *testing.T, p *serverProc, name string) string {
+	t.Helper()
+	r := call(http.MethodGet, p.public+"/metrics", "", "")(t)
+	for _, line := range strings.Split(string(r.body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// waitMetric polls /metrics until the series has the value; the store's
+// health is checked every second.
+func waitMetric(t *testing.T, p *serverProc, name, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		v := metricValue(t, p, name)
+		if v == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is %q, want %q", name, v, want)
+		}
+	}
+}
+
+// waitHealthz polls /healthz until it answers status.
+func waitHealthz(t *testing.T, p *serverProc, status int, limit time.Duration) reply {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		r := call(http.MethodGet, p.public+"/healthz", "", "")(t)
+		if r.status == status {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/healthz still answers %d %s after %v, want %d", r.status, r.body, limit, status)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -768,5 +852,177 @@ func TestFaultReadOnlyDataDir(t *testing.T) {
 	p = startProc(t, dataDir)
 	if apps, err := p.adminClient.Apps(ctx); err != nil || len(apps.Apps) != 2 {
 		t.Errorf("apps after the read-only attempt: %v %+v", err, apps)
+	}
+}
+
+// ---- Never a silent reset, interrupted first start, hung PostgreSQL ----
+
+// TestFaultNoSilentReset deletes the store's files as an operator's mistake
+// would: state.json after a clean restart (empty journal), and the journal
+// after a kill. The server refuses to start, naming the file and the
+// recovery command, and leaves the files alone; -accept-data-loss starts
+// it with what is left and logs the loss.
+func TestFaultNoSilentReset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	ctx := context.Background()
+	dir := hardenedDataDir(t)
+	p := startProc(t, dir)
+	if _, err := p.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "kept RP", RedirectURIs: []string{e2eRedirect}}); err != nil {
+		t.Fatal(err)
+	}
+	p.stop(t)
+	startProc(t, dir).stop(t) // a clean restart: everything in state.json, the journal empty
+	state := filepath.Join(dir, "state.json")
+	if err := os.Remove(state); err != nil {
+		t.Fatal(err)
+	}
+	files := readFiles(t, dir, "journal.jsonl", "store.mark")
+	out := serveFails(t, ctx, dir)
+	for _, want := range []string{state + " is missing", "worldid serve -data " + dir + " -accept-data-loss"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, out)
+		}
+	}
+	sameFiles(t, files, readFiles(t, dir, "journal.jsonl", "store.mark"))
+
+	p = startProc(t, dir, "-accept-data-loss")
+	if apps, err := p.adminClient.Apps(ctx); err != nil || len(apps.Apps) != 0 {
+		t.Errorf("apps after accepting the loss of state.json: %v %+v", err, apps)
+	}
+	p.stop(t)
+	if !strings.Contains(p.stderr.String(), "level=WARN") || !strings.Contains(p.stderr.String(), state) {
+		t.Errorf("the accepted loss is not logged:\n%s", p.stderr)
+	}
+
+	// Killed after an acknowledged write, then the journal goes.
+	p = startProc(t, dir)
+	if _, err := p.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "journal RP", RedirectURIs: []string{e2eRedirect}}); err != nil {
+		t.Fatal(err)
+	}
+	waitMarkCatchesUp(t, dir)
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+	journal := filepath.Join(dir, "journal.jsonl")
+	if err := os.Remove(journal); err != nil {
+		t.Fatal(err)
+	}
+	if out := serveFails(t, ctx, dir); !strings.Contains(out, journal+" is missing") {
+		t.Errorf("the refusal does not name the journal:\n%s", out)
+	}
+}
+
+// waitMarkCatchesUp waits until the store's mark holds the newest
+// acknowledged LSN (the mark trails writes by up to a second).
+func waitMarkCatchesUp(t *testing.T, dir string) {
+	t.Helper()
+	want := acknowledgedWrites(t, dir)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var mark struct{ LSN uint64 }
+		b, err := os.ReadFile(filepath.Join(dir, "store.mark"))
+		if err == nil && json.Unmarshal(b, &mark) == nil && mark.LSN >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("store.mark (%s) did not reach lsn %d", b, want)
+		}
+	}
+}
+
+// TestFaultInterruptedFirstStart kills the first start of a data dir during
+// the proving-key setup, after the admin token exists: the next start
+// still completes the first start, demo app included, and the one after
+// that creates no second demo app.
+func TestFaultInterruptedFirstStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the proving-key setup")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	cmd := exec.Command(worldidBinary(t), "serve", "-data", dir, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() && !strings.Contains(lines.Text(), "generating the local Semaphore proving key") {
+	}
+	cmd.Process.Kill()
+	go io.Copy(io.Discard, stderr)
+	cmd.Wait()
+	if _, err := os.Stat(filepath.Join(dir, server.AdminTokenFile)); err != nil {
+		t.Fatalf("the interrupted start made no admin token (the test needs one): %v", err)
+	}
+
+	p := startProc(t, dir)
+	if !slices.ContainsFunc(p.startup, func(l string) bool { return strings.Contains(l, "demo app created") }) {
+		t.Errorf("the start after an interrupted first start created no demo app:\n%s", strings.Join(p.startup, "\n"))
+	}
+	p.stop(t)
+	p = startProc(t, dir)
+	if slices.ContainsFunc(p.startup, func(l string) bool { return strings.Contains(l, "demo app created") }) {
+		t.Errorf("a later start created another demo app")
+	}
+	if apps, err := p.adminClient.Apps(ctx); err != nil || len(apps.Apps) != 1 {
+		t.Errorf("apps: %v %+v, want the demo app", err, apps)
+	}
+}
+
+// TestFaultPostgresHangs freezes the connection to PostgreSQL (as SIGSTOP
+// of the server would: connections stay open, nothing answers) under a
+// running server: verification, sign-in, the admin API and /healthz answer
+// 503 within a few seconds instead of hanging, and once the database
+// answers again so does the server, without a restart.
+func TestFaultPostgresHangs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	ctx := context.Background()
+	dsn, gate := pgtest.GatedDSN(t, pgtest.FreshSchema(t))
+	p := startProc(t, hardenedDataDir(t), "-store", dsn)
+	app, err := p.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "hang RP", RedirectURIs: []string{e2eRedirect}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := keyedWallet(t, ctx, p, [2]string{"orb", "production"})
+	item, err := w.Prove(ctx, wallet.ProofRequest{AppID: app.AppID, Action: "hang", Signal: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := verifyRequest("hang", itemJSON(t, item, nil))
+	authorize := p.public + "/authorize?" + url.Values{"response_type": {"code"}, "client_id": {app.AppID}, "redirect_uri": {e2eRedirect}, "scope": {"openid"}}.Encode()
+	requests := map[string]func(*testing.T) reply{
+		"verify":    call(http.MethodPost, p.public+"/api/v4/verify/"+app.RPID, "application/json", body),
+		"authorize": call(http.MethodGet, authorize, "", ""),
+		"admin":     call(http.MethodGet, p.adm+"/admin/apps", "", "", "Authorization", "Bearer "+p.adminClient.Token),
+		"healthz":   call(http.MethodGet, p.public+"/healthz", "", ""),
+	}
+	// The bound: the store's 5 s call deadline, and slack for a loaded machine.
+	const bound = 10 * time.Second
+	gate.Freeze()
+	var wg sync.WaitGroup
+	for name, send := range requests {
+		wg.Go(func() {
+			t.Run(name, func(t *testing.T) {
+				start := time.Now()
+				r := send(t)
+				if took := time.Since(start); r.status != http.StatusServiceUnavailable || took > bound {
+					t.Errorf("%d %.200s after %v, want 503 within %v", r.status, r.body, took, bound)
+				}
+			})
+		})
+	}
+	wg.Wait()
+	waitMetric(t, p, "worldid_store_healthy", "0")
+	gate.Thaw()
+	waitHealthz(t, p, http.StatusOK, 30*time.Second)
+	if r := requests["verify"](t); r.status != http.StatusOK {
+		t.Errorf("verify once the database answers again: %d %s", r.status, r.body)
 	}
 }

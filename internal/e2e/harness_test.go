@@ -28,7 +28,7 @@ import (
 	"worldid/field"
 	"worldid/internal/server"
 	"worldid/internal/wallet"
-	"worldid/semaphore"
+	"worldid/semaphore/prover"
 )
 
 // The harness every test of this package shares: the built binary, a
@@ -69,6 +69,7 @@ type serverProc struct {
 	cmd         *exec.Cmd
 	public, adm string
 	stderr      *strings.Builder
+	startup     []string // stdout up to the listener lines
 	adminClient *admin.Client
 	exited      chan error
 }
@@ -90,6 +91,7 @@ func startProc(t testing.TB, dataDir string, extra ...string) *serverProc {
 	deadline := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
 	defer deadline.Stop()
 	for (p.public == "" || p.adm == "") && lines.Scan() {
+		p.startup = append(p.startup, lines.Text())
 		f := strings.Fields(lines.Text())
 		switch {
 		case len(f) >= 4 && f[1] == "public":
@@ -156,7 +158,7 @@ func newWallet(t *testing.T, ctx context.Context, p *serverProc, trees ...[2]str
 	return &wallet.Wallet{Identity: id, Server: p.public, HTTP: wallet.NewHTTPClient(), KeyCache: path + ".pk"}
 }
 
-// The hardening suite of issue #10: hostile input against the real binary
+// The hardening suite: hostile input against the real binary
 // (this file), crashes and full disks (faults_test.go) and races
 // (concurrency_test.go). This file also holds the helpers the three share.
 
@@ -167,7 +169,7 @@ var (
 	sharedKeyPath string
 
 	sharedPKOnce sync.Once
-	sharedPK     *semaphore.ProvingKey
+	sharedPK     *prover.ProvingKey
 	sharedPKErr  error
 )
 
@@ -195,7 +197,7 @@ func sharedKeyFile(t *testing.T) string {
 
 // sharedProvingKey is the key of sharedKeyFile, read once, for tests that
 // prove without a wallet.
-func sharedProvingKey(t *testing.T) *semaphore.ProvingKey {
+func sharedProvingKey(t *testing.T) *prover.ProvingKey {
 	t.Helper()
 	path := sharedKeyFile(t)
 	sharedPKOnce.Do(func() {
@@ -205,7 +207,7 @@ func sharedProvingKey(t *testing.T) *semaphore.ProvingKey {
 			return
 		}
 		defer f.Close()
-		sharedPK, sharedPKErr = semaphore.ReadProvingKey(bufio.NewReaderSize(f, 1<<20))
+		sharedPK, sharedPKErr = prover.ReadProvingKey(bufio.NewReaderSize(f, 1<<20))
 	})
 	if sharedPKErr != nil {
 		t.Fatal(sharedPKErr)
@@ -213,7 +215,7 @@ func sharedProvingKey(t *testing.T) *semaphore.ProvingKey {
 	return sharedPK
 }
 
-// hardenedDataDir is an empty data dir that links the shared proving key.
+// hardenedDataDir is an empty data dir that links the shared local keys.
 func hardenedDataDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -223,8 +225,10 @@ func hardenedDataDir(t *testing.T) string {
 
 func linkSharedKey(t *testing.T, dir string) {
 	t.Helper()
-	if err := os.Symlink(sharedKeyFile(t), filepath.Join(dir, server.ProvingKeyFile)); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{server.ProvingKeyFile, server.VerifyingKeyFile} {
+		if err := os.Symlink(filepath.Join(filepath.Dir(sharedKeyFile(t)), name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -34,7 +34,7 @@ type family struct {
 type series struct {
 	labelValues []string
 	count       atomic.Uint64   // counter value, or histogram observation count
-	sumBits     atomic.Uint64   // histogram sum as float64 bits
+	sumBits     atomic.Uint64   // histogram sum or gauge value as float64 bits
 	bucketHits  []atomic.Uint64 // non-cumulative per-bucket counts
 }
 
@@ -79,6 +79,19 @@ func (c *Counter) Add(n uint64, labelValues ...string) { c.f.with(labelValues).c
 
 // Inc increments the series with the given label values by one.
 func (c *Counter) Inc(labelValues ...string) { c.Add(1, labelValues...) }
+
+// Gauge is a value that goes up and down, partitioned by labels.
+type Gauge struct{ f *family }
+
+// NewGauge registers a gauge family.
+func (r *Registry) NewGauge(name, help string, labels ...string) *Gauge {
+	return &Gauge{r.register(name, help, "gauge", nil, labels)}
+}
+
+// Set sets the series with the given label values to v.
+func (g *Gauge) Set(v float64, labelValues ...string) {
+	g.f.with(labelValues).sumBits.Store(math.Float64bits(v))
+}
 
 // Histogram counts observations into fixed buckets, partitioned by labels.
 type Histogram struct{ f *family }
@@ -139,8 +152,12 @@ func (f *family) write(b *strings.Builder) {
 	})
 	for _, s := range all {
 		labels := f.labelPairs(s.labelValues)
-		if f.kind == "counter" {
+		switch f.kind {
+		case "counter":
 			fmt.Fprintf(b, "%s%s %d\n", f.name, braces(labels), s.count.Load())
+			continue
+		case "gauge":
+			fmt.Fprintf(b, "%s%s %s\n", f.name, braces(labels), formatFloat(math.Float64frombits(s.sumBits.Load())))
 			continue
 		}
 		var cumulative uint64

@@ -18,6 +18,9 @@ func TestTextFormat(t *testing.T) {
 	h.Observe(0.05)
 	h.Observe(0.5)
 	h.Observe(5)
+	g := r.NewGauge("up", "Up.")
+	g.Set(1)
+	g.Set(0.5)
 	var b strings.Builder
 	r.WriteTo(&b)
 	want := `# HELP x_total Things.
@@ -30,6 +33,9 @@ lat_seconds_bucket{le="1"} 2
 lat_seconds_bucket{le="+Inf"} 3
 lat_seconds_sum 5.55
 lat_seconds_count 3
+# HELP up Up.
+# TYPE up gauge
+up 0.5
 `
 	if b.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)

@@ -37,8 +37,11 @@ type Config struct {
 	RefreshLimits bool          // -refresh-rate-limits: per-IP and per-idComm limits on /api/v1/refresh
 	Reissue       bool          // -refresh-reissue: a repeat refresh issues a new credential
 	NoBatching    bool          // -no-batching: verify Groth16 proofs one by one (for comparison)
+	// AcceptDataLoss opens a JSON store whose files hold less than it had
+	// acknowledged (store.ErrDataLoss) with what they hold.
+	AcceptDataLoss bool // -accept-data-loss
 
-	// Deployment (design.md §1; issue: TLS and reverse proxies).
+	// Deployment: TLS and reverse proxies (design.md §1).
 	TLSCert, TLSKey string // -tls-cert, -tls-key: PEM files; HTTPS on the public listener
 	TrustedProxies  string // -trusted-proxies: CIDRs whose X-Forwarded-For is believed
 
@@ -65,6 +68,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key for -tls-cert")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the client (default: none)")
 	fs.BoolVar(&c.NoBatching, "no-batching", false, "verify concurrent Groth16 proofs one by one instead of in batches")
+	fs.BoolVar(&c.AcceptDataLoss, "accept-data-loss", false, "start even though the JSON store's files hold less than it had acknowledged (a missing or older state.json or journal.jsonl); use once, after deciding that no backup is better")
 	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
 }
 
@@ -81,6 +85,9 @@ func (c *Config) Validate() error {
 		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
 			errs = append(errs, fmt.Errorf("%s: %q is not host:port", name, addr))
 		}
+	}
+	if c.AcceptDataLoss && c.Store != "" {
+		errs = append(errs, errors.New("accept-data-loss: applies to the JSON store only"))
 	}
 	if c.Addr == c.AdminAddr && !strings.HasSuffix(c.Addr, ":0") {
 		errs = append(errs, errors.New("admin-addr: must differ from addr"))

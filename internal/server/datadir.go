@@ -15,38 +15,57 @@ import (
 const AdminTokenFile = "admin.token"
 
 // prepareDataDir creates the data directory (0700) if needed and returns
-// the admin token, creating it on first start. firstStart reports whether
-// the token had to be created, i.e. whether this is a fresh data dir.
-func prepareDataDir(dir string, rand io.Reader) (token string, firstStart bool, err error) {
+// the admin token, creating it on first start.
+func prepareDataDir(dir string, rand io.Reader) (token string, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", false, fmt.Errorf("data dir: %w", err)
+		return "", fmt.Errorf("data dir: %w", err)
 	}
 	// An existing dir may have been created by hand with a looser mode:
 	// it holds keys and the admin token.
 	if err := os.Chmod(dir, 0o700); err != nil {
-		return "", false, fmt.Errorf("data dir: %w", err)
+		return "", fmt.Errorf("data dir: %w", err)
 	}
 	path := filepath.Join(dir, AdminTokenFile)
 	b, err := os.ReadFile(path)
 	if err == nil {
 		token = strings.TrimSpace(string(b))
 		if len(token) < 32 {
-			return "", false, fmt.Errorf("%s: token is too short; delete the file to create a new one", path)
+			return "", fmt.Errorf("%s: token is too short; delete the file to create a new one", path)
 		}
-		return token, false, nil
+		return token, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return "", false, fmt.Errorf("data dir: %w", err)
+		return "", fmt.Errorf("data dir: %w", err)
 	}
 	var raw [32]byte
 	if _, err := io.ReadFull(rand, raw[:]); err != nil {
-		return "", false, err
+		return "", err
 	}
 	token = hex.EncodeToString(raw[:])
 	if err := writeFileAtomic(path, []byte(token+"\n"), 0o600); err != nil {
-		return "", false, fmt.Errorf("data dir: %w", err)
+		return "", fmt.Errorf("data dir: %w", err)
 	}
-	return token, true, nil
+	return token, nil
+}
+
+// FirstStartFile records that the data dir's first start completed. Every
+// first-start step before it (admin token, keys, store) is idempotent, so
+// a first start that was interrupted, say during the proving-key setup,
+// is simply run again, demo app included.
+const FirstStartFile = "first-start.done"
+
+// firstStartDone reports whether FirstStartFile exists.
+func firstStartDone(dir string) (bool, error) {
+	_, err := os.Stat(filepath.Join(dir, FirstStartFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// markFirstStartDone writes FirstStartFile.
+func markFirstStartDone(dir string) error {
+	return writeFileAtomic(filepath.Join(dir, FirstStartFile), []byte("the first start of this data dir completed\n"), 0o600)
 }
 
 // ReadAdminToken reads the token the CLI presents to the admin API.

@@ -4,6 +4,20 @@
 // (the JSON store or PostgreSQL), every handler given the store it declares,
 // both listeners with all timeouts set, and the bounded shutdown.
 //
+// Store health: the backend's Health is checked every second and on each
+// GET /healthz (never two checks at once), which answers 503 with the
+// reason while the store cannot accept writes; worldid_store_healthy (1/0)
+// and worldid_store_health_failures_total export it. A JSON store that
+// failed repairs itself (package store, "Failure"), PostgreSQL reconnects:
+// the process keeps running and serving reads, so a supervisor restart is
+// needed only when the start itself fails (exit status 1). A JSON store
+// whose files hold less than it had acknowledged stops the start with the
+// recovery command (-accept-data-loss).
+//
+// First start: the admin token, keys and store are each created only if
+// absent, and first-start.done is written after the demo app, so a first
+// start that was killed midway is completed by the next one.
+//
 // It is the only package besides main that imports both handlers and
 // storage backends (imports_test.go). It implements no protocol and parses
 // no request.

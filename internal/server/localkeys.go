@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"worldid/babyjub"
 	"worldid/registry"
 	"worldid/semaphore"
+	"worldid/semaphore/prover"
 )
 
 // sharedFiles is implemented by backends that several replicas share
@@ -87,32 +89,87 @@ func (k keyFile) load(ctx context.Context, dir string, shared sharedFiles, now f
 // that made it (see SECURITY.md).
 const ProvingKeyFile = "semaphore-local.pk"
 
-// loadOrCreateProvingKey reads the local proving key, running the
-// single-party Groth16 setup on first start.
-func loadOrCreateProvingKey(ctx context.Context, dir string, shared sharedFiles, log *slog.Logger) (*semaphore.ProvingKey, string, error) {
-	content, err := keyFile{name: ProvingKeyFile, cached: true, create: func() ([]byte, error) {
-		log.Info("generating the local Semaphore proving key (first start; takes a few seconds)", "depth", registry.TreeDepth)
-		start := time.Now()
-		pk, _, err := semaphore.Setup(registry.TreeDepth)
+// VerifyingKeyFile holds the local verifying key as snarkjs JSON, written
+// with the proving key: a start reads these few kilobytes instead of the
+// proving key, which takes compiling the circuit to read.
+const VerifyingKeyFile = "semaphore-local.vk.json"
+
+// loadOrCreateLocalKey returns the local verifying key and the path of the
+// proving key file. The first start runs the single-party Groth16 setup
+// and writes both files; a data dir from before the verifying-key file
+// gets it derived once from the proving key. With the JSON store a later
+// start reads only the verifying key; with a shared store the proving key
+// is also fetched, to cache it and to check the data dir's copy.
+func loadOrCreateLocalKey(ctx context.Context, dir string, shared sharedFiles, log *slog.Logger) (*semaphore.VerifyingKey, string, error) {
+	pkPath, vkPath := filepath.Join(dir, ProvingKeyFile), filepath.Join(dir, VerifyingKeyFile)
+	var made struct{ pk, vk []byte } // what this start's setup made, if it ran
+	var pkContent []byte             // nil unless the proving key was loaded
+	if _, err := os.Stat(pkPath); err != nil || shared != nil {
+		pkContent, err = keyFile{name: ProvingKeyFile, cached: true, create: func() ([]byte, error) {
+			if _, err := os.Stat(vkPath); err == nil {
+				return nil, fmt.Errorf("%s is there but %s is not: restore the proving key, or move the verifying key away too to run a new setup (proofs for the old key then stop verifying)", vkPath, ProvingKeyFile)
+			}
+			var err error
+			made.pk, made.vk, err = runLocalSetup(log)
+			return made.pk, err
+		}}.load(ctx, dir, shared, time.Now)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		var buf bytes.Buffer
-		if _, err := pk.WriteTo(&buf); err != nil {
-			return nil, err
+	}
+	vkContent, err := keyFile{name: VerifyingKeyFile, cached: true, create: func() ([]byte, error) {
+		// Another replica's setup may have won the store: use ours only
+		// if the proving key in use is ours.
+		if made.pk != nil && bytes.Equal(pkContent, made.pk) {
+			return made.vk, nil
 		}
-		log.Info("local Semaphore proving key ready", "bytes", buf.Len(), "took", time.Since(start).Round(time.Millisecond))
-		return buf.Bytes(), nil
+		return deriveVerifyingKey(pkPath, pkContent, log)
 	}}.load(ctx, dir, shared, time.Now)
 	if err != nil {
 		return nil, "", err
 	}
-	path := filepath.Join(dir, ProvingKeyFile)
-	pk, err := semaphore.ReadProvingKey(bytes.NewReader(content))
+	vk, err := semaphore.ParseVerifyingKey(vkContent)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", path, err)
+		return nil, "", fmt.Errorf("%s: %w", vkPath, err)
 	}
-	return pk, path, nil
+	return vk, pkPath, nil
+}
+
+// runLocalSetup runs the single-party Groth16 setup and returns the
+// proving key file and the verifying key's snarkjs JSON.
+func runLocalSetup(log *slog.Logger) (pkFile, vkJSON []byte, err error) {
+	log.Info("generating the local Semaphore proving key (first start; takes a few seconds)", "depth", registry.TreeDepth)
+	start := time.Now()
+	pk, vk, err := prover.Setup(registry.TreeDepth)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	if _, err := pk.WriteTo(&buf); err != nil {
+		return nil, nil, err
+	}
+	if vkJSON, err = json.Marshal(vk); err != nil {
+		return nil, nil, err
+	}
+	log.Info("local Semaphore proving key ready", "bytes", buf.Len(), "took", time.Since(start).Round(time.Millisecond))
+	return buf.Bytes(), vkJSON, nil
+}
+
+// deriveVerifyingKey reads the proving key (content, or the file at path
+// when content is nil) and returns its verifying key's snarkjs JSON.
+func deriveVerifyingKey(path string, content []byte, log *slog.Logger) ([]byte, error) {
+	log.Info("deriving the local verifying key from the proving key (once, for a data dir made before " + VerifyingKeyFile + ")")
+	if content == nil {
+		var err error
+		if content, err = os.ReadFile(path); err != nil {
+			return nil, err
+		}
+	}
+	pk, err := prover.ReadProvingKey(bytes.NewReader(content))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return json.Marshal(pk.VerifyingKey())
 }
 
 // IssuerKeyFile holds the credential issuer's EdDSA seed (32 bytes, hex).

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,4 +116,101 @@ func TestKeyFileStoreErrors(t *testing.T) {
 	if _, err := k.load(context.Background(), t.TempDir(), &memShared{files: map[string][]byte{}}, time.Now); err == nil || !strings.Contains(err.Error(), "no entropy") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// TestLocalKeyStart: a start reads the verifying key file, never the
+// proving key; a data dir or store from before that file gets it derived
+// from the proving key; a verifying key without its proving key stops the
+// start rather than run a setup that would not match it.
+func TestLocalKeyStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the depth-30 setup")
+	}
+	read := func(dir, name string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	log := slog.New(slog.DiscardHandler)
+	pk, vk, err := runLocalSetup(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	check := func(t *testing.T, dir string, shared sharedFiles, wantVK []byte) {
+		t.Helper()
+		got, pkPath, err := loadOrCreateLocalKey(ctx, dir, shared, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(got); !bytes.Equal(b, wantVK) {
+			t.Error("returned a different verifying key")
+		}
+		if pkPath != filepath.Join(dir, ProvingKeyFile) {
+			t.Errorf("proving key path %s", pkPath)
+		}
+		if !bytes.Equal(read(dir, VerifyingKeyFile), wantVK) {
+			t.Error("data dir holds a different verifying key")
+		}
+	}
+
+	t.Run("later start reads only the verifying key", func(t *testing.T) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, ProvingKeyFile), []byte("not a proving key"), 0o600)
+		os.WriteFile(filepath.Join(dir, VerifyingKeyFile), vk, 0o600)
+		check(t, dir, nil, vk)
+	})
+	t.Run("data dir from before the verifying key", func(t *testing.T) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, ProvingKeyFile), pk, 0o600)
+		check(t, dir, nil, vk)
+	})
+	t.Run("store from before the verifying key", func(t *testing.T) {
+		dir := t.TempDir()
+		mem := &memShared{files: map[string][]byte{ProvingKeyFile: pk}}
+		check(t, dir, mem, vk)
+		if !bytes.Equal(mem.files[VerifyingKeyFile], vk) || !bytes.Equal(read(dir, ProvingKeyFile), pk) {
+			t.Error("the derived key is not shared, or the proving key not cached")
+		}
+	})
+	t.Run("replica adopts both", func(t *testing.T) {
+		dir := t.TempDir()
+		check(t, dir, &memShared{files: map[string][]byte{ProvingKeyFile: pk, VerifyingKeyFile: vk}}, vk)
+	})
+	t.Run("verifying key without proving key", func(t *testing.T) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, VerifyingKeyFile), vk, 0o600)
+		if _, _, err := loadOrCreateLocalKey(ctx, dir, nil, log); err == nil || !strings.Contains(err.Error(), "restore the proving key") {
+			t.Fatalf("err = %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, ProvingKeyFile)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a proving key was made: %v", err)
+		}
+	})
+	t.Run("setup that loses the race to another replica", func(t *testing.T) {
+		// The store looks empty, but another replica's key is stored
+		// first: this replica's setup runs, and the verifying key must be
+		// the winner's, derived from the proving key in use.
+		dir := t.TempDir()
+		check(t, dir, &lateShared{memShared{files: map[string][]byte{}}, pk}, vk)
+		if !bytes.Equal(read(dir, ProvingKeyFile), pk) {
+			t.Error("data dir caches a proving key other than the store's")
+		}
+	})
+}
+
+// lateShared is memShared where another replica stores the proving key
+// between this replica's look-up and its own store.
+type lateShared struct {
+	memShared
+	theirs []byte
+}
+
+func (l *lateShared) StoreSharedFile(ctx context.Context, name string, content []byte, now time.Time) ([]byte, error) {
+	if name == ProvingKeyFile {
+		l.memShared.StoreSharedFile(ctx, name, l.theirs, now)
+	}
+	return l.memShared.StoreSharedFile(ctx, name, content, now)
 }

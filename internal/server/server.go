@@ -58,16 +58,23 @@ type backend interface {
 	oidc.Store
 	refresh.Store
 	registry.Store
+	// Health is nil if the store accepts writes (PostgreSQL: answers),
+	// else why not, wrapping record.ErrUnavailable.
+	Health(ctx context.Context) error
 	Close() error
 }
 
 // openBackend opens the embedded JSON store in the data dir, or PostgreSQL
 // when -store names one.
-func openBackend(ctx context.Context, cfg Config) (backend, error) {
-	if cfg.Store == "" {
-		return store.Open(cfg.DataDir, store.Options{})
+func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (backend, error) {
+	if cfg.Store != "" {
+		return postgres.Open(ctx, cfg.Store) // its errors name the store and never the password
 	}
-	return postgres.Open(ctx, cfg.Store) // its errors name the store and never the password
+	db, err := store.Open(cfg.DataDir, store.Options{AcceptLoss: cfg.AcceptDataLoss, Log: log})
+	if errors.Is(err, store.ErrDataLoss) {
+		return nil, fmt.Errorf("%w\nRestore the data dir from a backup; or, to start with what its files hold and lose the rest, start once with -accept-data-loss:\n  worldid serve -data %s -accept-data-loss", err, cfg.DataDir)
+	}
+	return db, err
 }
 
 // Start opens the data dir and store, wires every handler and starts
@@ -79,20 +86,24 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 			s.Shutdown()
 		}
 	}()
-	token, firstStart, err := prepareDataDir(cfg.DataDir, rand.Reader)
+	token, err := prepareDataDir(cfg.DataDir, rand.Reader)
 	if err != nil {
 		return nil, err
 	}
-	if s.db, err = openBackend(ctx, cfg); err != nil {
+	if s.db, err = openBackend(ctx, cfg, log); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, s.db.Close)
+	m := metrics.NewRegistry()
+	health := newStoreHealth(s.db.Health, m, log)
+	health.update(ctx)
+	s.background(ctx, health.run)
 	shared, _ := s.db.(sharedFiles) // nil for the JSON store: the files stay in the data dir
-	pk, pkPath, err := loadOrCreateProvingKey(ctx, cfg.DataDir, shared, log)
+	localKey, pkPath, err := loadOrCreateLocalKey(ctx, cfg.DataDir, shared, log)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := registry.Open(ctx, registry.Options{Store: s.db, LocalKey: pk.VerifyingKey(), Now: time.Now, Rand: cfg.batchRand()})
+	ids, err := registry.Open(ctx, registry.Options{Store: s.db, LocalKey: localKey, Now: time.Now, Rand: cfg.batchRand()})
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +126,9 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	s.cfg = cfg.withListenerDefaults(publicLn.Addr())
 	s.adminURL = "http://" + adminLn.Addr().String()
 
-	m := metrics.NewRegistry()
 	instrument := metrics.NewHTTP(m, log)
 	public := http.NewServeMux()
-	public.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	public.Handle("GET /healthz", health)
 	public.Handle("GET /metrics", m.Handler())
 	ids.Register(public, pkPath)
 	verifier, err := verify.New(verify.Options{Store: s.db, Checker: ids, Now: time.Now, Log: log})
@@ -137,7 +147,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	issuer, err := refresh.New(refresh.Options{Store: s.db, VerifyingKey: pk.VerifyingKey(), IssuerKey: issuerKey,
+	issuer, err := refresh.New(refresh.Options{Store: s.db, VerifyingKey: localKey, IssuerKey: issuerKey,
 		PerIP: cfg.refreshRate(), PerIDComm: cfg.refreshRate(), Reissue: cfg.Reissue, Now: time.Now, Rand: rand.Reader, Log: log})
 	if err != nil {
 		return nil, err
@@ -149,9 +159,15 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	s.serve(publicLn, forwarded.Middleware(cfg.trustedProxies, instrument.Wrap("public", public)), cfg.tls)
 	s.serve(adminLn, instrument.Wrap("admin", adminAPI), nil)
 
-	if firstStart {
-		if err := createDemoApp(ctx, s, stdout); err != nil {
-			return nil, err
+	if done, err := firstStartDone(cfg.DataDir); err != nil || !done {
+		if err == nil {
+			err = createDemoApp(ctx, s, stdout)
+		}
+		if err == nil {
+			err = markFirstStartDone(cfg.DataDir)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("first start: %w", err)
 		}
 	}
 	listenerURL := strings.SplitN(s.cfg.BaseURL, "://", 2)[0] + "://" + publicLn.Addr().String()
@@ -244,8 +260,9 @@ func (s *Server) Shutdown() error {
 }
 
 // createDemoApp registers the app a newcomer signs in to on first start and
-// prints its credentials (the only time the secret is shown). A replica
-// joining a shared store that already has apps creates none.
+// prints its credentials (the only time the secret is shown). A store that
+// already has apps gets none: a replica joining a shared store, a data dir
+// from before FirstStartFile, or a first start killed after creating it.
 func createDemoApp(ctx context.Context, s *Server, stdout io.Writer) error {
 	if apps, err := s.db.Apps(ctx); err != nil || len(apps) > 0 {
 		return err

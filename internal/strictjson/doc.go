@@ -1,20 +1,45 @@
-// Package strictjson decodes one JSON value into a Go value as
-// encoding/json does, after rejecting what encoding/json lets through
-// silently:
+// Package strictjson is the one JSON reader for untrusted input in this
+// module: request bodies (verify, admin, registry), the x-zkp-proof header
+// and hashes.json (refresh), credentials read back (credential) and access
+// token claims (oidc).
 //
-//   - a member name repeated in one object (encoding/json keeps the last;
-//     RFC 8259 §4 leaves the result to the parser, so two parsers may read
-//     one body differently);
-//   - a member name that matches a struct field only when case is folded
-//     (encoding/json matches "Name" to `json:"name"`);
-//   - a member name that matches no field (DisallowUnknownFields);
-//   - anything after the value.
+// [Parse] checks a whole document once, in one pass, before any caller
+// looks at it, and rejects:
 //
-// Member names are checked against the struct tags of the destination
-// type at every depth: through pointers, slices, arrays, maps and embedded
-// structs. Values of types with their own UnmarshalJSON (time.Time, for
-// example) are opaque apart from the duplicate check.
+//   - anything outside the grammar of RFC 8259 §2–§7 (the four whitespace
+//     bytes only; numbers as in §6, so no leading zeros, "+1", ".5", "1.",
+//     NaN or Infinity; strings as in §7, so no raw control characters and
+//     only the escapes listed there) — [ErrSyntax];
+//   - anything after the value but whitespace (§2) — [ErrSyntax];
+//   - bytes that are not UTF-8 (RFC 8259 §8.1), including overlong forms
+//     and encoded surrogates, and \u escapes that are unpaired UTF-16
+//     surrogates (§8.2) — [ErrUTF8]. encoding/json replaces both with
+//     U+FFFD, so two readers of one body would see different strings;
+//   - more than [MaxDepth] arrays and objects open at once (§9 lets a
+//     parser limit nesting) — [ErrDepth];
+//   - a member name given twice in one object, compared after unescaping
+//     (§4 leaves the meaning of duplicates to the parser, so two parsers
+//     may read one body differently) — [ErrDuplicate]. Names are compared
+//     exactly: "name" and "Name" are different names here.
 //
-// It does not bound the input (callers wrap bodies in http.MaxBytesReader)
-// and does not validate UTF-8 beyond what encoding/json does.
+// Parse returns the value as a [Value], which callers walk with
+// [Value.Members] and [Value.Elements] under their own member policy
+// (which names exist, what is required, whether unknown names are
+// ignored). [Decode] is that policy for Go structs: it also rejects member
+// names that match no field exactly (encoding/json would fold case or
+// ignore them) and then decodes with encoding/json.
+//
+// Cost: time and memory are linear in the input. Parse keeps one frame per
+// open container (at most MaxDepth) and, for the duplicate check, the
+// unescaped names of the members of the open objects with one small
+// record each, sorted when their object closes (O(k log k) for k
+// members); it builds no path strings, and names the path of a failure
+// only when it reports one ([Error.Path]). A document nested too deep is
+// refused at its 65th bracket, having read no further. [Value]'s methods
+// re-scan the checked bytes, so a walk costs at most MaxDepth passes.
+//
+// It does not bound the input's size (callers read bodies through
+// http.MaxBytesReader), does not normalize Unicode (names differing only
+// in normalization are different names), and says nothing about number
+// ranges: callers parse the number text they are given.
 package strictjson

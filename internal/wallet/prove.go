@@ -16,6 +16,7 @@ import (
 
 	"worldid/field"
 	"worldid/semaphore"
+	"worldid/semaphore/prover"
 )
 
 // Wallet holds an identity and talks to one worldid server.
@@ -26,7 +27,7 @@ type Wallet struct {
 	// KeyCache, if set, is where the downloaded proving key is cached.
 	KeyCache string
 
-	pk *semaphore.ProvingKey
+	pk *prover.ProvingKey
 }
 
 // NewHTTPClient returns a client that does not follow redirects, so the
@@ -81,7 +82,7 @@ func (w *Wallet) ProveHash(ctx context.Context, req ProofRequest, signalHash fr.
 		return ResponseItem{}, err
 	}
 	ext := semaphore.ExternalNullifier(req.AppID, req.Action)
-	proof, _, err := semaphore.Prove(pk, w.Identity, path, signalHash, ext)
+	proof, _, err := prover.Prove(pk, w.Identity, path, signalHash, ext)
 	if err != nil {
 		return ResponseItem{}, fmt.Errorf("wallet: proving: %w", err)
 	}
@@ -129,14 +130,14 @@ func (w *Wallet) InclusionProof(ctx context.Context, identifier, environment str
 
 // ProvingKey returns the server's local proving key, from KeyCache if it
 // holds one, else downloaded (and cached).
-func (w *Wallet) ProvingKey(ctx context.Context) (*semaphore.ProvingKey, error) {
+func (w *Wallet) ProvingKey(ctx context.Context) (*prover.ProvingKey, error) {
 	if w.pk != nil {
 		return w.pk, nil
 	}
 	if w.KeyCache != "" {
 		if f, err := os.Open(w.KeyCache); err == nil {
 			defer f.Close()
-			if pk, err := semaphore.ReadProvingKey(bufio.NewReaderSize(f, 1<<20)); err == nil {
+			if pk, err := prover.ReadProvingKey(bufio.NewReaderSize(f, 1<<20)); err == nil {
 				w.pk = pk
 				return pk, nil
 			}
@@ -146,7 +147,7 @@ func (w *Wallet) ProvingKey(ctx context.Context) (*semaphore.ProvingKey, error) 
 	if err != nil {
 		return nil, fmt.Errorf("wallet: proving key: %w", err)
 	}
-	pk, err := semaphore.ReadProvingKey(bytes.NewReader(raw))
+	pk, err := prover.ReadProvingKey(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("wallet: proving key: %w", err)
 	}

@@ -25,6 +25,7 @@ import (
 	"worldid/field"
 	"worldid/record"
 	"worldid/semaphore"
+	"worldid/semaphore/prover"
 )
 
 // refreshTreeDepth is the depth of the one-leaf tree of the refresh proof
@@ -38,10 +39,10 @@ const maxRefreshResponse = 1 << 20
 type RefreshRequest struct {
 	IssuerURL  string // base URL of the issuer, e.g. http://127.0.0.1:8080
 	Identity   semaphore.Identity
-	ProvingKey *semaphore.ProvingKey // the server's local key, depth 30
-	Sub        string                // account id, "0x" + hex (PrefixedHex)
-	PCP        *TestPCP              // nil for a credential-only refresh
-	Now        time.Time             // the x-zkp-proof timestamp
+	ProvingKey *prover.ProvingKey // the server's local key, depth 30
+	Sub        string             // account id, "0x" + hex (PrefixedHex)
+	PCP        *TestPCP           // nil for a credential-only refresh
+	Now        time.Time          // the x-zkp-proof timestamp
 }
 
 // RefreshError is an error answer of the issuer.
@@ -114,7 +115,7 @@ func NewRefreshHTTPRequest(ctx context.Context, req *RefreshRequest) (*http.Requ
 // of hashesJSON when not nil, also sent as pcp_digest so that the server
 // verifies the proof before reading the body) and the refresh external
 // nullifier.
-func RefreshProof(pk *semaphore.ProvingKey, id semaphore.Identity, sub fr.Element, ts int64, hashesJSON []byte) (string, error) {
+func RefreshProof(pk *prover.ProvingKey, id semaphore.Identity, sub fr.Element, ts int64, hashesJSON []byte) (string, error) {
 	if pk == nil || pk.Depth() != refreshTreeDepth {
 		return "", fmt.Errorf("wallet: the refresh proof needs a depth-%d proving key", refreshTreeDepth)
 	}
@@ -134,7 +135,7 @@ func RefreshProof(pk *semaphore.ProvingKey, id semaphore.Identity, sub fr.Elemen
 	subHex := field.Format(&sub)
 	signal := semaphore.HashToField([]byte(record.RefreshSignal(subHex, ts, digest)))
 	ext := semaphore.ExternalNullifier(record.RefreshProofAppID, record.RefreshProofAction)
-	proof, in, err := semaphore.Prove(pk, id, path, signal, ext)
+	proof, in, err := prover.Prove(pk, id, path, signal, ext)
 	if err != nil {
 		return "", err
 	}

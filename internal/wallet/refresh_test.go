@@ -20,6 +20,7 @@ import (
 	"worldid/record"
 	"worldid/refresh"
 	"worldid/semaphore"
+	"worldid/semaphore/prover"
 	"worldid/store"
 )
 
@@ -27,7 +28,7 @@ import (
 // wallet, on a real store: a credential-only refresh, a PCP refresh, an
 // issuer key mismatch and a refused sub.
 func TestRefreshAgainstIssuer(t *testing.T) {
-	pk, vk, err := semaphore.Setup(refreshTreeDepth)
+	pk, vk, err := prover.Setup(refreshTreeDepth)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,23 @@ import (
 // and requests instead of hanging.
 const defaultConnectTimeout = 10 * time.Second
 
+// Every call has a deadline, so that a server that stops answering on an
+// open connection (frozen, partitioned) costs a request a few seconds and
+// a 503, never a hang: callTimeout for the calls requests make, and
+// bulkTimeout for those that move a whole table or file (Open and its
+// migrations, Leaves, AppendLeaves, PutSignups, the shared files,
+// PruneExpired). A connection attempt inside a call counts against it.
+const (
+	callTimeout = 5 * time.Second
+	bulkTimeout = time.Minute
+	// healthTimeout bounds Health's round trip.
+	healthTimeout = 2 * time.Second
+)
+
+// errCallTimeout is the cause of a call's own deadline, which classify
+// tells from the caller's.
+var errCallTimeout = errors.New("store: PostgreSQL did not answer in time")
+
 // DB is an open PostgreSQL store. Its methods are safe for concurrent use.
 type DB struct {
 	pool *pgxpool.Pool
@@ -34,6 +51,8 @@ type DB struct {
 // as pool_max_conns may be given in the connection string. Errors name the
 // server's address but never the password.
 func Open(ctx context.Context, connString string) (*DB, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, bulkTimeout, errCallTimeout)
+	defer cancel()
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
 		return nil, fmt.Errorf("store: invalid PostgreSQL connection string: %s", parseErrorText(err))
@@ -68,6 +87,19 @@ func open(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
 func (db *DB) Close() error {
 	db.pool.Close()
 	return nil
+}
+
+// deadline bounds ctx by d, with errCallTimeout as the cause.
+func (db *DB) deadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, errCallTimeout)
+}
+
+// Health reports whether the server answers a round trip within
+// healthTimeout: nil, or an error wrapping record.ErrUnavailable.
+func (db *DB) Health(ctx context.Context) error {
+	ctx, cancel := db.deadline(ctx, healthTimeout)
+	defer cancel()
+	return db.fail(ctx, db.pool.Ping(ctx))
 }
 
 // query runs sql; an error is reported by the rows (pgx.CollectRows and
@@ -117,16 +149,21 @@ const (
 // classify maps an error of pgx to the store's vocabulary: a unique
 // violation wraps record.ErrExists; a lost, refused or read-only server
 // wraps record.ErrUnavailable (and the cause), so that handlers answer 503.
-// The context's error passes through once ctx is done; before, a context
-// error is pgx's connect timeout, hence an unreachable server. Anything else
-// passes through.
+// The caller's context error passes through once it is done; the call's
+// own deadline (errCallTimeout) and, before, a context error, which is
+// pgx's connect timeout, mean an unreachable server. Anything else passes
+// through.
 func classify(ctx context.Context, err error) error {
 	var pgErr *pgconn.PgError
 	switch {
-	case err == nil, ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		return err
+	case err == nil:
+		return nil
 	case errors.As(err, &pgErr) && pgErr.Code == uniqueViolation:
 		return fmt.Errorf("store: %s: %s: %w", pgErr.TableName, strings.TrimSuffix(pgErr.Detail, "."), record.ErrExists)
+	case ctx.Err() != nil && context.Cause(ctx) == errCallTimeout:
+		return fmt.Errorf("store: %w: %w (%w)", record.ErrUnavailable, errCallTimeout, err)
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return err
 	case unavailable(err):
 		return fmt.Errorf("store: %w: %w", record.ErrUnavailable, err)
 	}

@@ -1,4 +1,4 @@
-// Package postgres is worldid's PostgreSQL storage backend (issue #11): the
+// Package postgres is worldid's PostgreSQL storage backend: the
 // same domain methods as the file-backed JSON store of package store, with
 // the same semantics and the same record sentinel errors, for operators who
 // run several replicas on one database or want its replication and backups.
@@ -113,9 +113,14 @@
 // likely broke the same way, so that once the server is back the next call
 // connects afresh: the store recovers without a restart. As with the JSON
 // store, a write that returned ErrUnavailable may or may not have
-// committed. A server that stops answering on an open connection is waited
-// for as long as the call's context allows; a canceled or expired context
-// returns the context's error. A key PostgreSQL text cannot hold (U+0000,
+// committed. Every call has a deadline of its own: 5 s, or 1 minute for
+// the calls that move a whole table or file (Open with its migrations,
+// Leaves, AppendLeaves, PutSignups, the shared files, PruneExpired), so a
+// server that stops answering on an open connection (frozen by SIGSTOP,
+// partitioned) fails the call with ErrUnavailable within that bound
+// instead of hanging it; a caller's context that is canceled or expires
+// first returns the context's error. Health pings the server with a 2 s
+// deadline. A key PostgreSQL text cannot hold (U+0000,
 // invalid UTF-8) is never found; writing one fails.
 //
 // # What it does not do

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"strings"
@@ -103,6 +102,7 @@ type proxy struct {
 	mu     sync.Mutex
 	ln     net.Listener
 	conns  map[net.Conn]bool
+	gate   pgtest.Gate
 	wg     sync.WaitGroup
 }
 
@@ -144,13 +144,14 @@ func (p *proxy) start(forward bool) {
 			p.mu.Lock()
 			p.conns[client], p.conns[server] = true, true
 			p.mu.Unlock()
-			p.wg.Go(func() { io.Copy(server, client); server.Close() })
-			p.wg.Go(func() { io.Copy(client, server); client.Close() })
+			p.wg.Go(func() { p.gate.Pipe(server, client) })
+			p.wg.Go(func() { p.gate.Pipe(client, server) })
 		}
 	})
 }
 
 func (p *proxy) stop() {
+	p.gate.Thaw()
 	p.mu.Lock()
 	p.ln.Close()
 	for c := range p.conns {
@@ -194,6 +195,7 @@ func TestServerGoesAway(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := map[string]func() error{
+		"Health":    func() error { return db.Health(ctx) },
 		"App":       func() error { _, err := db.App(ctx, a.ID); return err },
 		"CreateApp": func() error { return db.CreateApp(ctx, record.App{ID: "app_2", RPID: "rp_2"}) },
 		"RecordVerification": func() error {
@@ -226,6 +228,64 @@ func TestServerGoesAway(t *testing.T) {
 	}
 	if err := db.CreateApp(ctx, record.App{ID: "app_2", RPID: "rp_2"}); err != nil {
 		t.Fatalf("CreateApp after the server is back: %v", err)
+	}
+	if err := db.Health(ctx); err != nil {
+		t.Fatalf("Health after the server is back: %v", err)
+	}
+}
+
+// A server that hangs (frozen, as by SIGSTOP: connections stay open but
+// nothing comes back) makes every call fail with ErrUnavailable within its
+// deadline, Health included; once it answers again the store works again.
+func TestServerHangs(t *testing.T) {
+	db, p := openThroughProxy(t)
+	ctx := context.Background()
+	if err := db.CreateApp(ctx, record.App{ID: "app_1", RPID: "rp_1", CreatedAt: time.Unix(1, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Health(ctx); err != nil {
+		t.Fatalf("Health: %v", err)
+	}
+	calls := map[string]func() error{
+		"Health":    func() error { return db.Health(ctx) },
+		"App":       func() error { _, err := db.App(ctx, "app_1"); return err },
+		"CreateApp": func() error { return db.CreateApp(ctx, record.App{ID: "app_2", RPID: "rp_2"}) },
+		"RecordVerification": func() error {
+			_, err := db.RecordVerification(ctx, "rp_1", "a", "staging", "0x01", time.Now())
+			return err
+		},
+		"ConsumeSigninRequest": func() error { _, err := db.ConsumeSigninRequest(ctx, "r1", time.Now()); return err },
+	}
+	p.gate.Freeze()
+	var wg sync.WaitGroup
+	for name, call := range calls {
+		wg.Go(func() {
+			start := time.Now()
+			err := call()
+			if took := time.Since(start); !errors.Is(err, record.ErrUnavailable) || took > callTimeout+2*time.Second {
+				t.Errorf("%s on a hung server: %v after %v, want ErrUnavailable within %v", name, err, took, callTimeout)
+			}
+		})
+	}
+	wg.Wait()
+	p.gate.Thaw()
+	if got, err := db.App(ctx, "app_1"); err != nil || got.RPID != "rp_1" {
+		t.Fatalf("App after the server answers again: %+v, %v", got, err)
+	}
+	if err := db.Health(ctx); err != nil {
+		t.Fatalf("Health after the server answers again: %v", err)
+	}
+}
+
+// A caller's own deadline still passes through as the context's error.
+func TestCallerDeadlinePassesThrough(t *testing.T) {
+	db, p := openThroughProxy(t)
+	p.gate.Freeze()
+	defer p.gate.Thaw()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := db.App(ctx, "app_1"); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, record.ErrUnavailable) {
+		t.Fatalf("App with an expired caller deadline: %v, want context.DeadlineExceeded", err)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 
 // SigningKeys returns every signing key, sorted by ID.
 func (db *DB) SigningKeys(ctx context.Context) ([]record.SigningKey, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	rows := db.query(ctx, "SELECT id, private_key, created_ns, activate_ns FROM signing_keys ORDER BY id")
 	keys, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (k record.SigningKey, err error) {
 		err = row.Scan(&k.ID, &k.PrivateKey, (*unixNano)(&k.CreatedAt), (*unixNano)(&k.ActivateAt))
@@ -26,6 +28,8 @@ func (db *DB) SigningKeys(ctx context.Context) ([]record.SigningKey, error) {
 // lets reads through) serializes the check with concurrent adds: no
 // constraint can express "at most one key after a moving bound".
 func (db *DB) AddSigningKey(ctx context.Context, k record.SigningKey, pendingAfter time.Time) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	if k.PrivateKey == nil {
 		k.PrivateKey = []byte{} // pgx sends nil as NULL
 	}
@@ -47,6 +51,8 @@ func (db *DB) AddSigningKey(ctx context.Context, k record.SigningKey, pendingAft
 // DeleteSigningKey removes a key or returns an error wrapping
 // record.ErrNotFound.
 func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	tag, err := db.pool.Exec(ctx, "DELETE FROM signing_keys WHERE id = $1", id)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = pgx.ErrNoRows
@@ -59,6 +65,8 @@ const signinColumns = "id, client_id, redirect_uri, response_type, response_mode
 
 // CreateSigninRequest stores r; an existing ID wraps record.ErrExists.
 func (db *DB) CreateSigninRequest(ctx context.Context, r record.SigninRequest) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	_, err := db.pool.Exec(ctx, "INSERT INTO signin_requests ("+signinColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
 		r.ID, r.ClientID, r.RedirectURI, r.ResponseType, r.ResponseMode, r.Scope, r.State, r.Nonce, r.CodeChallenge, r.Signal, unixNano(r.ExpiresAt))
 	return db.fail(ctx, err)
@@ -69,6 +77,8 @@ func (db *DB) CreateSigninRequest(ctx context.Context, r record.SigninRequest) e
 // (an expired one is deleted all the same). DELETE … RETURNING hands the
 // row to exactly one of concurrent consumers.
 func (db *DB) ConsumeSigninRequest(ctx context.Context, id string, now time.Time) (record.SigninRequest, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	rows := db.query(ctx, "DELETE FROM signin_requests WHERE id = $1 RETURNING "+signinColumns, id)
 	r, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (r record.SigninRequest, err error) {
 		err = row.Scan(&r.ID, &r.ClientID, &r.RedirectURI, &r.ResponseType, &r.ResponseMode, &r.Scope,
@@ -87,6 +97,8 @@ func (db *DB) ConsumeSigninRequest(ctx context.Context, id string, now time.Time
 // UseProofOnce records key; a key recorded before wraps record.ErrExists
 // (primary key).
 func (db *DB) UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	_, err := db.pool.Exec(ctx, "INSERT INTO spent_proofs (key, expires_ns) VALUES ($1, $2)", key, unixNano(expiresAt))
 	return db.fail(ctx, err)
 }
@@ -96,6 +108,8 @@ const codeColumns = "id, grant_id, client_id, redirect_uri, scope, nonce, code_c
 
 // SaveCode stores a new code; an existing ID wraps record.ErrExists.
 func (db *DB) SaveCode(ctx context.Context, c record.AuthCode) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	_, err := db.pool.Exec(ctx, "INSERT INTO auth_codes ("+codeColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
 		c.ID, c.GrantID, c.ClientID, c.RedirectURI, c.Scope, c.Nonce, c.CodeChallenge, c.Subject, c.VerificationLevel,
 		unixNano(c.AuthTime), unixNano(c.ExpiresAt), unixNano(c.RetainUntil))
@@ -110,6 +124,8 @@ func (db *DB) SaveCode(ctx context.Context, c record.AuthCode) error {
 // version, so of concurrent redemptions exactly one gets the row; the
 // others find it redeemed and revoke the grant.
 func (db *DB) RedeemCode(ctx context.Context, id string, now time.Time) (record.AuthCode, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	rows := db.query(ctx, "UPDATE auth_codes SET redeemed = true WHERE id = $1 AND NOT redeemed AND expires_ns > $2 RETURNING "+codeColumns, id, bound(now))
 	c, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (c record.AuthCode, err error) {
 		err = row.Scan(&c.ID, &c.GrantID, &c.ClientID, &c.RedirectURI, &c.Scope, &c.Nonce, &c.CodeChallenge, &c.Subject,
@@ -133,6 +149,8 @@ func (db *DB) RedeemCode(ctx context.Context, id string, now time.Time) (record.
 
 // IsGrantRevoked reports whether a code replay revoked the grant.
 func (db *DB) IsGrantRevoked(ctx context.Context, grantID string) (bool, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	var revoked bool
 	err := db.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM revoked_grants WHERE grant_id = $1)", grantID).Scan(&revoked)
 	return revoked, db.fail(ctx, err)
@@ -141,6 +159,8 @@ func (db *DB) IsGrantRevoked(ctx context.Context, grantID string) (bool, error) 
 // PruneExpired deletes sign-in requests and proofs expired at now, and
 // codes and revocations whose retention ended, in one implicit transaction.
 func (db *DB) PruneExpired(ctx context.Context, now time.Time) error {
+	ctx, cancel := db.deadline(ctx, bulkTimeout)
+	defer cancel()
 	var b pgx.Batch
 	for _, sql := range []string{
 		"DELETE FROM signin_requests WHERE expires_ns <= $1",

@@ -17,6 +17,8 @@ const switchRefresh = "refresh_enabled"
 
 // SetRefreshEnabled turns the refresh endpoint on or off.
 func (db *DB) SetRefreshEnabled(ctx context.Context, on bool) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	_, err := db.pool.Exec(ctx, `INSERT INTO switches (name, enabled) VALUES ($1, $2)
 		ON CONFLICT (name) DO UPDATE SET enabled = EXCLUDED.enabled`, switchRefresh, on)
 	return db.fail(ctx, err)
@@ -24,6 +26,8 @@ func (db *DB) SetRefreshEnabled(ctx context.Context, on bool) error {
 
 // RefreshEnabled reports whether refresh is on; it is until turned off.
 func (db *DB) RefreshEnabled(ctx context.Context) (bool, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	on := true
 	err := db.pool.QueryRow(ctx, "SELECT enabled FROM switches WHERE name = $1", switchRefresh).Scan(&on)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -34,6 +38,8 @@ func (db *DB) RefreshEnabled(ctx context.Context) (bool, error) {
 
 // PutSignup stores one signup record (see PutSignups).
 func (db *DB) PutSignup(ctx context.Context, s record.Signup) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	return db.PutSignups(ctx, []record.Signup{s})
 }
 
@@ -42,6 +48,8 @@ func (db *DB) PutSignup(ctx context.Context, s record.Signup) error {
 // commitment, so that re-importing a file is idempotent; of two records of
 // one commitment in ss the later wins.
 func (db *DB) PutSignups(ctx context.Context, ss []record.Signup) error {
+	ctx, cancel := db.deadline(ctx, bulkTimeout)
+	defer cancel()
 	for i, s := range ss {
 		if err := s.Validate(); err != nil {
 			return fmt.Errorf("store: signup %d: %w", i, err)
@@ -73,6 +81,8 @@ func (db *DB) PutSignups(ctx context.Context, ss []record.Signup) error {
 // Signup returns the signup record of idComm or an error wrapping
 // record.ErrNotFound.
 func (db *DB) Signup(ctx context.Context, idComm string) (record.Signup, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	s := record.Signup{IDCommitment: idComm}
 	err := db.pool.QueryRow(ctx, "SELECT signup_id, verified_ns FROM signups WHERE id_commitment = $1", idComm).
 		Scan(&s.SignupID, (*unixNano)(&s.VerifiedAt))
@@ -86,6 +96,8 @@ func (db *DB) Signup(ctx context.Context, idComm string) (record.Signup, error) 
 // validates it (refresh.ParseOrbKeyPEM). Adding a key the orb already has
 // returns an error wrapping record.ErrExists (primary key).
 func (db *DB) AddOrbKey(ctx context.Context, orbID, pem string) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	if orbID == "" || pem == "" {
 		return errors.New("store: orb_id and key must not be empty")
 	}
@@ -96,6 +108,8 @@ func (db *DB) AddOrbKey(ctx context.Context, orbID, pem string) error {
 // OrbKeys returns the PEM keys trusted for orbID, in the order added; an
 // unknown orb has none.
 func (db *DB) OrbKeys(ctx context.Context, orbID string) ([]string, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	keys, err := pgx.CollectRows(db.query(ctx, "SELECT pem FROM orb_keys WHERE orb_id = $1 ORDER BY added", orbID), pgx.RowTo[string])
 	return keys, db.fail(ctx, err)
 }
@@ -103,6 +117,8 @@ func (db *DB) OrbKeys(ctx context.Context, orbID string) ([]string, error) {
 // PinnedSub returns the sub the first refresh of idComm pinned, or an
 // error wrapping record.ErrNotFound.
 func (db *DB) PinnedSub(ctx context.Context, idComm string) (string, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	var sub string
 	err := db.pool.QueryRow(ctx, "SELECT sub FROM pinned_subs WHERE id_commitment = $1", idComm).Scan(&sub)
 	if err != nil {
@@ -157,6 +173,8 @@ func (b binding) bind(ctx context.Context, tx pgx.Tx, key, value string) error {
 // commitment, second and credential ID twice: record.ErrExists). A failure
 // writes nothing.
 func (db *DB) RecordRefresh(ctx context.Context, r record.Refresh) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	if err := r.Validate(); err != nil {
 		return err
 	}
@@ -184,6 +202,8 @@ func (db *DB) RecordRefresh(ctx context.Context, r record.Refresh) error {
 // Refreshes returns the refreshes of idComm, oldest first (by second, then
 // credential ID, as the JSON store).
 func (db *DB) Refreshes(ctx context.Context, idComm string) ([]record.Refresh, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	rows := db.query(ctx, `SELECT id_commitment, sub, at_ns, coalesce(pcp_digest, ''), credential_id::text, coalesce(credential, '')
 		FROM refreshes WHERE id_commitment = $1 ORDER BY at_s, credential_id`, idComm)
 	rs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (r record.Refresh, err error) {

@@ -34,6 +34,8 @@ const appendLeavesSQL = `WITH n AS (
 // commitment already in the tree returns an error wrapping record.ErrExists
 // and writes nothing.
 func (db *DB) AppendLeaf(ctx context.Context, tree, commitment string, at time.Time) (int, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	return db.AppendLeaves(ctx, tree, []string{commitment}, at)
 }
 
@@ -41,6 +43,8 @@ func (db *DB) AppendLeaf(ctx context.Context, tree, commitment string, at time.T
 // indexes from first. A commitment already in the tree or repeated in the
 // batch returns an error wrapping record.ErrExists and writes nothing.
 func (db *DB) AppendLeaves(ctx context.Context, tree string, commitments []string, at time.Time) (first int, err error) {
+	ctx, cancel := db.deadline(ctx, bulkTimeout)
+	defer cancel()
 	if len(commitments) == 0 {
 		return 0, errors.New("store: no commitments to append")
 	}
@@ -57,6 +61,8 @@ func (db *DB) AppendLeaves(ctx context.Context, tree string, commitments []strin
 // Leaves returns the leaves of tree in index order, starting at index from
 // (so a replica can catch up on what others appended).
 func (db *DB) Leaves(ctx context.Context, tree string, from int) ([]record.Leaf, error) {
+	ctx, cancel := db.deadline(ctx, bulkTimeout)
+	defer cancel()
 	rows := db.query(ctx, "SELECT idx, commitment, at_ns FROM leaves WHERE tree = $1 AND idx >= $2 ORDER BY idx", tree, from)
 	leaves, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (l record.Leaf, err error) {
 		err = row.Scan(&l.Index, &l.Commitment, (*unixNano)(&l.At))
@@ -68,6 +74,8 @@ func (db *DB) Leaves(ctx context.Context, tree string, from int) ([]record.Leaf,
 // AddExternalRoot records r; re-adding a root of the tree returns an error
 // wrapping record.ErrExists (primary key).
 func (db *DB) AddExternalRoot(ctx context.Context, r record.ExternalRoot) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	_, err := db.pool.Exec(ctx, "INSERT INTO external_roots (tree, root, depth, at_ns) VALUES ($1, $2, $3, $4)",
 		r.Tree, r.Root, r.Depth, unixNano(r.At))
 	return db.fail(ctx, err)
@@ -75,6 +83,8 @@ func (db *DB) AddExternalRoot(ctx context.Context, r record.ExternalRoot) error 
 
 // ExternalRoots returns every external root, ordered by tree and root.
 func (db *DB) ExternalRoots(ctx context.Context) ([]record.ExternalRoot, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	rows := db.query(ctx, "SELECT tree, root, depth, at_ns FROM external_roots ORDER BY tree, root")
 	roots, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (r record.ExternalRoot, err error) {
 		err = row.Scan(&r.Tree, &r.Root, &r.Depth, (*unixNano)(&r.At))

@@ -11,6 +11,8 @@ import (
 // SharedFile returns the content stored under name, and false if there is
 // none.
 func (db *DB) SharedFile(ctx context.Context, name string) ([]byte, bool, error) {
+	ctx, cancel := db.deadline(ctx, bulkTimeout)
+	defer cancel()
 	var content []byte
 	err := db.pool.QueryRow(ctx, "SELECT content FROM shared_files WHERE name = $1", name).Scan(&content)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -27,6 +29,8 @@ func (db *DB) SharedFile(ctx context.Context, name string) ([]byte, bool, error)
 // the earlier content otherwise. Replicas starting together therefore all
 // end up with the first one's file.
 func (db *DB) StoreSharedFile(ctx context.Context, name string, content []byte, now time.Time) ([]byte, error) {
+	ctx, cancel := db.deadline(ctx, bulkTimeout)
+	defer cancel()
 	if content == nil {
 		content = []byte{} // pgx sends nil as NULL
 	}

@@ -39,6 +39,8 @@ const (
 // Both statements go in one batch, which PostgreSQL runs as one implicit
 // transaction: one round trip.
 func (db *DB) RecordVerification(ctx context.Context, rpID, action, environment, nullifier string, now time.Time) (record.Verification, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	if err := validUTF8(rpID, environment, action, nullifier); err != nil {
 		return record.Verification{}, err
 	}
@@ -64,6 +66,8 @@ func (db *DB) RecordVerification(ctx context.Context, rpID, action, environment,
 // SetActionLimit sets the action's max_verifications (0: unlimited),
 // creating the action at now if it does not exist yet.
 func (db *DB) SetActionLimit(ctx context.Context, rpID, action, environment string, maxVerifications int, now time.Time) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	if maxVerifications < 0 {
 		return fmt.Errorf("store: max_verifications %d is negative", maxVerifications)
 	}
@@ -79,6 +83,8 @@ func (db *DB) SetActionLimit(ctx context.Context, rpID, action, environment stri
 
 // Action returns the action or an error wrapping record.ErrNotFound.
 func (db *DB) Action(ctx context.Context, rpID, action, environment string) (record.Action, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
 	if err := validUTF8(rpID, environment, action); err != nil {
 		return record.Action{}, err
 	}

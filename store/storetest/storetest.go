@@ -27,6 +27,9 @@ type Backend interface {
 	App(ctx context.Context, id string) (record.App, error)
 	AppByRP(ctx context.Context, rpID string) (record.App, error)
 	Apps(ctx context.Context) ([]record.App, error)
+	// Health is nil while the backend accepts writes, else an error
+	// wrapping record.ErrUnavailable (server /healthz).
+	Health(ctx context.Context) error
 }
 
 // Opener opens a fresh, empty backend for the subtest t and arranges for it
@@ -55,6 +58,7 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentSameRPID", testConcurrentSameRPID},
 		{"ConcurrentDistinct", testConcurrentDistinct},
 		{"Reopen", testReopen},
+		{"Healthy", testHealthy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
@@ -317,4 +321,23 @@ func testReopen(t *testing.T, open Opener) {
 	mustCreate(t, b, a)
 	b = reopen()
 	checkApps(t, b, append(want, a))
+}
+
+// A working backend is healthy, before and after writes and across a
+// reopen.
+func testHealthy(t *testing.T, open Opener) {
+	b, reopen := open(t)
+	ctx := context.Background()
+	if err := b.Health(ctx); err != nil {
+		t.Fatalf("Health of a fresh backend: %v", err)
+	}
+	if err := b.CreateApp(ctx, testApp(1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Health(ctx); err != nil {
+		t.Fatalf("Health after a write: %v", err)
+	}
+	if err := reopen().Health(ctx); err != nil {
+		t.Fatalf("Health after reopening: %v", err)
+	}
 }

@@ -1,14 +1,17 @@
-package semaphore
+package prover
 
 import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
+
+	"worldid/semaphore"
 )
 
 // Setup is slow (seconds at depth 30), so each test binary runs it once per
@@ -32,9 +35,9 @@ func sharedKey(t testing.TB, depth int) *ProvingKey {
 
 // proverFixture is a tree with a few identities and one member to prove.
 type proverFixture struct {
-	tree   *Tree
-	member Identity
-	path   MerklePath
+	tree   *semaphore.Tree
+	member semaphore.Identity
+	path   semaphore.MerklePath
 	signal fr.Element
 	ext    fr.Element
 }
@@ -42,13 +45,13 @@ type proverFixture struct {
 func newProverFixture(t testing.TB, depth int) *proverFixture {
 	t.Helper()
 	rng := rand.NewChaCha8([32]byte{byte(depth)})
-	tree, err := NewTree(depth)
+	tree, err := semaphore.NewTree(depth)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var member Identity
+	var member semaphore.Identity
 	for i := range 3 {
-		id, err := NewIdentity(rng)
+		id, err := semaphore.NewIdentity(rng)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +66,7 @@ func newProverFixture(t testing.TB, depth int) *proverFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &proverFixture{tree, member, path, HashToField([]byte("my_signal")), ExternalNullifier("app_staging_0123456789abcdef", "verify-human")}
+	return &proverFixture{tree, member, path, semaphore.HashToField([]byte("my_signal")), semaphore.ExternalNullifier("app_staging_0123456789abcdef", "verify-human")}
 }
 
 // TestProveDepth30 proves at World ID's depth and checks the proof with our
@@ -81,7 +84,7 @@ func TestProveDepth30(t *testing.T) {
 		t.Fatal("public inputs do not match the statement")
 	}
 	vk := pk.VerifyingKey()
-	if !Verify(vk, p, in) {
+	if !semaphore.Verify(vk, p, in) {
 		t.Fatal("our verifier rejects the proof")
 	}
 	if err := groth16bn254.Verify(gnarkProof(p), &pk.gvk, gnarkWitness(&in)); err != nil {
@@ -93,24 +96,22 @@ func TestProveDepth30(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, s := range map[string]string{
-		"abi":    p.ABIHex(),
-		"padded": proofForms(t, [8][32]byte{c[0], c[1], c[2], c[3]})["nested-hex"],
-	} {
-		q, err := ParseProof(s)
-		if err != nil || !Verify(vk, q, in) {
-			t.Fatalf("%s form: %v", name, err)
-		}
+	q, err := semaphore.ProofFromPacked([8][32]byte{c[0], c[1], c[2], c[3]})
+	if err != nil || !semaphore.Verify(vk, q, in) {
+		t.Fatalf("padded compressed form: %v", err)
+	}
+	if q, err = semaphore.ParseProof(p.ABIHex()); err != nil || !semaphore.Verify(vk, q, in) {
+		t.Fatalf("ABI form: %v", err)
 	}
 
 	one := new(fr.Element).SetOne()
-	tampered := []PublicInputs{in, in, in, in}
+	tampered := []semaphore.PublicInputs{in, in, in, in}
 	tampered[0].Root.Add(&in.Root, one)
 	tampered[1].NullifierHash.Add(&in.NullifierHash, one)
 	tampered[2].SignalHash.Add(&in.SignalHash, one)
 	tampered[3].ExternalNullifier.Add(&in.ExternalNullifier, one)
 	for i, bad := range tampered {
-		if Verify(vk, p, bad) {
+		if semaphore.Verify(vk, p, bad) {
 			t.Errorf("tampered input %d accepted", i)
 		}
 		if err := groth16bn254.Verify(gnarkProof(p), &pk.gvk, gnarkWitness(&bad)); err == nil {
@@ -119,29 +120,18 @@ func TestProveDepth30(t *testing.T) {
 	}
 
 	// One batch mixing our key and the published depth-30 key.
-	var world vectorCase
-	for _, vc := range vectorCases(t) {
-		if vc.want && vc.key == mustPublished(t, 30) {
-			world = vc
-		}
+	world, ok := worldIDProof(t)
+	if !ok {
+		t.Skip("semaphore_vectors.json has no valid depth-30 proof to batch with")
 	}
-	items := []BatchItem{{vk, p, in}, {world.key, world.proof, world.inputs}, {vk, p, tampered[2]}, {world.key, p, in}}
-	got := VerifyBatch(items, rand.NewChaCha8([32]byte{3}))
-	if want := []bool{true, true, false, false}; !equalBools(got, want) {
+	items := []semaphore.BatchItem{
+		{Key: vk, Proof: p, Inputs: in}, world,
+		{Key: vk, Proof: p, Inputs: tampered[2]}, {Key: world.Key, Proof: p, Inputs: in},
+	}
+	got := semaphore.VerifyBatch(items, rand.NewChaCha8([32]byte{3}))
+	if want := []bool{true, true, false, false}; !slices.Equal(got, want) {
 		t.Fatalf("VerifyBatch = %v, want %v", got, want)
 	}
-}
-
-func equalBools(a, b []bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestProveRejects(t *testing.T) {
@@ -156,8 +146,8 @@ func TestProveRejects(t *testing.T) {
 	negative := fx.path
 	negative.Index = -1
 	cases := map[string]struct {
-		id   Identity
-		path MerklePath
+		id   semaphore.Identity
+		path semaphore.MerklePath
 	}{
 		"not the leaf":      {stranger, fx.path},
 		"path too short":    {fx.member, short},
@@ -180,7 +170,7 @@ func TestProveRejects(t *testing.T) {
 	wrong.Siblings = append([]fr.Element(nil), fx.path.Siblings...)
 	wrong.Siblings[1].SetUint64(5)
 	p, in, err := Prove(pk, fx.member, wrong, fx.signal, fx.ext)
-	if err != nil || in.Root == fx.tree.Root() || !Verify(pk.VerifyingKey(), p, in) {
+	if err != nil || in.Root == fx.tree.Root() || !semaphore.Verify(pk.VerifyingKey(), p, in) {
 		t.Fatalf("wrong sibling: %v", err)
 	}
 }
@@ -203,15 +193,15 @@ func TestProvingKeySerialization(t *testing.T) {
 	}
 	fx := newProverFixture(t, 2)
 	p, in, err := Prove(loaded, fx.member, fx.path, fx.signal, fx.ext)
-	if err != nil || !Verify(pk.VerifyingKey(), p, in) {
+	if err != nil || !semaphore.Verify(pk.VerifyingKey(), p, in) {
 		t.Fatalf("proof from the loaded key: %v", err)
 	}
 	vkJSON, err := json.Marshal(pk.VerifyingKey())
 	if err != nil {
 		t.Fatal(err)
 	}
-	parsed, err := ParseVerifyingKey(vkJSON)
-	if err != nil || !Verify(parsed, p, in) {
+	parsed, err := semaphore.ParseVerifyingKey(vkJSON)
+	if err != nil || !semaphore.Verify(parsed, p, in) {
 		t.Fatalf("snarkjs JSON of the local key: %v", err)
 	}
 
@@ -255,7 +245,7 @@ func TestCircuitSize(t *testing.T) {
 	if ccs.GetNbConstraints() != want {
 		t.Fatalf("%d constraints, want %d", ccs.GetNbConstraints(), want)
 	}
-	if ccs.GetNbPublicVariables() != nPublic+1 {
+	if ccs.GetNbPublicVariables() != 1+4 { // the constant one and the public inputs
 		t.Fatalf("%d public variables", ccs.GetNbPublicVariables())
 	}
 }

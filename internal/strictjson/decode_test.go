@@ -51,10 +51,11 @@ func TestDecodeAccepts(t *testing.T) {
 
 func TestDecodeRejects(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
-		{`{"name":"a","name":"b"}`, `$: duplicate member "name"`},
-		{`{"items":[{"id":"a","id":"b"}]}`, `$.items[0]: duplicate member "id"`},
-		{`{"any":{"k":1,"k":2}}`, `$.any: duplicate member "k"`},
-		{`{"labels":{"x":{},"x":{}}}`, `$.labels: duplicate member "x"`},
+		{`{"name":"a","name":"b"}`, `$.name: duplicate member name (offset 12)`},
+		{`{"items":[{"id":"a","id":"b"}]}`, `$.items[0].id: duplicate member name`},
+		{`{"any":{"k":1,"k":2}}`, `$.any.k: duplicate member name`},
+		{`{"labels":{"x":{},"x":{}}}`, `$.labels.x: duplicate member name`},
+		{`{"raw":{"a":1,"\u0061":2}}`, `$.raw.a: duplicate member name`},
 		{`{"Name":"a"}`, `$: unknown member "Name"`},
 		{`{"untag":1}`, `$: unknown member "untag"`},
 		{`{"ptr":{"ID":"p"}}`, `$.ptr: unknown member "ID"`},
@@ -63,8 +64,10 @@ func TestDecodeRejects(t *testing.T) {
 		{`{"Skipped":"s"}`, `$: unknown member "Skipped"`},
 		{`{"private":"s"}`, `$: unknown member "private"`},
 		{`{"Embedded":{}}`, `$: unknown member "Embedded"`},
-		{`{"name":"a"} {}`, `data after the JSON value`},
-		{`{"name":"a"`, `EOF`},
+		{`{"labels":{"":{"x":1}}}`, `$.labels.: unknown member "x"`},
+		{`{"name":"a"} {}`, `$: not JSON: '{', data after the value (offset 13)`},
+		{`{"name":"a"`, `$: not JSON: unexpected end of input (offset 11)`},
+		{"{\"name\":\"\xff\"}", `$.name: not valid UTF-8 (offset 9)`},
 		{`{"name":1}`, `cannot unmarshal number`},
 	} {
 		var v outer

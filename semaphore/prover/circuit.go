@@ -1,4 +1,4 @@
-package semaphore
+package prover
 
 import (
 	"math/big"

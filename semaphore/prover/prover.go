@@ -1,4 +1,4 @@
-package semaphore
+package prover
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/consensys/gnark/logger"
+
+	"worldid/semaphore"
 )
 
 // gnark reports compile and prove progress through a global logger writing
@@ -28,13 +30,13 @@ type ProvingKey struct {
 	ccs   *cs.R1CS
 	pk    groth16bn254.ProvingKey
 	gvk   groth16bn254.VerifyingKey
-	vk    *VerifyingKey
+	vk    *semaphore.VerifyingKey
 }
 
 // compile builds the constraint system of the circuit for depth.
 func compile(depth int) (*cs.R1CS, error) {
-	if depth < 1 || depth > MaxDepth {
-		return nil, fmt.Errorf("semaphore: tree depth %d is not in 1..%d", depth, MaxDepth)
+	if depth < 1 || depth > semaphore.MaxDepth {
+		return nil, fmt.Errorf("prover: tree depth %d is not in 1..%d", depth, semaphore.MaxDepth)
 	}
 	ccs, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, newCircuit(depth))
 	if err != nil {
@@ -48,7 +50,7 @@ func compile(depth int) (*cs.R1CS, error) {
 // itself (it cannot be injected) and discards it; whoever runs Setup could
 // forge proofs for this key, which is acceptable only for the operator's own
 // deployment (design.md §6).
-func Setup(depth int) (*ProvingKey, *VerifyingKey, error) {
+func Setup(depth int) (*ProvingKey, *semaphore.VerifyingKey, error) {
 	ccs, err := compile(depth)
 	if err != nil {
 		return nil, nil, err
@@ -63,13 +65,14 @@ func Setup(depth int) (*ProvingKey, *VerifyingKey, error) {
 	return pk, pk.vk, nil
 }
 
-// deriveKey builds our VerifyingKey from gnark's, checking every point.
+// deriveKey builds semaphore's VerifyingKey from gnark's, checking every
+// point.
 func (pk *ProvingKey) deriveKey() error {
 	g := &pk.gvk
 	if len(g.CommitmentKeys) != 0 {
-		return errors.New("semaphore: proving key uses commitments")
+		return errors.New("prover: proving key uses commitments")
 	}
-	vk, err := newVerifyingKey(&g.G1.Alpha, &g.G2.Beta, &g.G2.Gamma, &g.G2.Delta, g.G1.K)
+	vk, err := semaphore.NewVerifyingKey(&g.G1.Alpha, &g.G2.Beta, &g.G2.Gamma, &g.G2.Delta, g.G1.K)
 	if err != nil {
 		return err
 	}
@@ -81,7 +84,7 @@ func (pk *ProvingKey) deriveKey() error {
 func (pk *ProvingKey) Depth() int { return pk.depth }
 
 // VerifyingKey is the key that verifies this prover's proofs.
-func (pk *ProvingKey) VerifyingKey() *VerifyingKey { return pk.vk }
+func (pk *ProvingKey) VerifyingKey() *semaphore.VerifyingKey { return pk.vk }
 
 // provingKeyMagic starts the serialized key; the byte after it is the depth.
 const provingKeyMagic = "worldid/semaphore groth16 bn254 v1\n"
@@ -119,7 +122,7 @@ func ReadProvingKey(r io.Reader) (*ProvingKey, error) {
 	br := bufio.NewReader(r)
 	head := make([]byte, len(provingKeyMagic)+1)
 	if _, err := io.ReadFull(br, head); err != nil || !bytes.Equal(head[:len(provingKeyMagic)], []byte(provingKeyMagic)) {
-		return nil, errors.New("semaphore: not a proving key file")
+		return nil, errors.New("prover: not a proving key file")
 	}
 	depth := int(head[len(provingKeyMagic)])
 	ccs, err := compile(depth)
@@ -128,10 +131,10 @@ func ReadProvingKey(r io.Reader) (*ProvingKey, error) {
 	}
 	pk := &ProvingKey{depth: depth, ccs: ccs}
 	if _, err := pk.gvk.ReadFrom(br); err != nil {
-		return nil, fmt.Errorf("semaphore: verifying key: %w", err)
+		return nil, fmt.Errorf("prover: verifying key: %w", err)
 	}
 	if _, err := pk.pk.ReadFrom(br); err != nil {
-		return nil, fmt.Errorf("semaphore: proving key: %w", err)
+		return nil, fmt.Errorf("prover: proving key: %w", err)
 	}
 	if err := pk.deriveKey(); err != nil {
 		return nil, err
@@ -149,7 +152,7 @@ func (pk *ProvingKey) fitsCircuit() error {
 	nbWires := nbPrivate + pk.ccs.GetNbPublicVariables()
 	if len(pk.pk.InfinityA) != nbWires || len(pk.pk.G1.K) != nbPrivate ||
 		pk.pk.Domain.Cardinality < uint64(pk.ccs.GetNbConstraints()) {
-		return errors.New("semaphore: proving key does not match the circuit")
+		return errors.New("prover: proving key does not match the circuit")
 	}
 	return nil
 }
@@ -160,20 +163,20 @@ func (pk *ProvingKey) fitsCircuit() error {
 // prover's blinding scalars from crypto/rand; they cannot be injected. The
 // gnark prover is not constant time: use it where the identity's owner runs
 // it, as the development wallet does.
-func Prove(pk *ProvingKey, id Identity, path MerklePath, signalHash, externalNullifier fr.Element) (*Proof, PublicInputs, error) {
+func Prove(pk *ProvingKey, id semaphore.Identity, path semaphore.MerklePath, signalHash, externalNullifier fr.Element) (*semaphore.Proof, semaphore.PublicInputs, error) {
 	if pk == nil || pk.ccs == nil {
-		return nil, PublicInputs{}, errors.New("semaphore: no proving key")
+		return nil, semaphore.PublicInputs{}, errors.New("prover: no proving key")
 	}
 	if len(path.Siblings) != pk.depth {
-		return nil, PublicInputs{}, fmt.Errorf("semaphore: path has %d levels, key is for depth %d", len(path.Siblings), pk.depth)
+		return nil, semaphore.PublicInputs{}, fmt.Errorf("prover: path has %d levels, key is for depth %d", len(path.Siblings), pk.depth)
 	}
 	if path.Leaf != id.Commitment() {
-		return nil, PublicInputs{}, errors.New("semaphore: path leaf is not the identity commitment")
+		return nil, semaphore.PublicInputs{}, errors.New("prover: path leaf is not the identity commitment")
 	}
 	if path.Index < 0 || path.Index>>pk.depth != 0 {
-		return nil, PublicInputs{}, fmt.Errorf("semaphore: leaf index %d does not fit depth %d", path.Index, pk.depth)
+		return nil, semaphore.PublicInputs{}, fmt.Errorf("prover: leaf index %d does not fit depth %d", path.Index, pk.depth)
 	}
-	in := PublicInputs{
+	in := semaphore.PublicInputs{
 		Root:              path.Root(),
 		NullifierHash:     id.NullifierHash(externalNullifier),
 		SignalHash:        signalHash,
@@ -189,15 +192,15 @@ func Prove(pk *ProvingKey, id Identity, path MerklePath, signalHash, externalNul
 	}
 	w, err := frontend.NewWitness(assignment, ecc.BN254.ScalarField())
 	if err != nil {
-		return nil, PublicInputs{}, err
+		return nil, semaphore.PublicInputs{}, err
 	}
 	gp, err := groth16bn254.Prove(pk.ccs, &pk.pk, w)
 	if err != nil {
-		return nil, PublicInputs{}, err
+		return nil, semaphore.PublicInputs{}, err
 	}
-	p, err := newProof(&gp.Ar, &gp.Bs, &gp.Krs)
+	p, err := semaphore.NewProof(&gp.Ar, &gp.Bs, &gp.Krs)
 	if err != nil {
-		return nil, PublicInputs{}, err
+		return nil, semaphore.PublicInputs{}, err
 	}
 	return p, in, nil
 }

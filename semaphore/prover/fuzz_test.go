@@ -1,8 +1,10 @@
-package semaphore
+package prover
 
 import (
 	"bytes"
 	"testing"
+
+	"worldid/semaphore"
 )
 
 // maxFuzzDepth bounds the depths FuzzReadProvingKey reads: ReadProvingKey
@@ -31,7 +33,7 @@ func FuzzReadProvingKey(f *testing.F) {
 	f.Add(uint32(0), []byte("X"), uint32(0))                    // bad magic
 	f.Add(depthAt, []byte{1}, uint32(0))                        // a key for another depth
 	f.Add(depthAt, []byte{0}, uint32(0))                        // depth 0
-	f.Add(depthAt, []byte{MaxDepth + 1}, uint32(0))             // depth too large
+	f.Add(depthAt, []byte{semaphore.MaxDepth + 1}, uint32(0))   // depth too large
 	f.Add(depthAt+1, []byte{good[depthAt+1] ^ 0x80}, uint32(0)) // first point's flag bits
 	f.Add(uint32(len(good)-64), bytes.Repeat([]byte{0xff}, 64), uint32(0))
 	f.Fuzz(func(t *testing.T, offset uint32, patch []byte, cut uint32) {
@@ -40,7 +42,7 @@ func FuzzReadProvingKey(f *testing.F) {
 		if cut != 0 {
 			b = b[:int(cut)%len(b)]
 		}
-		if len(b) > int(depthAt) && b[depthAt] > maxFuzzDepth && b[depthAt] <= MaxDepth {
+		if len(b) > int(depthAt) && b[depthAt] > maxFuzzDepth && b[depthAt] <= semaphore.MaxDepth {
 			return
 		}
 		pk, err := ReadProvingKey(bytes.NewReader(b))
