@@ -89,7 +89,7 @@ func decodeZKPProof(header string) (*zkpProof, *Error) {
 		return nil, invalidProof("x-zkp-proof proof: " + err.Error())
 	}
 	if d, present := obj["pcp_digest"]; present {
-		if z.pcpDigest, _ = d.(string); !isLowerHex(z.pcpDigest, 2*sha256.Size) {
+		if z.pcpDigest, _ = d.Unquote(); !isLowerHex(z.pcpDigest, 2*sha256.Size) {
 			return nil, invalidProof("x-zkp-proof pcp_digest is not 64 lowercase hex digits")
 		}
 	}

@@ -15,8 +15,7 @@
 // app's relying party. Anything else (other lengths, upper case, encoded
 // slashes) is 404 without a store lookup. Only POST; Content-Type exactly
 // application/json (a charset parameter, if any, must be utf-8); body at
-// most 64 KiB and valid UTF-8 throughout (else invalid_request: the JSON
-// decoder would silently replace bad bytes with U+FFFD).
+// most 64 KiB.
 //
 // Body members: protocol_version (required, "3.0"), nonce (required,
 // non-empty, not otherwise interpreted), action (required, non-empty),
