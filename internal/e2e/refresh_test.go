@@ -220,6 +220,7 @@ func (e *hostileEnv) hostileRefresh(t *testing.T) {
 
 	proof1 := first.Header.Get("x-zkp-proof")
 	pcpRequest := e.highSPCPRequest(t, sub1)
+	thirdInteger := e.thirdIntegerPCPRequest(t, sub1)
 	target := e.p.public + "/api/v1/refresh?idComm=" + url.QueryEscape(idComm)
 	form, formCT := multipartForm(t, "sub", sub1)
 	post := func(target, body, ct string, header ...string) func(*testing.T) reply {
@@ -285,6 +286,12 @@ func (e *hostileEnv) hostileRefresh(t *testing.T) {
 		invalidProof("replayed x-zkp-proof", proof1),
 		{name: "x-zkp-proof for another sub", send: withProof(otherSub, otherCT), status: 401, code: "INVALID_PROOF"},
 		// A valid proof in a request that then fails spends nothing (issue 17).
+		{name: "PCP signature with a third INTEGER", send: resend(thirdInteger), status: 422, code: "PCP_VALIDATION_FAILED",
+			check: func(t *testing.T, r reply) {
+				if !bytes.Contains(r.body, []byte("signature_encoding")) {
+					t.Errorf("the message does not name the check: %s", r.body)
+				}
+			}},
 		{name: "PCP signature with s ≥ n", send: resend(pcpRequest), status: 422, code: "PCP_VALIDATION_FAILED",
 			check: func(t *testing.T, r reply) {
 				if !bytes.Contains(r.body, []byte("signature_encoding")) {
@@ -302,18 +309,18 @@ func chunked(n int) io.Reader {
 	return io.MultiReader(strings.NewReader(strings.Repeat(chunk, n/size)), strings.NewReader("0\r\n\r\n"))
 }
 
-// highSPCPRequest is a PCP refresh whose hashes.sign has s replaced by
-// s + n: the same signature value, not reduced, which must be refused.
-func (e *hostileEnv) highSPCPRequest(t *testing.T, sub string) *http.Request {
+// signEditedPCPRequest is a PCP refresh, signed by a new key trusted for
+// orbID, whose hashes.sign is re-encoded by edit from its (r, s).
+func (e *hostileEnv) signEditedPCPRequest(t *testing.T, sub, orbID string, edit func(r, s *big.Int) any) *http.Request {
 	t.Helper()
 	orbKey, err := wallet.GenerateOrbKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.p.adminClient.AddOrbKey(e.ctx, admin.OrbKeyRequest{OrbID: "orb-hostile", PublicKeyPEM: string(wallet.OrbKeyPEM(&orbKey.PublicKey))}); err != nil {
+	if err := e.p.adminClient.AddOrbKey(e.ctx, admin.OrbKeyRequest{OrbID: orbID, PublicKeyPEM: string(wallet.OrbKeyPEM(&orbKey.PublicKey))}); err != nil {
 		t.Fatal(err)
 	}
-	pcp, err := wallet.BuildTestPCP(rand.Reader, orbKey, "orb-hostile", "signup-hostile", time.Now())
+	pcp, err := wallet.BuildTestPCP(rand.Reader, orbKey, orbID, "signup-hostile", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,11 +328,27 @@ func (e *hostileEnv) highSPCPRequest(t *testing.T, sub string) *http.Request {
 	if _, err := asn1.Unmarshal(pcp.HashesSign, &sig); err != nil {
 		t.Fatal(err)
 	}
-	sig.S.Add(sig.S, secpfr.Modulus())
-	if pcp.HashesSign, err = asn1.Marshal(sig); err != nil {
+	if pcp.HashesSign, err = asn1.Marshal(edit(sig.R, sig.S)); err != nil {
 		t.Fatal(err)
 	}
 	return e.refreshRequest(t, sub, pcp, time.Now().Add(time.Second))
+}
+
+// highSPCPRequest is a PCP refresh whose hashes.sign has s replaced by
+// s + n: the same signature value, not reduced, which must be refused.
+func (e *hostileEnv) highSPCPRequest(t *testing.T, sub string) *http.Request {
+	return e.signEditedPCPRequest(t, sub, "orb-hostile", func(r, s *big.Int) any {
+		return struct{ R, S *big.Int }{r, s.Add(s, secpfr.Modulus())}
+	})
+}
+
+// thirdIntegerPCPRequest is a PCP refresh whose hashes.sign is SEQUENCE
+// { r, s, INTEGER 1 }: a valid signature with a trailing element, which
+// encoding/asn1 alone accepts (issue 17) and exact DER refuses.
+func (e *hostileEnv) thirdIntegerPCPRequest(t *testing.T, sub string) *http.Request {
+	return e.signEditedPCPRequest(t, sub, "orb-hostile-der", func(r, s *big.Int) any {
+		return struct{ R, S, X *big.Int }{r, s, big.NewInt(1)}
+	})
 }
 
 // hostileRefreshVectors sends the field_element.json vectors of the two
