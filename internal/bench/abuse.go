@@ -105,6 +105,27 @@ func ProcMemory(pid int) (rss, peak int64, err error) {
 	return rss, peak, nil
 }
 
+// ProcCPU reads a process's user + system CPU time from /proc/<pid>/stat
+// (fields 14 and 15, in clock ticks of 1/100 s on Linux).
+func ProcCPU(pid int) (time.Duration, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; it ends at the last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	f := strings.Fields(string(stat[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return 0, fmt.Errorf("bench: malformed /proc/%d/stat", pid)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("bench: malformed /proc/%d/stat", pid)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
 // ResetPeakMemory starts a process's VmHWM afresh at its current RSS
 // (Linux: /proc/<pid>/clear_refs, value 5).
 func ResetPeakMemory(pid int) error {
@@ -192,6 +213,10 @@ type AbuseReport struct {
 	RSSBefore int64 `json:"rss_before"`
 	RSSAfter  int64 `json:"rss_after"`
 	RSSPeak   int64 `json:"rss_peak"`
+	// CPU time the server and the load generator used during the loaded
+	// phase (0 when unknown): who the cores went to.
+	ServerCPU    time.Duration `json:"server_cpu_ns"`
+	GeneratorCPU time.Duration `json:"generator_cpu_ns"`
 	// Store growth during the flood alone, and during the loaded phase
 	// (which includes the legitimate writes).
 	JunkStore   *StoreDelta `json:"junk_store,omitempty"`
@@ -238,6 +263,10 @@ func WriteAbuse(w io.Writer, r *AbuseReport) error {
 	if r.RSSBefore > 0 {
 		fmt.Fprintf(w, "server RSS: %.1f MiB at the flood's start, peak %.1f MiB, growth %.1f MiB over %s (target < %d MiB)\n",
 			mib(r.RSSBefore), mib(max(r.RSSPeak, r.RSSAfter)), mib(r.RSSGrowth()), r.Duration, targetRSSGrowth>>20)
+	}
+	if r.ServerCPU > 0 {
+		fmt.Fprintf(w, "CPU over the flood: server %.1f s, load generator %.1f s (%.1f cores in all)\n",
+			r.ServerCPU.Seconds(), r.GeneratorCPU.Seconds(), (r.ServerCPU+r.GeneratorCPU).Seconds()/r.Duration.Seconds())
 	}
 	if d := r.JunkStore; d != nil {
 		n := 0

@@ -74,6 +74,22 @@ func TestAbuseVerdicts(t *testing.T) {
 	}
 }
 
+func TestProcCPU(t *testing.T) {
+	before, err := ProcCPU(os.Getpid())
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); {
+	}
+	after, err := ProcCPU(os.Getpid())
+	if err != nil || after <= before {
+		t.Errorf("CPU %v → %v after 100 ms of spinning, %v", before, after, err)
+	}
+	if _, err := ProcCPU(-1); err == nil {
+		t.Error("pid -1 has CPU time")
+	}
+}
+
 func TestProcMemory(t *testing.T) {
 	rss, peak, err := ProcMemory(os.Getpid())
 	if err != nil {

@@ -118,6 +118,8 @@ func runAbuse(ctx context.Context, bf *benchFlags, stdout, stderr io.Writer) err
 		report.Notes = append(report.Notes, "server RSS unknown: pass -server-pid with -server")
 	}
 	storeBefore, _ := srv.storeUsage()
+	serverCPU0, _ := bench.ProcCPU(srv.pid)
+	generatorCPU0, _ := bench.ProcCPU(os.Getpid())
 	floodCtx, cancel := context.WithCancel(ctx)
 	flooded := make(chan []bench.FloodResult)
 	go func() { flooded <- bench.Flood(floodCtx, bf.clients, junk) }()
@@ -126,6 +128,12 @@ func runAbuse(ctx context.Context, bf *benchFlags, stdout, stderr io.Writer) err
 	report.Junk = <-flooded
 	if srv.pid != 0 {
 		report.RSSAfter, report.RSSPeak, _ = bench.ProcMemory(srv.pid)
+		if cpu, err := bench.ProcCPU(srv.pid); err == nil {
+			report.ServerCPU = cpu - serverCPU0
+		}
+	}
+	if cpu, err := bench.ProcCPU(os.Getpid()); err == nil {
+		report.GeneratorCPU = cpu - generatorCPU0
 	}
 	if after, ok := srv.storeUsage(); ok {
 		report.LoadedStore = storeBefore.Delta(after)
