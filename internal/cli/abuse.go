@@ -94,6 +94,9 @@ func runAbuse(ctx context.Context, bf *benchFlags, stdout, stderr io.Writer) err
 	unloaded := env.runLegit(ctx, legit, 0, phaseA)
 
 	fmt.Fprintf(stderr, "bench: abuse phase 2/3: each kind of junk alone, %s each\n", max(phaseA/time.Duration(len(junk)), 2*time.Second))
+	// A legitimate request the phase's deadline cut off may still be
+	// completing on the server: let it land before counting junk writes.
+	time.Sleep(2 * time.Second)
 	for _, k := range junk {
 		before, _ := srv.storeUsage()
 		r := floodFor(ctx, bf.clients, []bench.JunkKind{k}, max(phaseA/time.Duration(len(junk)), 2*time.Second))[0]
