@@ -31,6 +31,9 @@ func (r *Registry) check(c record.Claim, ext [32]byte) error {
 	var root fr.Element
 	root.SetBytes(c.MerkleRoot[:]) // the parser rejected values ≥ p
 	key, err := r.keyFor(t, root, maxAgeOrDefault(c))
+	if legacy := r.legacyTree(c.Identifier, c.Environment); legacy != nil && isUnknownRoot(err) {
+		key, err = r.keyFor(legacy, root, maxAgeOrDefault(c))
+	}
 	if err != nil {
 		return err
 	}
@@ -68,6 +71,11 @@ func (r *Registry) keyFor(t *tree, root fr.Element, maxAge time.Duration) (*sema
 		return nil, err
 	}
 	return key, nil
+}
+
+func isUnknownRoot(err error) bool {
+	pe, ok := errors.AsType[*record.ProofError](err)
+	return ok && pe.Code == record.CodeInvalidMerkleRoot
 }
 
 func (r *Registry) verify(key *semaphore.VerifyingKey, p *semaphore.Proof, in semaphore.PublicInputs) bool {

@@ -5,8 +5,11 @@
 // World ID 3.0 proofs against them (design.md §5, §6; crypto.md §g).
 //
 // Trees are named "<identifier>/<environment>", identifier ∈ orb, device,
-// document, secure_document, face, selfie and environment ∈ production,
-// staging. Leaves are stored (Store.AppendLeaves) before they enter the
+// document, secure_document, face and environment ∈ production, staging.
+// "selfie" is IDKit 4's name for the face credential and names the face
+// tree everywhere (record.CredentialType); a "selfie/<environment>" tree
+// is still loaded for leaves and roots stored under that name before, and
+// its roots verify under both names. Leaves are stored (Store.AppendLeaves) before they enter the
 // in-memory tree, and every tree is rebuilt from its stored leaves on start,
 // so each leaf's root gets that leaf's insertion time as its creation time.
 //

@@ -193,12 +193,25 @@ func (r *Registry) loadExternalRoot(er record.ExternalRoot) error {
 // ErrUnknownTree: the identifier or environment names no tree.
 var ErrUnknownTree = errors.New("registry: unknown identifier or environment")
 
+// tree returns the tree of the identifier's credential type: "selfie"
+// names the face tree (record.CredentialType).
 func (r *Registry) tree(identifier, environment string) (*tree, error) {
-	t, ok := r.trees[identifier+"/"+environment]
+	t, ok := r.trees[record.CredentialType(identifier)+"/"+environment]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q/%q", ErrUnknownTree, identifier, environment)
 	}
 	return t, nil
+}
+
+// legacyTree is the tree, if any, that held the identifier's credentials
+// before "selfie" and "face" became one type: leaves and external roots
+// stored under "selfie/<environment>" stay there and stay valid for both
+// names.
+func (r *Registry) legacyTree(identifier, environment string) *tree {
+	if record.CredentialType(identifier) != "face" {
+		return nil
+	}
+	return r.trees["selfie/"+environment]
 }
 
 // AddIdentity appends commitment to the tree of identifier and environment
@@ -300,6 +313,14 @@ func (r *Registry) InclusionProof(identifier, environment string, commitment fr.
 	if err != nil {
 		return semaphore.MerklePath{}, err
 	}
+	p, err := t.path(commitment)
+	if legacy := r.legacyTree(identifier, environment); errors.Is(err, record.ErrNotFound) && legacy != nil {
+		return legacy.path(commitment)
+	}
+	return p, err
+}
+
+func (t *tree) path(commitment fr.Element) (semaphore.MerklePath, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	index, ok := t.index[commitment]

@@ -510,3 +510,50 @@ func BenchmarkAddIdentity(b *testing.B) { benchmarkAdd(b, 1) }
 
 // BenchmarkAddIdentities is a batch of 1000: about 2 hashes per leaf.
 func BenchmarkAddIdentities(b *testing.B) { benchmarkAdd(b, 1000) }
+
+// TestFaceSelfieOneType: IDKit 4 sends the face credential as "selfie";
+// a root of the face tree verifies under either name, whichever tree name
+// added it, and a root stored under the legacy "selfie/…" tree name still
+// does too.
+func TestFaceSelfieOneType(t *testing.T) {
+	var file struct{ Vectors []semaphoreVector }
+	vectors.Load(t, "semaphore_vectors.json", &file)
+	var v semaphoreVector
+	for _, cand := range file.Vectors {
+		if cand.ExpectValid != nil && *cand.ExpectValid {
+			v = cand
+			break
+		}
+	}
+	rootBytes := hex32(t, v.Root)
+	var root fr.Element
+	root.SetBytes(rootBytes[:])
+	claim := record.Claim{Environment: "staging", MerkleRoot: rootBytes, NullifierHash: hex32(t, v.NullifierHash),
+		SignalHash: hex32(t, v.SignalHash), Proof: "0x" + strings.Join(trim0x(v.ProofPacked), "")}
+	c := &clock{time.Unix(1_800_000_000, 0)}
+	for _, added := range []string{"face", "selfie"} {
+		r := openTest(t, newMemStore(), mustKey(t, 16), c, false)
+		if err := r.AddExternalRoot(t.Context(), added, "staging", root, v.Depth, c.t); err != nil {
+			t.Fatal(err)
+		}
+		for _, sent := range []string{"face", "selfie"} {
+			claim.Identifier = sent
+			if err := r.check(claim, hex32(t, v.ExternalNullifier)); err != nil {
+				t.Fatalf("added as %s, sent as %s: %v", added, sent, err)
+			}
+		}
+		claim.Identifier = "orb"
+		if code := codeOf(r.check(claim, hex32(t, v.ExternalNullifier))); code != record.CodeInvalidMerkleRoot {
+			t.Fatalf("added as %s, sent as orb: %q", added, code)
+		}
+	}
+	st := newMemStore()
+	st.roots = append(st.roots, record.ExternalRoot{Tree: "selfie/staging", Root: field.Format(&root), Depth: v.Depth, At: c.t})
+	r := openTest(t, st, mustKey(t, 16), c, false)
+	for _, sent := range []string{"face", "selfie"} {
+		claim.Identifier = sent
+		if err := r.check(claim, hex32(t, v.ExternalNullifier)); err != nil {
+			t.Fatalf("legacy selfie root, sent as %s: %v", sent, err)
+		}
+	}
+}
