@@ -18,7 +18,7 @@ import (
 // together, and the commands (internal/cli) reach the admin API through its
 // client.
 var (
-	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/credential"}
+	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/credential", "worldid/oprfproof"}
 	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/verify"}
 	backendPkgs = []string{"worldid/store", "worldid/store/postgres"}
 	wiringPkgs  = []string{"worldid", "worldid/internal/server"}

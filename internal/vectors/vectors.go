@@ -15,22 +15,34 @@ func Dir(t testing.TB) string {
 	if d := os.Getenv("WORLDID_VECTORS"); d != "" {
 		return d
 	}
+	shared := filepath.Join(repoRoot(t), "..", "shared", "vectors")
+	if st, err := os.Stat(shared); err == nil && st.IsDir() {
+		return shared
+	}
+	return localDir(t)
+}
+
+func repoRoot(t testing.TB) string {
+	t.Helper()
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
 		t.Fatal("vectors: cannot locate source file")
 	}
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	shared := filepath.Join(root, "..", "shared", "vectors")
-	if st, err := os.Stat(shared); err == nil && st.IsDir() {
-		return shared
-	}
-	return filepath.Join(root, "testdata", "vectors")
+	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
+// localDir is the repository's own copy, testdata/vectors.
+func localDir(t testing.TB) string { return filepath.Join(repoRoot(t), "testdata", "vectors") }
+
 // Load decodes the named vector file into v, failing the test on any error.
+// A file that Dir lacks is read from testdata/vectors: vectors this
+// repository added (e.g. world_id_4.json) are not in the shared set.
 func Load(t testing.TB, name string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(Dir(t), name))
+	if os.IsNotExist(err) {
+		b, err = os.ReadFile(filepath.Join(localDir(t), name))
+	}
 	if err != nil {
 		t.Fatalf("vectors: %v", err)
 	}
