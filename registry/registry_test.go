@@ -21,10 +21,11 @@ import (
 // memStore is an in-memory Store; the real backends are tested by
 // store/storetest.
 type memStore struct {
-	mu     sync.Mutex
-	leaves map[string][]record.Leaf
-	in     map[string]bool // "<tree>/<commitment>" of every stored leaf
-	roots  []record.ExternalRoot
+	mu      sync.Mutex
+	leaves  map[string][]record.Leaf
+	in      map[string]bool // "<tree>/<commitment>" of every stored leaf
+	roots   []record.ExternalRoot
+	anchors map[string]record.TrustAnchor
 }
 
 func newMemStore() *memStore {
@@ -60,6 +61,26 @@ func (m *memStore) AddExternalRoot(_ context.Context, r record.ExternalRoot) err
 	defer m.mu.Unlock()
 	m.roots = append(m.roots, r)
 	return nil
+}
+
+func (m *memStore) AddTrustAnchor(_ context.Context, a record.TrustAnchor) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.anchors == nil {
+		m.anchors = map[string]record.TrustAnchor{}
+	}
+	m.anchors[a.Kind+"/"+a.ID] = a
+	return nil
+}
+
+func (m *memStore) TrustAnchors(context.Context) ([]record.TrustAnchor, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []record.TrustAnchor
+	for _, a := range m.anchors {
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 func (m *memStore) ExternalRoots(context.Context) ([]record.ExternalRoot, error) {
@@ -137,7 +158,7 @@ func TestVectorsThroughExternalRoots(t *testing.T) {
 				claim := record.Claim{Identifier: "orb", Environment: "staging",
 					MerkleRoot: hex32(t, v.Root), NullifierHash: hex32(t, v.NullifierHash), SignalHash: hex32(t, v.SignalHash),
 					Proof: "0x" + strings.Join(trim0x(v.ProofPacked), "")}
-				err := r.check(claim, hex32(t, v.ExternalNullifier))
+				err := r.check(t.Context(), claim, hex32(t, v.ExternalNullifier))
 				if (err == nil) != *v.ExpectValid {
 					t.Fatalf("check = %v, expect_valid %v", err, *v.ExpectValid)
 				}
@@ -538,12 +559,12 @@ func TestFaceSelfieOneType(t *testing.T) {
 		}
 		for _, sent := range []string{"face", "selfie"} {
 			claim.Identifier = sent
-			if err := r.check(claim, hex32(t, v.ExternalNullifier)); err != nil {
+			if err := r.check(t.Context(), claim, hex32(t, v.ExternalNullifier)); err != nil {
 				t.Fatalf("added as %s, sent as %s: %v", added, sent, err)
 			}
 		}
 		claim.Identifier = "orb"
-		if code := codeOf(r.check(claim, hex32(t, v.ExternalNullifier))); code != record.CodeInvalidMerkleRoot {
+		if code := codeOf(r.check(t.Context(), claim, hex32(t, v.ExternalNullifier))); code != record.CodeInvalidMerkleRoot {
 			t.Fatalf("added as %s, sent as orb: %q", added, code)
 		}
 	}
@@ -552,7 +573,7 @@ func TestFaceSelfieOneType(t *testing.T) {
 	r := openTest(t, st, mustKey(t, 16), c, false)
 	for _, sent := range []string{"face", "selfie"} {
 		claim.Identifier = sent
-		if err := r.check(claim, hex32(t, v.ExternalNullifier)); err != nil {
+		if err := r.check(t.Context(), claim, hex32(t, v.ExternalNullifier)); err != nil {
 			t.Fatalf("legacy selfie root, sent as %s: %v", sent, err)
 		}
 	}
