@@ -38,6 +38,7 @@ type request struct {
 	environment string // as given, echoed in the answer: production, staging or sandbox
 	verifierEnv string // whose trees and nullifiers are used: production or staging
 	claims      []record.Claim
+	v4          *requestV4 // protocol 4.0 (request4.go); claims is then nil
 }
 
 // parse is the only code that reads the HTTP request. Checks run in the
@@ -108,11 +109,13 @@ type rawRequest struct {
 	protocolVersion, nonce, action, environment *string
 	responses                                   []rawItem
 	haveResponses                               bool
+	sessionID                                   *string // 4.0 session proofs
 }
 
 type rawItem struct {
 	identifier, merkleRoot, nullifier, proof, signalHash *string
 	maxAge                                               *int64
+	v4                                                   rawItemV4 // request4.go
 }
 
 // decoder walks the body token by token. Unlike decoding into a struct, it
@@ -157,6 +160,8 @@ func (d decoder) requestMember(raw *rawRequest, name, path string, maxResponses 
 		return d.str(path, &raw.environment)
 	case "responses":
 		return d.items(path, raw, maxResponses)
+	case "session_id":
+		return d.str(path, &raw.sessionID)
 	}
 	return d.skip()
 }
@@ -170,13 +175,13 @@ func (d decoder) itemMember(it *rawItem, name, path string) *Error {
 	case "nullifier":
 		return d.str(path, &it.nullifier)
 	case "proof":
-		return d.str(path, &it.proof)
+		return d.proof(path, it)
 	case "signal_hash":
 		return d.str(path, &it.signalHash)
 	case "max_age":
 		return d.integer(path, &it.maxAge)
 	}
-	return d.skip()
+	return d.itemMemberV4(&it.v4, name, path)
 }
 
 // members reads the members of an object whose '{' was just read, calling
@@ -309,8 +314,14 @@ func (raw *rawRequest) validate() (*request, *Error) {
 	if err != nil {
 		return nil, err
 	}
+	if version == protocolVersionV4 {
+		return raw.validateV4()
+	}
 	if version != protocolVersion {
-		return nil, invalid("protocol_version", `must be "3.0"`)
+		return nil, invalid("protocol_version", `must be "3.0" or "4.0"`)
+	}
+	if raw.sessionID != nil {
+		return nil, invalid("session_id", `is only for protocol_version "4.0"`)
 	}
 	if _, err := required(raw.nonce, "nonce"); err != nil {
 		return nil, err
@@ -374,6 +385,9 @@ func (it rawItem) claim(path string) (record.Claim, *Error) {
 		return c, invalid(path+".identifier", "must be one of orb, device, document, secure_document, face, selfie")
 	}
 	c.Identifier = id
+	if it.v4.proofWords != nil {
+		return c, invalid(path+".proof", "must be a string (protocol 3.0)")
+	}
 	if c.MerkleRoot, err = fieldElement(it.merkleRoot, path+".merkle_root", anyHex); err != nil {
 		return c, err
 	}

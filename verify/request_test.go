@@ -71,7 +71,11 @@ func TestBadRequests(t *testing.T) {
 
 		{"protocol_version missing", `{"nonce":"n","action":"vote",` + items(validItem) + `}`, codeValidation, "protocol_version"},
 		{"protocol_version number", `{"protocol_version":3.0,"nonce":"n","action":"vote",` + items(validItem) + `}`, codeValidation, "protocol_version"},
-		{"protocol_version 4.0", `{"protocol_version":"4.0","nonce":"n","action":"vote",` + items(validItem) + `}`, codeValidation, "protocol_version"},
+		{"protocol_version 5.0", `{"protocol_version":"5.0","nonce":"n","action":"vote",` + items(validItem) + `}`, codeValidation, "protocol_version"},
+		{"protocol_version 4.0, nonce not a number", `{"protocol_version":"4.0","nonce":"n","action":"vote",` + items(validItem) + `}`, codeValidation, "nonce"},
+		{"protocol_version 4.0, 3.0 item", `{"protocol_version":"4.0","nonce":"1","action":"vote",` + items(validItem) + `}`, codeValidation, "responses[0].proof"},
+		{"session_id in 3.0", body(items(validItem) + `,"session_id":"1"`), codeValidation, "session_id"},
+		{"4.0 item in 3.0", body(items(itemWith(`"proof":["1","2","3","4","5"]`))), codeValidation, "responses[0].proof"},
 		{"nonce missing", `{"protocol_version":"3.0","action":"vote",` + items(validItem) + `}`, codeValidation, "nonce"},
 		{"nonce empty", `{"protocol_version":"3.0","nonce":"","action":"vote",` + items(validItem) + `}`, codeValidation, "nonce"},
 		{"nonce object", `{"protocol_version":"3.0","nonce":{},"action":"vote",` + items(validItem) + `}`, codeValidation, "nonce"},
