@@ -128,7 +128,8 @@ func (r *Registry) anchor(kind, id string) (oprfproof.Point, bool) {
 	return p, ok
 }
 
-// ParseAnchor checks a trust anchor's kind, id and coordinates.
+// ParseAnchor checks a trust anchor's kind, id and coordinates (decimal or
+// 0x-hex, below r, not zero).
 func ParseAnchor(a record.TrustAnchor) (oprfproof.Point, error) {
 	var p oprfproof.Point
 	switch a.Kind {
@@ -143,11 +144,15 @@ func ParseAnchor(a record.TrustAnchor) (oprfproof.Point, error) {
 	default:
 		return p, fmt.Errorf("registry: trust anchor kind %q is neither %s nor %s", a.Kind, record.AnchorIssuerKey, record.AnchorOPRFKey)
 	}
-	var err1, err2 error
-	p.X, err1 = field.ParseStrict(a.X)
-	p.Y, err2 = field.ParseStrict(a.Y)
-	if err := errors.Join(err1, err2); err != nil {
-		return p, fmt.Errorf("registry: trust anchor coordinates: %w", err)
+	for _, c := range []struct {
+		dst  *fr.Element
+		src  string
+		name string
+	}{{&p.X, a.X, "x"}, {&p.Y, a.Y, "y"}} {
+		w, err := oprfproof.ParseWord(c.src)
+		if err != nil || c.dst.SetBytesCanonical(w[:]) != nil {
+			return p, fmt.Errorf("registry: trust anchor %s must be a field element in decimal or 0x-hex", c.name)
+		}
 	}
 	if p.X.IsZero() || p.Y.IsZero() {
 		// WorldIDVerifier treats a zero coordinate as "unregistered".

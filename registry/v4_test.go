@@ -13,6 +13,7 @@ import (
 	"worldid/internal/vectors"
 	"worldid/oprfproof"
 	"worldid/record"
+	"worldid/semaphore"
 )
 
 // v4Vectors is the part of world_id_4.json these tests use.
@@ -301,5 +302,80 @@ func TestBatchingBothProtocols(t *testing.T) {
 				t.Fatalf("round %d item %d: %v, want valid %v", round, i, err, valid)
 			}
 		}
+	}
+}
+
+// fakeSource is a RootSource with fixed answers.
+type fakeSource struct {
+	tree  string
+	valid map[fr.Element]bool
+	err   error
+}
+
+func (f *fakeSource) Has(tree string) bool { return tree == f.tree }
+func (f *fakeSource) ValidRoot(_ context.Context, _ string, root fr.Element) (bool, error) {
+	return f.valid[root], f.err
+}
+
+// TestRootSource: a root no history knows is asked of the root source —
+// 3.0 (checked with the published depth-30 key, so here a depth-16 vector
+// with RootSourceDepth 16) and 4.0 alike; "not valid" is the root code,
+// a source failure is an error and never a verification.
+func TestRootSource(t *testing.T) {
+	var file struct{ Vectors []semaphoreVector }
+	vectors.Load(t, "semaphore_vectors.json", &file)
+	var v semaphoreVector
+	for _, cand := range file.Vectors {
+		if cand.ExpectValid != nil && *cand.ExpectValid && cand.Depth == 16 {
+			v = cand
+			break
+		}
+	}
+	rootBytes := hex32(t, v.Root)
+	var root fr.Element
+	root.SetBytes(rootBytes[:])
+	src := &fakeSource{tree: "orb/staging", valid: map[fr.Element]bool{root: true}}
+	c := &clock{time.Unix(1_800_000_000, 0)}
+	r, err := Open(t.Context(), Options{Store: newMemStore(), LocalKey: mustKey(t, 16), Now: c.now, Roots: src, RootSourceDepth: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := record.Claim{Identifier: "orb", Environment: "staging", MerkleRoot: rootBytes, NullifierHash: hex32(t, v.NullifierHash),
+		SignalHash: hex32(t, v.SignalHash), Proof: "0x" + strings.Join(trim0x(v.ProofPacked), "")}
+	ext := hex32(t, v.ExternalNullifier)
+	if err := r.check(t.Context(), claim, ext); err != nil {
+		t.Fatalf("valid on chain: %v", err)
+	}
+	src.valid = nil
+	if code := codeOf(r.check(t.Context(), claim, ext)); code != record.CodeInvalidMerkleRoot {
+		t.Fatalf("not valid on chain: %q", code)
+	}
+	src.err = context.DeadlineExceeded
+	err = r.check(t.Context(), claim, ext)
+	if _, isProof := err.(*record.ProofError); err == nil || isProof {
+		t.Fatalf("unreachable source: %v, want a checker error", err)
+	}
+	claim.Environment = "production" // no source for orb/production
+	if code := codeOf(r.check(t.Context(), claim, ext)); code != record.CodeInvalidMerkleRoot {
+		t.Fatalf("tree without a source: %q", code)
+	}
+
+	// 4.0: the vector's root comes only from the source.
+	r4, _, claim4, _ := v4Setup(t, false)
+	r4.v4Roots["production"] = semaphore.NewRootHistory()
+	src4 := &fakeSource{tree: record.V4RootTree("production")}
+	r4.roots = src4
+	if code := codeOf(r4.CheckClaimV4(t.Context(), claim4)); code != record.CodeInvalidRoot {
+		t.Fatalf("4.0 root not on chain: %q", code)
+	}
+	var root4 fr.Element
+	root4.SetBytes(claim4.Proof[4][:])
+	src4.valid = map[fr.Element]bool{root4: true}
+	if err := r4.CheckClaimV4(t.Context(), claim4); err != nil {
+		t.Fatalf("4.0 root on chain: %v", err)
+	}
+	src4.err = context.DeadlineExceeded
+	if err := r4.CheckClaimV4(t.Context(), claim4); !strings.HasPrefix(codeOf(err), "other: ") {
+		t.Fatalf("4.0 unreachable source: %v", err)
 	}
 }
