@@ -264,6 +264,10 @@ func FuzzVerify(f *testing.F) {
 	f.Add(body(items(itemWith(`"nullifier":"` + pHex + `"`))))
 	f.Add(body(items(itemWith(`"proof":"invalid_proof"`))))
 	f.Add(`{"a":{"b":[` + validItem + `]}}`)
+	f.Add(v4Body(""))
+	f.Add(v4Body(`"environment":"staging",`, v4ItemWith(`"0x05"`, `"`+pHex+`"`), validItem))
+	f.Add(`{"protocol_version":"4.0","nonce":"1","session_id":"session_` + strings.Repeat("ab", 64) + `","responses":[` +
+		strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":["0x0b","12"]`, 1) + `]}`)
 	f.Add(`[`)
 	var v fieldElementVectors
 	vectors.Load(f, "field_element.json", &v)
