@@ -379,3 +379,58 @@ func TestRootSource(t *testing.T) {
 		t.Fatalf("4.0 unreachable source: %v", err)
 	}
 }
+
+// TestVerifierVectorThroughCheck: Verifier.t.sol's uniqueness proof, whose
+// anchors are its own public inputs, verifies through CheckClaimV4 once an
+// operator configured them, like WorldIDVerifierTest's.
+func TestVerifierVectorThroughCheck(t *testing.T) {
+	var f struct {
+		VerifierCompressed struct {
+			Proof        [4]string `json:"proof"`
+			PublicInputs []string  `json:"public_inputs"`
+			ExpectValid  *bool     `json:"expect_valid"`
+		} `json:"verifier_compressed"`
+	}
+	vectors.Load(t, "world_id_4.json", &f)
+	v := f.VerifierCompressed
+	if v.ExpectValid == nil || !*v.ExpectValid || len(v.PublicInputs) != oprfproof.NPublic {
+		t.Fatal("world_id_4.json: verifier_compressed must be a valid 15-input vector")
+	}
+	in := v.PublicInputs
+	el := func(i int) fr.Element { return mustFE(t, in[i]) }
+	if got := el(7); got.Uint64() != oprfproof.TreeDepth {
+		t.Fatalf("tree depth input %v", got)
+	}
+	expires, rp := el(4), el(8)
+	c := &clock{time.Unix(int64(expires.Uint64())+3600, 0)}
+	r, err := Open(t.Context(), Options{Store: newMemStore(), LocalKey: mustKey(t, 16), Now: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddRootV4(t.Context(), "staging", el(6), c.t); err != nil {
+		t.Fatal(err)
+	}
+	schema := el(1)
+	for _, a := range []record.TrustAnchor{
+		{Kind: record.AnchorIssuerKey, ID: schema.String(), X: in[2], Y: in[3]},
+		{Kind: record.AnchorOPRFKey, ID: RPIDString(rp.Uint64()), X: in[10], Y: in[11]},
+	} {
+		if err := r.AddTrustAnchor(t.Context(), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := record.ClaimV4{Identifier: "orb", Environment: "staging", RPID: rp.Uint64(), IssuerSchemaID: schema.Uint64(),
+		Nullifier: word(t, in[0]), ExpiresAtMin: expires.Uint64(), GenesisMin: word(t, in[5]), Action: word(t, in[9]),
+		SignalHash: word(t, in[12]), Nonce: word(t, in[13]), SessionID: word(t, in[14])}
+	for i, s := range v.Proof {
+		claim.Proof[i] = word(t, s)
+	}
+	claim.Proof[4] = word(t, in[6])
+	if err := r.CheckClaimV4(t.Context(), claim); err != nil {
+		t.Fatalf("Verifier.t.sol vector: %v", err)
+	}
+	claim.Action = plusOne(claim.Action)
+	if code := codeOf(r.CheckClaimV4(t.Context(), claim)); code != record.CodeInvalidProof {
+		t.Fatalf("tampered action: %q", code)
+	}
+}
