@@ -181,7 +181,7 @@ func (d decoder) itemMember(it *rawItem, name, path string) *Error {
 	case "max_age":
 		return d.integer(path, &it.maxAge)
 	}
-	return d.itemMemberV4(&it.v4, name, path)
+	return d.itemMemberV4(&it.v4, name)
 }
 
 // members reads the members of an object whose '{' was just read, calling

@@ -31,24 +31,38 @@ type itemV4 struct {
 	refused *record.ProofError
 }
 
-// rawItemV4 holds the 4.0 members of an item after type checks only.
+// rawItemV4 holds the 4.0-only members of an item as raw JSON (nil: absent
+// or null), read only in a 4.0 request: a 3.0 request ignores them as it
+// ignores every unknown member.
 type rawItemV4 struct {
-	proofWords, sessionNullifier             []string // nil: absent or null
-	issuerSchemaID, expiresAtMin, genesisMin *string  // integer digits, from a JSON integer or a decimal string
+	proofWords                                                 []string // a proof given as an array
+	issuerSchemaID, expiresAtMin, genesisMin, sessionNullifier json.RawMessage
 }
 
-func (d decoder) itemMemberV4(it *rawItemV4, name, path string) *Error {
+func (d decoder) itemMemberV4(it *rawItemV4, name string) *Error {
 	switch name {
 	case "issuer_schema_id":
-		return d.uintMember(path, &it.issuerSchemaID)
+		return d.raw(&it.issuerSchemaID)
 	case "expires_at_min":
-		return d.uintMember(path, &it.expiresAtMin)
+		return d.raw(&it.expiresAtMin)
 	case "credential_genesis_issued_at_min":
-		return d.uintMember(path, &it.genesisMin)
+		return d.raw(&it.genesisMin)
 	case "session_nullifier":
-		return d.strings(path, &it.sessionNullifier)
+		return d.raw(&it.sessionNullifier)
 	}
 	return d.skip()
+}
+
+// raw reads a member's value; null leaves *dst nil.
+func (d decoder) raw(dst *json.RawMessage) *Error {
+	var v json.RawMessage
+	if err := d.dec.Decode(&v); err != nil {
+		return syntaxError(err, "")
+	}
+	if string(v) != "null" {
+		*dst = v
+	}
+	return nil
 }
 
 // proof reads proof: a string (3.0) or an array of strings (4.0).
@@ -78,54 +92,32 @@ func (d decoder) proof(path string, it *rawItem) *Error {
 	return invalid(path, "must be a string (protocol 3.0) or an array of 5 strings (protocol 4.0)")
 }
 
-// strings reads an array of strings; null leaves *dst nil.
-func (d decoder) strings(path string, dst *[]string) *Error {
-	var raw json.RawMessage
-	if err := d.dec.Decode(&raw); err != nil {
-		return syntaxError(err, "")
-	}
-	if string(raw) == "null" {
-		return nil
-	}
+// stringArray reads a raw member as an array of strings.
+func stringArray(raw json.RawMessage, attribute string) ([]string, *Error) {
 	var v []string
 	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
-		return invalid(path, "must be an array of strings")
+		return nil, invalid(attribute, "must be an array of strings")
 	}
-	*dst = v
-	return nil
+	return v, nil
 }
 
-// uintMember reads a non-negative integer given as a JSON integer or a
-// decimal string (the portal's schema casts strings to numbers); null
-// leaves *dst nil.
-func (d decoder) uintMember(path string, dst **string) *Error {
-	tok, err := d.token()
-	if err != nil || tok == nil {
-		return err
-	}
-	var s string
-	switch v := tok.(type) {
-	case json.Number:
-		s = string(v)
-	case string:
-		s = v
-	default:
-		return invalid(path, "must be a non-negative integer")
-	}
-	*dst = &s
-	return nil
-}
-
-// parseUint64 reads canonical decimal digits of a uint64.
-func parseUint64(s *string, attribute string, required bool) (uint64, *Error) {
-	if s == nil {
+// parseUint64 reads a uint64 given as a JSON integer or a string of
+// decimal digits (the portal's schema casts strings to numbers), in
+// canonical form.
+func parseUint64(raw json.RawMessage, attribute string, required bool) (uint64, *Error) {
+	if raw == nil {
 		if required {
 			return 0, invalid(attribute, "is required")
 		}
 		return 0, nil
 	}
-	n, err := strconv.ParseUint(*s, 10, 64)
-	if err != nil || strconv.FormatUint(n, 10) != *s {
+	text := string(raw)
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		text = str
+	}
+	n, err := strconv.ParseUint(text, 10, 64)
+	if err != nil || strconv.FormatUint(n, 10) != text {
 		return 0, invalid(attribute, "must be an integer from 0 to 18446744073709551615")
 	}
 	return n, nil
@@ -234,13 +226,20 @@ func (it rawItem) itemV4(path string, session bool) (itemV4, *Error) {
 		if it.nullifier != nil {
 			return item, invalid(path+".nullifier", "must not be present for session proofs; use session_nullifier")
 		}
-		if len(it.v4.sessionNullifier) != 2 {
-			return item, invalid(path+".session_nullifier", "must have exactly 2 elements [nullifier, action]")
+		if it.v4.sessionNullifier == nil {
+			return item, invalid(path+".session_nullifier", "is required for session proofs")
 		}
-		if c.Nullifier, err = uint256(it.v4.sessionNullifier[0], path+".session_nullifier[0]"); err != nil {
+		pair, err := stringArray(it.v4.sessionNullifier, path+".session_nullifier")
+		if err != nil {
 			return item, err
 		}
-		if c.Action, err = uint256(it.v4.sessionNullifier[1], path+".session_nullifier[1]"); err != nil {
+		if len(pair) != 2 {
+			return item, invalid(path+".session_nullifier", "must have exactly 2 elements [nullifier, action]")
+		}
+		if c.Nullifier, err = uint256(pair[0], path+".session_nullifier[0]"); err != nil {
+			return item, err
+		}
+		if c.Action, err = uint256(pair[1], path+".session_nullifier[1]"); err != nil {
 			return item, err
 		}
 	} else {

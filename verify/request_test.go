@@ -155,6 +155,8 @@ func TestAcceptedVariants(t *testing.T) {
 		{"minimal", body(items(validItem))},
 		{"unknown members", body(items(itemWith(`"verification_level":"orb"`), itemWith(`"extra":{"a":[1,2,{"b":null}]}`)) +
 			`,"user_presence_completed":true,"session_id":null,"integrity_bundle":{"version":1}`)},
+		{"4.0 members ignored in 3.0", body(items(itemWith(`"issuer_schema_id":{}`), itemWith(`"expires_at_min":"x"`),
+			itemWith(`"session_nullifier":7`), itemWith(`"credential_genesis_issued_at_min":[]`)))},
 		{"nulls are absent", body(items(itemWith(`"signal_hash":null`), itemWith(`"max_age":null`)) + `,"environment":null,"action_description":null`)},
 		{"every identifier", body(items(itemWith(`"identifier":"device"`), itemWith(`"identifier":"document"`),
 			itemWith(`"identifier":"secure_document"`), itemWith(`"identifier":"face"`), itemWith(`"identifier":"selfie"`)))},

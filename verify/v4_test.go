@@ -362,6 +362,8 @@ func TestV4Requests(t *testing.T) {
 		{"issuer_schema_id negative", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":-1`)), codeValidation, "responses[0].issuer_schema_id"},
 		{"issuer_schema_id fraction", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":1.5`)), codeValidation, "responses[0].issuer_schema_id"},
 		{"issuer_schema_id 2^64", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":18446744073709551616`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id object", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":{}`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id leading zero", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":"01"`)), codeValidation, "responses[0].issuer_schema_id"},
 		{"expires_at_min missing", v4Body("", v4ItemWith(`"expires_at_min":1700000000,`, ``)), codeValidation, "responses[0].expires_at_min"},
 		{"nullifier missing", v4Body("", v4ItemWith(`"nullifier":"0x0a0a",`, ``)), codeValidation, "responses[0].nullifier"},
 		{"nullifier hex without 0x", v4Body("", v4ItemWith(`"0x0a0a"`, `"0a0a"`)), codeValidation, "responses[0].nullifier"},
@@ -372,6 +374,10 @@ func TestV4Requests(t *testing.T) {
 		{"session with action", `{"protocol_version":"4.0","nonce":"1","action":"vote","session_id":"1","responses":[` + v4Item + `]}`, codeValidation, "action"},
 		{"session id malformed", `{"protocol_version":"4.0","nonce":"1","session_id":"session_12","responses":[` + v4Item + `]}`, codeValidation, "session_id"},
 		{"session item with nullifier", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` + v4Item + `]}`, codeValidation, "responses[0].nullifier"},
+		{"session_nullifier not an array", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` +
+			strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":"1"`, 1) + `]}`, codeValidation, "responses[0].session_nullifier"},
+		{"session_nullifier missing", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` +
+			strings.Replace(v4Item, `"nullifier":"0x0a0a",`, ``, 1) + `]}`, codeValidation, "responses[0].session_nullifier"},
 		{"session_nullifier of 1", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` +
 			strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":["1"]`, 1) + `]}`, codeValidation, "responses[0].session_nullifier"},
 	} {
