@@ -2,17 +2,22 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"worldid/admin"
+	"worldid/field"
+	"worldid/internal/wallet"
 )
 
 // fakeWorldChain is a JSON-RPC endpoint whose WorldIDRegistry answers
@@ -124,4 +129,65 @@ func TestV4ThroughBinary(t *testing.T) {
 		t.Fatal("the root source was never asked")
 	}
 
+}
+
+// TestSelfieAndSignalParity: through the binary, an identity added as
+// "selfie" lands in the face tree; `worldid wallet prove -identifier selfie
+// -signal 0x` binds IDKit 4's hash of "0x" (vectors/idkit.json); the proof
+// verifies sent as "face" and as "selfie", and each answer names the
+// identifier that was sent.
+func TestSelfieAndSignalParity(t *testing.T) {
+	ctx := context.Background()
+	dataDir := hardenedDataDir(t)
+	p := startProc(t, dataDir)
+	defer p.stop(t)
+	path := filepath.Join(t.TempDir(), "wallet.json")
+	id, err := wallet.NewIdentityFile(path, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := id.Commitment()
+	if _, err := p.adminClient.AddIdentity(ctx, admin.AddIdentityRequest{Identifier: "selfie", IdentityCommitment: field.Format(&c)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sharedKeyFile(t), path+".pk"); err != nil { // the CLI's key cache
+		t.Fatal(err)
+	}
+	app, err := p.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "selfie", RedirectURIs: []string{"https://selfie.example/cb"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(worldidBinary(t), "wallet", "prove", "-wallet", path, "-server", p.public,
+		"-app", app.AppID, "-action", "parity", "-signal", "0x", "-identifier", "selfie").Output()
+	if err != nil {
+		t.Fatalf("wallet prove: %v", err)
+	}
+	var item map[string]any
+	if err := json.Unmarshal(out, &item); err != nil {
+		t.Fatalf("wallet prove output %q: %v", out, err)
+	}
+	if item["signal_hash"] != "0x0039bef1777deb3dfb14f64b9f81ced092c501fee72f90e93d03bb95ee89df98" {
+		t.Fatalf("signal_hash %v, want IDKit 4's hashSignal(\"0x\")", item["signal_hash"])
+	}
+	for _, sent := range []string{"face", "selfie"} {
+		item["identifier"] = sent
+		body, _ := json.Marshal(map[string]any{"protocol_version": "3.0", "nonce": "n", "action": "parity", "responses": []any{item}})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.public+"/api/v4/verify/"+app.RPID, strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var got struct {
+			Results []struct {
+				Identifier string `json:"identifier"`
+				Success    bool   `json:"success"`
+			} `json:"results"`
+		}
+		if json.Unmarshal(raw, &got) != nil || resp.StatusCode != 200 || len(got.Results) != 1 || !got.Results[0].Success || got.Results[0].Identifier != sent {
+			t.Fatalf("sent as %s: %d %s", sent, resp.StatusCode, raw)
+		}
+	}
 }
