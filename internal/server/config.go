@@ -75,7 +75,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
 	fs.StringVar(&c.RootsRPC, "roots-rpc", "", "root source: comma-separated chain=URL JSON-RPC endpoints (chains of the default contracts: ethereum, sepolia, worldchain); default none")
 	fs.StringVar(&c.RootsContract, "roots-contract", "", "root source: comma-separated tree=chain:kind:0xaddress, kind identity-manager (3.0) or registry (4.0); added to, or replacing per tree, World's defaults")
-	fs.DurationVar(&c.MinExpiration, "min-expiration", registry.DefaultMinExpiration, "World ID 4.0: how far in the past a proof's expires_at_min may lie")
+	fs.DurationVar(&c.MinExpiration, "min-expiration", registry.DefaultMinExpiration, "World ID 4.0: how far in the past a proof's expires_at_min may lie (0: the default)")
 }
 
 // Validate checks every field and names the failing ones.
