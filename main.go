@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "version":
 		fmt.Fprintln(stdout, server.Version())
 		return nil
-	case "app", "identity", "roots", "action", "keys", "signup", "orbkey", "refresh":
+	case "app", "identity", "roots", "anchor", "action", "keys", "signup", "orbkey", "refresh":
 		return cli.Admin(ctx, cmd, args, stdout, stderr)
 	default:
 		return cli.UsageError{Err: fmt.Errorf("unknown command %q (try 'worldid help')", cmd)}
@@ -63,7 +63,8 @@ const usageText = `usage: worldid <command> [flags]
   bench SCENARIO...     load-test endpoints: discovery jwks verify signin token refresh
   app create|list       manage relying-party apps (admin API)
   identity add C...     insert identity commitments (or -file F) into a tree (admin API)
-  roots add R           accept a root of a tree kept elsewhere (admin API)
+  roots add R           accept a root of a tree kept elsewhere, or of World ID 4.0 (-protocol 4.0) (admin API)
+  anchor set|list       World ID 4.0 trust anchors: issuer key per schema, OPRF key per rp_id (admin API)
   action limit          set an action's max_verifications (admin API)
   keys rotate           publish the next OIDC signing key (admin API)
   signup import FILE    import signup records, JSON lines (admin API)

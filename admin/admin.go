@@ -66,6 +66,10 @@ func New(o Options) http.Handler {
 	})
 	a.route(mux, "/admin/identities", map[string]http.HandlerFunc{http.MethodPost: a.addIdentity})
 	a.route(mux, "/admin/roots", map[string]http.HandlerFunc{http.MethodPost: a.addRoot})
+	a.route(mux, "/admin/anchors", map[string]http.HandlerFunc{
+		http.MethodGet:  a.listAnchors,
+		http.MethodPost: a.addAnchor,
+	})
 	a.route(mux, "/admin/keys/rotate", map[string]http.HandlerFunc{http.MethodPost: a.rotateKeys})
 	a.route(mux, "/admin/signups", map[string]http.HandlerFunc{http.MethodPost: a.importSignups})
 	a.route(mux, "/admin/orbkeys", map[string]http.HandlerFunc{http.MethodPost: a.addOrbKey})

@@ -42,6 +42,18 @@ func (c *Client) AddRoot(ctx context.Context, req AddRootRequest) (AddRootReques
 	return out, c.do(ctx, http.MethodPost, "/admin/roots", req, &out)
 }
 
+// SetAnchor stores a World ID 4.0 trust anchor.
+func (c *Client) SetAnchor(ctx context.Context, req AnchorRequest) (AnchorRequest, error) {
+	var out AnchorRequest
+	return out, c.do(ctx, http.MethodPost, "/admin/anchors", req, &out)
+}
+
+// Anchors lists the stored trust anchors.
+func (c *Client) Anchors(ctx context.Context) (AnchorList, error) {
+	var out AnchorList
+	return out, c.do(ctx, http.MethodGet, "/admin/anchors", nil, &out)
+}
+
 // SetActionLimit sets an action's max_verifications.
 func (c *Client) SetActionLimit(ctx context.Context, req ActionLimitRequest) (ActionLimitRequest, error) {
 	var out ActionLimitRequest

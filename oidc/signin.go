@@ -263,10 +263,12 @@ func (p *Provider) authorizationResponse(ctx context.Context, req record.SigninR
 	return v, nil
 }
 
-// signalHash is the proof's expected signal_hash: hashToField of the
-// signal's UTF-8 bytes (crypto.md §g).
+// signalHash is the proof's expected signal_hash: IDKit 4's hashSignal
+// of the signal (crypto.md §g), as World's portal computes it for sign-in;
+// for the server's own signals, lowercase hex without 0x, that is
+// hashToField of their UTF-8 bytes.
 func signalHash(signal string) [32]byte {
-	h := semaphore.HashToField([]byte(signal))
+	h := semaphore.HashSignal(signal)
 	return h.Bytes()
 }
 

@@ -38,6 +38,7 @@ type request struct {
 	environment string // as given, echoed in the answer: production, staging or sandbox
 	verifierEnv string // whose trees and nullifiers are used: production or staging
 	claims      []record.Claim
+	v4          *requestV4 // protocol 4.0 (request4.go); claims is then nil
 }
 
 // parse is the only code that reads the HTTP request. Checks run in the
@@ -108,11 +109,13 @@ type rawRequest struct {
 	protocolVersion, nonce, action, environment *string
 	responses                                   []rawItem
 	haveResponses                               bool
+	sessionID                                   *string // 4.0 session proofs
 }
 
 type rawItem struct {
 	identifier, merkleRoot, nullifier, proof, signalHash *string
 	maxAge                                               *int64
+	v4                                                   rawItemV4 // request4.go
 }
 
 // decodeBody reads the body with internal/strictjson, which rejects
@@ -157,6 +160,8 @@ func (raw *rawRequest) member(name string, v strictjson.Value, maxResponses int)
 		dst = &raw.environment
 	case "responses":
 		return raw.items(v, name, maxResponses)
+	case "session_id":
+		dst = &raw.sessionID
 	default:
 		return nil
 	}
@@ -174,12 +179,13 @@ func (it *rawItem) member(name string, v strictjson.Value, path string) *Error {
 	case "nullifier":
 		dst = &it.nullifier
 	case "proof":
-		dst = &it.proof
+		return it.readProof(v, path+".proof")
 	case "signal_hash":
 		dst = &it.signalHash
 	case "max_age":
 		return integer(v, path+".max_age", &it.maxAge)
 	default:
+		it.v4.member(name, v)
 		return nil
 	}
 	return str(v, path+"."+name, dst)
@@ -270,8 +276,14 @@ func (raw *rawRequest) validate() (*request, *Error) {
 	if err != nil {
 		return nil, err
 	}
+	if version == protocolVersionV4 {
+		return raw.validateV4()
+	}
 	if version != protocolVersion {
-		return nil, invalid("protocol_version", `must be "3.0"`)
+		return nil, invalid("protocol_version", `must be "3.0" or "4.0"`)
+	}
+	if raw.sessionID != nil {
+		return nil, invalid("session_id", `is only for protocol_version "4.0"`)
 	}
 	if _, err := required(raw.nonce, "nonce"); err != nil {
 		return nil, err
@@ -335,6 +347,9 @@ func (it rawItem) claim(path string) (record.Claim, *Error) {
 		return c, invalid(path+".identifier", "must be one of orb, device, document, secure_document, face, selfie")
 	}
 	c.Identifier = id
+	if it.v4.proofWords != nil {
+		return c, invalid(path+".proof", "must be a string (protocol 3.0)")
+	}
 	if c.MerkleRoot, err = fieldElement(it.merkleRoot, path+".merkle_root", anyHex); err != nil {
 		return c, err
 	}

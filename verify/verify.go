@@ -34,12 +34,21 @@ type Checker interface {
 	CheckClaim(ctx context.Context, c record.Claim) error
 }
 
+// CheckerV4 verifies one World ID 4.0 proof, with the same contract as
+// Checker: nil, a *record.ProofError, or a failure of the checker itself.
+type CheckerV4 interface {
+	CheckClaimV4(ctx context.Context, c record.ClaimV4) error
+}
+
 // Options configures the endpoint.
 type Options struct {
 	Store   Store   // required
 	Checker Checker // required
-	Now     func() time.Time
-	Log     *slog.Logger
+	// CheckerV4 checks protocol 4.0 items; nil fails each of them with
+	// verification_failed.
+	CheckerV4 CheckerV4
+	Now       func() time.Time
+	Log       *slog.Logger
 	// MaxResponses caps the responses array; 0 means DefaultMaxResponses.
 	MaxResponses int
 }
@@ -48,6 +57,7 @@ type Options struct {
 type Handler struct {
 	store        Store
 	checker      Checker
+	checkerV4    CheckerV4
 	now          func() time.Time
 	log          *slog.Logger
 	maxResponses int
@@ -64,7 +74,7 @@ func New(o Options) (*Handler, error) {
 	case o.MaxResponses < 0:
 		return nil, fmt.Errorf("verify: Options.MaxResponses %d is negative", o.MaxResponses)
 	}
-	h := &Handler{store: o.Store, checker: o.Checker, now: o.Now, log: o.Log, maxResponses: o.MaxResponses}
+	h := &Handler{store: o.Store, checker: o.Checker, checkerV4: o.CheckerV4, now: o.Now, log: o.Log, maxResponses: o.MaxResponses}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -131,10 +141,13 @@ const (
 
 // verify answers a parsed request: resolve the app, check every item,
 // record the verification.
-func (h *Handler) verify(ctx context.Context, req *request) (*Response, *Error) {
+func (h *Handler) verify(ctx context.Context, req *request) (any, *Error) {
 	app, err := h.app(ctx, req.routeID)
 	if err != nil {
 		return nil, err
+	}
+	if req.v4 != nil {
+		return h.verifyV4(ctx, app, req)
 	}
 	for i := range req.claims {
 		// The external nullifier always derives from the app_id (crypto.md §g).

@@ -72,6 +72,7 @@ func adminCommands() map[string]adminCommand {
 		identityReq admin.AddIdentityRequest
 		rootReq     admin.AddRootRequest
 		limitReq    admin.ActionLimitRequest
+		anchorReq   admin.AnchorRequest
 		orbID       string
 		idFile      string
 	)
@@ -122,11 +123,40 @@ func adminCommands() map[string]adminCommand {
 			flags: func(fs *flag.FlagSet) {
 				tree(&rootReq.Identifier, &rootReq.Environment)(fs)
 				fs.IntVar(&rootReq.Depth, "depth", 30, "tree depth: selects the published Semaphore v3 verifying key")
+				fs.StringVar(&rootReq.ProtocolVersion, "protocol", "3.0", `"3.0", or "4.0" for a root of World's 4.0 registry (-identifier and -depth then do not apply)`)
 			},
 			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
 				rootReq.Root = args[0]
 				added, err := c.AddRoot(ctx, rootReq)
+				if rootReq.ProtocolVersion == "4.0" {
+					return added, fmt.Sprintf("World ID 4.0 root %s added (%s)\n", added.Root, added.Environment), err
+				}
 				return added, fmt.Sprintf("external root %s added to %s/%s (depth %d)\n", added.Root, added.Identifier, added.Environment, added.Depth), err
+			},
+		},
+		"anchor set": {
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&anchorReq.Kind, "kind", "", "issuer_key (of an issuer_schema_id) or oprf_key (of an rp_id)")
+				fs.StringVar(&anchorReq.ID, "id", "", "the issuer_schema_id in decimal, or the rp_id (rp_…)")
+				fs.StringVar(&anchorReq.X, "x", "", "BabyJubJub x coordinate, decimal or 0x-hex")
+				fs.StringVar(&anchorReq.Y, "y", "", "BabyJubJub y coordinate, decimal or 0x-hex")
+			},
+			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
+				set, err := c.SetAnchor(ctx, anchorReq)
+				return set, fmt.Sprintf("%s of %s set\n", set.Kind, set.ID), err
+			},
+		},
+		"anchor list": {
+			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
+				list, err := c.Anchors(ctx)
+				var b strings.Builder
+				tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "KIND\tID\tX\tY")
+				for _, a := range list.Anchors {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Kind, a.ID, a.X, a.Y)
+				}
+				tw.Flush()
+				return list, b.String(), err
 			},
 		},
 		"action limit": {

@@ -56,6 +56,10 @@
 // with ON CONFLICT DO NOTHING and returns what is stored, so replicas that
 // start together all adopt the first one's file.
 //
+// Migration 3 adds trust_anchors (PK (kind, id), x, y, at_ns): World ID 4.0
+// trust anchors; AddTrustAnchor upserts (INSERT … ON CONFLICT DO UPDATE), so
+// setting an anchor again replaces it.
+//
 // Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
 // JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero
 // time.Time is stored as -2^63, below every other time. A time outside the
