@@ -27,6 +27,9 @@ type Backend interface {
 	App(ctx context.Context, id string) (record.App, error)
 	AppByRP(ctx context.Context, rpID string) (record.App, error)
 	Apps(ctx context.Context) ([]record.App, error)
+	ReplaceApp(ctx context.Context, a record.App) error
+	UpdateApp(ctx context.Context, id string, change func(*record.App) error) (record.App, error)
+	DeleteApp(ctx context.Context, id string) error
 }
 
 // Opener opens a fresh, empty backend for the subtest t and arranges for it
@@ -55,6 +58,11 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentSameRPID", testConcurrentSameRPID},
 		{"ConcurrentDistinct", testConcurrentDistinct},
 		{"Reopen", testReopen},
+		{"LifecycleFields", testLifecycleFields},
+		{"ReplaceApp", testReplaceApp},
+		{"UpdateApp", testUpdateApp},
+		{"DeleteApp", testDeleteApp},
+		{"ConcurrentUpdates", testConcurrentUpdates},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
@@ -75,7 +83,8 @@ func testApp(id, rp int) record.App {
 
 func equalApps(a, b record.App) bool {
 	return a.ID == b.ID && a.RPID == b.RPID && a.Name == b.Name && a.SecretHash == b.SecretHash &&
-		slices.Equal(a.RedirectURIs, b.RedirectURIs) && a.CreatedAt.Equal(b.CreatedAt)
+		slices.Equal(a.RedirectURIs, b.RedirectURIs) && a.CreatedAt.Equal(b.CreatedAt) &&
+		a.Staging == b.Staging && a.Disabled == b.Disabled && a.UpdatedAt.Equal(b.UpdatedAt)
 }
 
 func mustCreate(t *testing.T, b Backend, a record.App) {
