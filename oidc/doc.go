@@ -58,7 +58,8 @@
 //
 // whose query (form-encoded) carries request_id (64 lowercase hex),
 // app_id (the client_id), action (always empty), signal and submit
-// ({issuer}/authorize/complete). The wallet proves with external nullifier
+// ({issuer}/authorize/complete), and for a staging app environment=staging
+// (its proofs are checked against the staging trees). The wallet proves with external nullifier
 // ExternalNullifier(app_id, "") and signal_hash = hashToField(UTF-8 bytes
 // of signal) (crypto.md §g), then POSTs application/x-www-form-urlencoded
 // to submit with exactly request_id, proof (any encoding of crypto.md §g),
