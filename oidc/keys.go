@@ -33,7 +33,7 @@ const (
 	// (or added at once, as a revocation's replacement) takes to be
 	// dropped (or used) here: one small read per period.
 	keyReloadInterval = 5 * time.Second
-	jwksMaxAge       = 3600             // seconds, Cache-Control of /jwks
+	jwksMaxAge        = 3600 // seconds, Cache-Control of /jwks
 )
 
 // signingKey is a parsed record.SigningKey with its encoded JWS headers.
