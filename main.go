@@ -61,11 +61,12 @@ const usageText = `usage: worldid <command> [flags]
   serve                 run the server (default); flags: worldid serve -h
   demo                  run every flow against a throwaway in-process server
   bench SCENARIO...     load-test endpoints: discovery jwks verify signin token refresh
-  app create|list       manage relying-party apps (admin API)
+  app create|list|import|update|rotate-secret|disable|enable|delete
+                        manage relying-party apps (admin API)
   identity add C...     insert identity commitments (or -file F) into a tree (admin API)
   roots add R           accept a root of a tree kept elsewhere (admin API)
   action limit          set an action's max_verifications (admin API)
-  keys rotate           publish the next OIDC signing key (admin API)
+  keys list|rotate|revoke  list, schedule the next, or revoke an OIDC signing key (admin API)
   signup import FILE    import signup records, JSON lines (admin API)
   orbkey add -orb O PEM trust an Orb's PCP signing key (admin API)
   refresh enable|disable  turn credential refresh on or off (admin API)

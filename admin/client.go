@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -27,6 +28,47 @@ func (c *Client) CreateApp(ctx context.Context, req CreateAppRequest) (CreatedAp
 func (c *Client) Apps(ctx context.Context) (AppList, error) {
 	var out AppList
 	return out, c.do(ctx, http.MethodGet, "/admin/apps", nil, &out)
+}
+
+// ImportApp registers an app with its existing ids.
+func (c *Client) ImportApp(ctx context.Context, req ImportAppRequest) (ImportedApp, error) {
+	var out ImportedApp
+	return out, c.do(ctx, http.MethodPost, "/admin/apps/import", req, &out)
+}
+
+// UpdateApp changes an app's name and/or redirect URIs.
+func (c *Client) UpdateApp(ctx context.Context, appID string, req UpdateAppRequest) (AppInfo, error) {
+	var out AppInfo
+	return out, c.do(ctx, http.MethodPost, "/admin/apps/"+url.PathEscape(appID), req, &out)
+}
+
+// RotateSecret replaces an app's client secret and returns the new one.
+func (c *Client) RotateSecret(ctx context.Context, appID string) (RotatedSecret, error) {
+	var out RotatedSecret
+	return out, c.do(ctx, http.MethodPost, "/admin/apps/"+url.PathEscape(appID)+"/secret", nil, &out)
+}
+
+// SetAppEnabled enables or disables an app.
+func (c *Client) SetAppEnabled(ctx context.Context, appID string, enabled bool) (AppInfo, error) {
+	var out AppInfo
+	verb := map[bool]string{false: "/disable", true: "/enable"}[enabled]
+	return out, c.do(ctx, http.MethodPost, "/admin/apps/"+url.PathEscape(appID)+verb, nil, &out)
+}
+
+// DeleteApp removes an app.
+func (c *Client) DeleteApp(ctx context.Context, appID string) error {
+	return c.do(ctx, http.MethodDelete, "/admin/apps/"+url.PathEscape(appID), nil, nil)
+}
+
+// Keys lists the OIDC signing keys.
+func (c *Client) Keys(ctx context.Context) (KeyList, error) {
+	var out KeyList
+	return out, c.do(ctx, http.MethodGet, "/admin/keys", nil, &out)
+}
+
+// RevokeKey removes a signing key now.
+func (c *Client) RevokeKey(ctx context.Context, kid string) error {
+	return c.do(ctx, http.MethodPost, "/admin/keys/"+url.PathEscape(kid)+"/revoke", nil, nil)
 }
 
 // AddIdentity inserts an identity commitment, or a batch of them, into a
