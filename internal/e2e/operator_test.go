@@ -83,7 +83,10 @@ func operatorAppsAndKeys(t *testing.T, storeArgs []string) {
 	defer cancel()
 	dir := hardenedDataDir(t)
 	p := startProc(t, dir, storeArgs...)
-	cli := func(wantStatus int, args ...string) string { t.Helper(); return adminCLI(t, p, dir, wantStatus, args...) }
+	cli := func(wantStatus int, args ...string) string {
+		t.Helper()
+		return adminCLI(t, p, dir, wantStatus, args...)
+	}
 	appCount := func() int {
 		list, err := p.adminClient.Apps(ctx)
 		if err != nil {
@@ -300,4 +303,3 @@ func postJSON(t *testing.T, target string, body []byte) reply {
 	t.Helper()
 	return call(http.MethodPost, target, "application/json", string(body))(t)
 }
-
