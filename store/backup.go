@@ -328,4 +328,3 @@ func Restore(dir string, force bool, load func(backup.Emit) error) error {
 	}
 	return syncDir(dir)
 }
-
