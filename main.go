@@ -43,6 +43,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Demo(ctx, args, stdout, stderr)
 	case "bench":
 		return cli.Bench(ctx, args, stdout, stderr)
+	case "backup":
+		return cli.Backup(ctx, args, stdout, stderr)
+	case "restore":
+		return cli.Restore(ctx, args, stdout, stderr)
+	case "migrate":
+		return cli.Migrate(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usageText)
 		return nil
@@ -70,6 +76,9 @@ const usageText = `usage: worldid <command> [flags]
   signup import FILE    import signup records, JSON lines (admin API)
   orbkey add -orb O PEM trust an Orb's PCP signing key (admin API)
   refresh enable|disable  turn credential refresh on or off (admin API)
+  backup -o FILE        consistent, checksummed backup of the running server (admin API)
+  restore [-store URL] [-force] FILE  restore a backup into an empty data dir or database
+  migrate -from DIR -to URL  copy a stopped JSON-store deployment into PostgreSQL, verified
   wallet new|prove|signin|pcp|refresh  the development wallet
   version               module version and VCS revision
   help                  this text

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"worldid/backup"
 	"worldid/internal/strictjson"
 	"worldid/record"
 )
@@ -35,6 +36,7 @@ type Store interface {
 	ReplaceApp(ctx context.Context, a record.App) error
 	UpdateApp(ctx context.Context, id string, change func(*record.App) error) (record.App, error)
 	DeleteApp(ctx context.Context, id string) error
+	Exporter
 }
 
 // Keys manages the OIDC signing keys.
@@ -55,9 +57,13 @@ type Options struct {
 	Keys     Keys
 	// ParseOrbKey validates an Orb public key PEM before it is trusted.
 	ParseOrbKey func(pem []byte) error
-	Rand        io.Reader // source of app ids and secrets (crypto/rand.Reader in production)
-	Now         func() time.Time
-	Log         *slog.Logger
+	// StoreName (json or postgres) and Files (the data-dir files a backup
+	// carries) serve GET /admin/backup.
+	StoreName string
+	Files     func(ctx context.Context) ([]backup.File, error)
+	Rand      io.Reader // source of app ids and secrets (crypto/rand.Reader in production)
+	Now       func() time.Time
+	Log       *slog.Logger
 }
 
 type api struct {
@@ -84,6 +90,7 @@ func New(o Options) http.Handler {
 	a.route(mux, "/admin/apps/{app_id}/disable", map[string]http.HandlerFunc{http.MethodPost: a.switchApp(false)})
 	a.route(mux, "/admin/apps/{app_id}/enable", map[string]http.HandlerFunc{http.MethodPost: a.switchApp(true)})
 	a.route(mux, "/admin/keys", map[string]http.HandlerFunc{http.MethodGet: a.listKeys})
+	a.route(mux, "/admin/backup", map[string]http.HandlerFunc{http.MethodGet: a.getBackup})
 	a.route(mux, "/admin/keys/{kid}/revoke", map[string]http.HandlerFunc{http.MethodPost: a.revokeKey})
 	a.route(mux, "/admin/identities", map[string]http.HandlerFunc{http.MethodPost: a.addIdentity})
 	a.route(mux, "/admin/roots", map[string]http.HandlerFunc{http.MethodPost: a.addRoot})

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"worldid/backup"
 	"worldid/record"
 )
 
@@ -281,3 +282,6 @@ func (m *memStore) DeleteApp(_ context.Context, id string) error {
 	}
 	return nil
 }
+
+func (m *memStore) Export(context.Context, backup.Emit) error  { return nil }
+func (failingStore) Export(context.Context, backup.Emit) error { return record.ErrUnavailable }

@@ -71,6 +71,30 @@ func (c *Client) RevokeKey(ctx context.Context, kid string) error {
 	return c.do(ctx, http.MethodPost, "/admin/keys/"+url.PathEscape(kid)+"/revoke", nil, nil)
 }
 
+// Backup streams a backup of the server to w (GET /admin/backup). The
+// caller checks it with backup.Read: a failure on the server side shows as
+// a truncated file.
+func (c *Client) Backup(ctx context.Context, w io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.BaseURL, "/")+"/admin/backup", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	hc := *c.HTTP
+	hc.Timeout = 0 // a large store streams for longer than one API call
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("admin API at %s: %w", c.BaseURL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return errorOf(resp, raw)
+	}
+	_, err = io.Copy(w, resp.Body)
+	return err
+}
+
 // AddIdentity inserts an identity commitment, or a batch of them, into a
 // tree.
 func (c *Client) AddIdentity(ctx context.Context, req AddIdentityRequest) (AddedIdentity, error) {
@@ -138,14 +162,19 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return err
 	}
 	if resp.StatusCode/100 != 2 {
-		var e struct{ Error, Message string }
-		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
-			return &Error{resp.StatusCode, "http_" + resp.Status, string(raw)}
-		}
-		return &Error{resp.StatusCode, e.Error, e.Message}
+		return errorOf(resp, raw)
 	}
 	if out == nil {
 		return nil
 	}
 	return json.Unmarshal(raw, out)
+}
+
+// errorOf turns a non-2xx answer into an *Error.
+func errorOf(resp *http.Response, raw []byte) error {
+	var e struct{ Error, Message string }
+	if json.Unmarshal(raw, &e) != nil || e.Error == "" {
+		return &Error{resp.StatusCode, "http_" + resp.Status, string(raw)}
+	}
+	return &Error{resp.StatusCode, e.Error, e.Message}
 }

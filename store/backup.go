@@ -33,6 +33,30 @@ func (db *DB) Export(ctx context.Context, emit backup.Emit) error {
 	}); err != nil {
 		return err
 	}
+	return exportState(ctx, st, emit)
+}
+
+// ExportDir is Export of the store in dir without opening it: it takes the
+// directory's lock (so no server may be running on it), reads the snapshot
+// and the journal, and changes no file (Open would compact).
+func ExportDir(ctx context.Context, dir string, emit backup.Emit) error {
+	if _, err := os.Stat(filepath.Join(dir, snapshotName)); err != nil {
+		return fmt.Errorf("store: %s holds no JSON store: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	st, _, err := recoverState(dir)
+	if err != nil {
+		return err
+	}
+	return exportState(ctx, st, emit)
+}
+
+// exportState emits the logical rows of st.
+func exportState(ctx context.Context, st tables, emit backup.Emit) error {
 	for _, t := range exportTables {
 		rows := st[t.kv]
 		for _, key := range slices.Sorted(maps.Keys(rows)) {
@@ -97,21 +121,21 @@ func set(st tables, table, key string, v any) error {
 	return nil
 }
 
-// storedRecords counts the records of the store in dir, as Open would
-// recover them, without changing anything.
-func storedRecords(dir string) (int, error) {
+// recoverState reads the state and record count of the store in dir as
+// Open would recover them, without changing anything.
+func recoverState(dir string) (tables, int, error) {
 	snap, _, err := loadSnapshot(filepath.Join(dir, snapshotName))
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	n := snap.records
 	path := filepath.Join(dir, journalName)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return n, nil
+		return snap.tables, n, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("store: %w", err)
+		return nil, 0, fmt.Errorf("store: %w", err)
 	}
 	defer f.Close()
 	_, _, err = replayJournal(f, path, snap.lsn, func(e entry) {
@@ -119,7 +143,7 @@ func storedRecords(dir string) (int, error) {
 			n += snap.tables.apply(c)
 		}
 	})
-	return n, err
+	return snap.tables, n, err
 }
 
 var exportTables = []exportTable{
@@ -285,7 +309,7 @@ func Restore(dir string, force bool, load func(backup.Emit) error) error {
 	}
 	defer lock.Close()
 	if !force {
-		n, err := storedRecords(dir)
+		_, n, err := recoverState(dir)
 		if err != nil {
 			return err
 		}
