@@ -106,8 +106,13 @@
 // # What it does not do
 //
 // One process owns a directory at a time: there is no sharing between
-// processes, no replication and no backup; those are the job of the later
-// PostgreSQL backend. The whole state lives in memory (about 235 MiB of heap
+// processes and no replication; those are the job of the PostgreSQL
+// backend. Backups are logical (backup.go, package backup): Export copies
+// the durable state under the read lock and emits it; ExportDir does the
+// same for a stopped store without changing a file (Open would compact);
+// Restore writes a new snapshot (LSN 0, no journal) into a directory whose
+// store is empty, or any with force, renaming it into place only when
+// complete. The whole state lives in memory (about 235 MiB of heap
 // for a million nullifier-sized records). Scan costs time proportional to
 // its table. Its context arguments are checked only before an Update runs;
 // reads never block on I/O. File locking uses flock(2), so the package
