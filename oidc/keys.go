@@ -187,8 +187,9 @@ func (p *Provider) RevokeKey(ctx context.Context, kid string) error {
 	now := p.now()
 	keys := p.loadedKeys()
 	active := max(activeIndex(keys, now), 0)
+	i := slices.IndexFunc(keys, func(k *signingKey) bool { return k.rec.ID == kid })
 	var replacement *record.SigningKey
-	if len(keys) == 1 || len(keys) > 0 && keys[active].rec.ID == kid {
+	if i >= 0 && (i == active || len(keys) == 1) {
 		rec, err := newSigningKey(now, now)
 		if err != nil {
 			return err
