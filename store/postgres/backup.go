@@ -169,7 +169,7 @@ func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) er
 			}
 			return err
 		}
-		l := &loader{ctx: ctx, tx: tx, trees: map[string]int{}}
+		l := &loader{ctx: ctx, tx: tx, trees: map[string]int{}, orbKeys: map[string]int{}}
 		if err := load(l.add); err != nil {
 			return err
 		}
@@ -199,10 +199,11 @@ func nonEmptyTable(ctx context.Context, tx pgx.Tx) (string, error) {
 
 // loader queues the INSERTs of a restore and sends them in batches.
 type loader struct {
-	ctx   context.Context
-	tx    pgx.Tx
-	batch pgx.Batch
-	trees map[string]int // tree → size, from the leaves
+	ctx     context.Context
+	tx      pgx.Tx
+	batch   pgx.Batch
+	trees   map[string]int // tree → size, from the leaves
+	orbKeys map[string]int // orb → keys so far
 }
 
 const loadBatch = 1000
@@ -253,7 +254,11 @@ func (l *loader) add(table string, row any) error {
 	case record.Signup:
 		q("INSERT INTO signups (id_commitment, signup_id, verified_ns) VALUES ($1, $2, $3)", r.IDCommitment, r.SignupID, unixNano(r.VerifiedAt))
 	case backup.OrbKey:
-		// Rows come in position order per orb, so "added" keeps the order.
+		// Rows must come in position order per orb, so "added" keeps it.
+		if r.Position != l.orbKeys[r.OrbID] {
+			return fmt.Errorf("store: orb %q: key %d follows %d keys", r.OrbID, r.Position, l.orbKeys[r.OrbID])
+		}
+		l.orbKeys[r.OrbID]++
 		q("INSERT INTO orb_keys (orb_id, pem) VALUES ($1, $2)", r.OrbID, r.PEM)
 	case backup.PinnedSub:
 		q("INSERT INTO pinned_subs (id_commitment, sub) VALUES ($1, $2)", r.IDCommitment, r.Sub)
