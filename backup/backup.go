@@ -130,10 +130,6 @@ type trailer struct {
 	SHA256 string  `json:"sha256"`
 }
 
-type line struct {
-	T string          `json:"t"`
-	R json.RawMessage `json:"r"`
-}
 
 // Digester computes a Summary from rows in any order.
 type Digester struct {
@@ -226,7 +222,14 @@ func (w *Writer) Row(table string, row any) error {
 		return fmt.Errorf("backup: %s row: %w", table, err)
 	}
 	w.digest.Add(table, r)
-	return w.writeLine(line{T: table, R: r})
+	// The line {"t":…,"r":…} built directly: table names need no escaping,
+	// and marshalling r a second time would only re-scan it.
+	b := make([]byte, 0, len(r)+len(table)+16)
+	b = append(append(append(b, `{"t":"`...), table...), `","r":`...)
+	b = append(append(b, r...), "}\n"...)
+	w.h.Write(b)
+	_, err = w.w.Write(b)
+	return err
 }
 
 // Close writes the trailer and flushes.

@@ -27,7 +27,7 @@ func (db *DB) Export(ctx context.Context, emit backup.Emit) error {
 	if err := db.View(func(tx *ReadTx) error {
 		st = make(tables, len(tx.base))
 		for name, rows := range tx.base {
-			st[name] = maps.Clone(rows)
+			st[name] = cloneRows(rows)
 		}
 		return nil
 	}); err != nil {
@@ -35,6 +35,10 @@ func (db *DB) Export(ctx context.Context, emit backup.Emit) error {
 	}
 	return exportState(ctx, st, emit)
 }
+
+// cloneRows copies a table; the values are immutable strings, so this is
+// all Export does under the read lock.
+func cloneRows(rows map[string]string) map[string]string { return maps.Clone(rows) }
 
 // ExportDir is Export of the store in dir without opening it: it takes the
 // directory's lock (so no server may be running on it), reads the snapshot
