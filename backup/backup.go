@@ -130,7 +130,6 @@ type trailer struct {
 	SHA256 string  `json:"sha256"`
 }
 
-
 // Digester computes a Summary from rows in any order.
 type Digester struct {
 	sums map[string][][sha256.Size]byte
