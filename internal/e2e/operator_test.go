@@ -134,6 +134,11 @@ func operatorAppsAndKeys(t *testing.T, storeArgs []string) {
 	// The imported production app signs in with its own secret.
 	app := admin.CreatedApp{AppInfo: imported[0].AppInfo, ClientSecret: portalSecret}
 	rp := connectRelyingParty(t, ctx, p, app)
+	// A first leaf in the staging tree makes its root differ from the
+	// production tree's, so a proof from the wrong tree fails.
+	if _, err := p.adminClient.AddIdentity(ctx, admin.AddIdentityRequest{Identifier: "orb", Environment: "staging", IdentityCommitment: "0x2a"}); err != nil {
+		t.Fatal(err)
+	}
 	w := keyedWallet(t, ctx, p, [2]string{"orb", "production"}, [2]string{"orb", "staging"})
 	codeFlow(t, ctx, rp, w)
 	tok := signInToken(t, ctx, rp, w) // codeFlow's tokens end revoked by its replay check
@@ -152,6 +157,11 @@ func operatorAppsAndKeys(t *testing.T, storeArgs []string) {
 	if r := verifyStaging(portalStagingID, "production"); r.status != 400 || r.errorCode() != "validation_error" {
 		t.Fatalf("staging app in production: %d %s", r.status, r.body)
 	}
+
+	// The staging app signs in too once it has a redirect URI: the wallet
+	// link tells the wallet to prove from the staging tree.
+	cli(0, "app", "update", "-redirect-uri", e2eRedirect, portalStagingID)
+	codeFlow(t, ctx, connectRelyingParty(t, ctx, p, admin.CreatedApp{AppInfo: imported[1].AppInfo, ClientSecret: imported[1].ClientSecret}), w)
 
 	// Update and secret rotation: the old secret stops working at once.
 	cli(0, "app", "update", "-name", "Renamed", "-redirect-uri", e2eRedirect, "-redirect-uri", "https://rp2.example/cb", portalAppID)
