@@ -35,7 +35,17 @@ func Restore(ctx context.Context, o RestoreOptions, log *slog.Logger) (backup.Su
 		return backup.Summary{}, err
 	}
 	defer f.Close()
-	hdr, sum, err := backup.Read(f, nil)
+	// The first pass checks the whole file and keeps its key files.
+	var files []backup.File
+	hdr, sum, err := backup.Read(f, func(table string, row any) error {
+		if file, ok := row.(backup.File); ok {
+			if !slices.Contains(backupFileNames, file.Name) {
+				return fmt.Errorf("unexpected file %q", file.Name)
+			}
+			files = append(files, file)
+		}
+		return nil
+	})
 	if err != nil {
 		return sum, fmt.Errorf("%s: %w; nothing restored", o.File, err)
 	}
@@ -55,17 +65,19 @@ func Restore(ctx context.Context, o RestoreOptions, log *slog.Logger) (backup.Su
 		if err := db.Restore(ctx, o.Force, load); err != nil {
 			return sum, restoreError(err)
 		}
-	} else if err := restoreDataDir(o, load); err != nil {
+	} else if err := restoreDataDir(o, files, load); err != nil {
 		return sum, err
 	}
 	log.Info("admin change", "who", "cli", "what", "backup restored", "id", o.File, "taken", hdr.CreatedAt, "source", hdr.Source)
 	return sum, nil
 }
 
-// restoreDataDir restores into the JSON store of the data dir, then writes
+// restoreDataDir restores into the JSON store of the data dir and writes
 // the key files the backup carries. Key files already there are refused
-// unless forced, before anything is written.
-func restoreDataDir(o RestoreOptions, load func(backup.Emit) error) error {
+// unless forced. The files are staged under temporary names first and
+// renamed into place only once the store is restored, so a failure leaves
+// neither.
+func restoreDataDir(o RestoreOptions, files []backup.File, load func(backup.Emit) error) error {
 	if !o.Force {
 		for _, name := range backupFileNames {
 			if _, err := os.Stat(filepath.Join(o.DataDir, name)); !errors.Is(err, fs.ErrNotExist) {
@@ -74,28 +86,67 @@ func restoreDataDir(o RestoreOptions, load func(backup.Emit) error) error {
 			}
 		}
 	}
-	var files []backup.File
-	err := store.Restore(o.DataDir, o.Force, func(emit backup.Emit) error {
-		files = files[:0]
-		return load(func(table string, row any) error {
-			if f, ok := row.(backup.File); ok {
-				files = append(files, f)
+	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
+		return err
+	}
+	staged := make([]string, len(files))
+	defer func() {
+		for _, tmp := range staged {
+			if tmp != "" {
+				os.Remove(tmp)
 			}
-			return emit(table, row)
-		})
-	})
-	if err != nil {
+		}
+	}()
+	for i, f := range files {
+		tmp, err := stageFile(o.DataDir, f.Name, f.Content)
+		if err != nil {
+			return fmt.Errorf("%w; nothing restored", err)
+		}
+		staged[i] = tmp
+	}
+	if err := store.Restore(o.DataDir, o.Force, load); err != nil {
 		return restoreError(err)
 	}
-	for _, f := range files {
-		if !slices.Contains(backupFileNames, f.Name) {
-			return fmt.Errorf("the backup holds an unexpected file %q", f.Name)
+	for i, f := range files {
+		if err := os.Rename(staged[i], filepath.Join(o.DataDir, f.Name)); err != nil {
+			return fmt.Errorf("the store was restored but moving %s into place failed: %w", f.Name, err)
 		}
-		if err := writeFileAtomic(filepath.Join(o.DataDir, f.Name), f.Content, 0o600); err != nil {
-			return fmt.Errorf("the store was restored but writing %s failed: %w", f.Name, err)
-		}
+		staged[i] = ""
 	}
-	return nil
+	return syncDir(o.DataDir)
+}
+
+// stageFile writes content (0600, fsynced) to a new temporary file next to
+// name in dir and returns its path.
+func stageFile(dir, name string, content []byte) (string, error) {
+	tmp, err := os.CreateTemp(dir, "."+name+".restore*")
+	if err != nil {
+		return "", err
+	}
+	err = tmp.Chmod(0o600)
+	if err == nil {
+		_, err = tmp.Write(content)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return tmp.Name(), nil
+}
+
+// syncDir makes renames in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
 }
 
 func restoreError(err error) error {
