@@ -83,7 +83,7 @@ func (a *api) addIdentity(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, err)
 		return
 	}
-	a.Log.Info("admin: identities added", "tree", tree, "index", index, "count", len(commitments))
+	a.audit("identities added", tree, "index", index, "count", len(commitments))
 	writeJSON(w, http.StatusCreated, AddedIdentity{Index: index, Count: len(commitments), Root: field.Format(&root)})
 }
 
@@ -171,7 +171,7 @@ func (a *api) addRoot(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, err)
 		return
 	}
-	a.Log.Info("admin: external root added", "tree", tree, "depth", req.Depth)
+	a.audit("external root added", tree, "root", req.Root, "depth", req.Depth)
 	writeJSON(w, http.StatusCreated, req)
 }
 

@@ -12,8 +12,12 @@
 // # Request
 //
 // The path id is "rp_" + 16 lowercase hex digits, or for backward
-// compatibility "app_" + 32 lowercase hex digits, which resolves to its
-// app's relying party. Anything else (other lengths, upper case, encoded
+// compatibility "app_" or "app_staging_" + 32 lowercase hex digits, which
+// resolves to its app's relying party. A disabled app is refused (403
+// app_disabled). A staging app (imported from the developer portal) is
+// checked in the staging environment, as the portal does: an absent
+// environment means staging (and is echoed so), production is a
+// validation_error. Anything else (other lengths, upper case, encoded
 // slashes) is 404 without a store lookup. Only POST; Content-Type exactly
 // application/json (a charset parameter, if any, must be utf-8); body at
 // most 64 KiB.
@@ -74,6 +78,7 @@
 //	status  code                      when
 //	400     invalid_request           not JSON, not one object, trailing data, invalid UTF-8, nested over 64 deep
 //	400     validation_error          a member is missing, mistyped or out of range (attribute names it, e.g. responses[0].nullifier)
+//	403     app_disabled              the operator disabled the app
 //	404     not_found                 malformed route id, unknown rp_/app_ id, other paths under /api/v4/verify/
 //	405     method_not_allowed        not POST (Allow: POST)
 //	413     request_too_large         body over 64 KiB

@@ -33,10 +33,11 @@ const (
 // request is a validated verify request. Its claims lack AppID, which
 // comes from the app the route id resolves to.
 type request struct {
-	routeID     string // "rp_…" or "app_…", syntax already checked
+	routeID     string // "rp_…", "app_…" or "app_staging_…", syntax already checked
 	action      string
 	environment string // as given, echoed in the answer: production, staging or sandbox
 	verifierEnv string // whose trees and nullifiers are used: production or staging
+	envDefault  bool   // environment was absent (production unless the app is a staging app)
 	claims      []record.Claim
 	v4          *requestV4 // protocol 4.0 (request4.go); claims is then nil
 }
@@ -77,11 +78,9 @@ func isRPID(s string) bool {
 	return ok && len(digits) == 16 && isLowerHex(digits)
 }
 
-// isAppID reports whether s is "app_" followed by 32 lowercase hex digits.
-func isAppID(s string) bool {
-	digits, ok := strings.CutPrefix(s, "app_")
-	return ok && len(digits) == 32 && isLowerHex(digits)
-}
+// isAppID reports whether s is "app_" or "app_staging_" followed by 32
+// lowercase hex digits.
+func isAppID(s string) bool { return record.ValidAppID(s) }
 
 func isLowerHex(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -302,7 +301,8 @@ func (raw *rawRequest) validate() (*request, *Error) {
 	if len(raw.responses) == 0 {
 		return nil, invalid("responses", "must hold at least one item")
 	}
-	req := &request{action: action, environment: env, verifierEnv: verifierEnv, claims: make([]record.Claim, len(raw.responses))}
+	req := &request{action: action, environment: env, verifierEnv: verifierEnv, envDefault: raw.environment == nil,
+		claims: make([]record.Claim, len(raw.responses))}
 	for i, it := range raw.responses {
 		c, err := it.claim(fmt.Sprintf("responses[%d]", i))
 		if err != nil {

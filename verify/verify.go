@@ -146,14 +146,40 @@ func (h *Handler) verify(ctx context.Context, req *request) (any, *Error) {
 	if err != nil {
 		return nil, err
 	}
+	if app.Disabled {
+		return nil, &Error{Status: http.StatusForbidden, Code: codeAppDisabled, Detail: "This app is disabled by the operator."}
+	}
 	if req.v4 != nil {
 		return h.verifyV4(ctx, app, req)
+	}
+	if err := stagingEnvironment(app, req); err != nil {
+		return nil, err
 	}
 	for i := range req.claims {
 		// The external nullifier always derives from the app_id (crypto.md §g).
 		req.claims[i].AppID = app.ID
 	}
 	return h.record(ctx, app, req, h.checkAll(ctx, req.claims))
+}
+
+// stagingEnvironment checks a staging app's proofs in the staging
+// environment, as the developer portal does: an absent environment means
+// staging, and production is refused.
+func stagingEnvironment(app record.App, req *request) *Error {
+	if !app.Staging {
+		return nil
+	}
+	if req.envDefault {
+		req.environment = "staging"
+	}
+	if req.environment == "production" {
+		return invalid("environment", "must be staging (or sandbox): this is a staging app")
+	}
+	req.verifierEnv = "staging"
+	for i := range req.claims {
+		req.claims[i].Environment = "staging"
+	}
+	return nil
 }
 
 // app resolves a route id: rp_ ids directly, app_ ids through their app.

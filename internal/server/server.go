@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"worldid/admin"
+	"worldid/backup"
 	"worldid/internal/forwarded"
 	"worldid/internal/metrics"
 	"worldid/oidc"
@@ -63,6 +64,14 @@ type backend interface {
 	// else why not, wrapping record.ErrUnavailable.
 	Health(ctx context.Context) error
 	Close() error
+}
+
+// storeName names the backend in a backup's header.
+func storeName(cfg Config) string {
+	if cfg.Store == "" {
+		return "json"
+	}
+	return "postgres"
 }
 
 // openBackend opens the embedded JSON store in the data dir, or PostgreSQL
@@ -167,6 +176,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	}
 	issuer.Register(public)
 	adminAPI := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: signin,
+		StoreName: storeName(cfg), Files: func(ctx context.Context) ([]backup.File, error) { return dataFiles(ctx, cfg.DataDir, shared) },
 		ParseOrbKey: func(pem []byte) error { _, err := refresh.ParseOrbKeyPEM(pem); return err }, Rand: rand.Reader, Now: time.Now, Log: log})
 
 	s.serve(publicLn, forwarded.Middleware(cfg.trustedProxies, instrument.Wrap("public", public)), cfg.tls)
