@@ -362,13 +362,13 @@ func Restore(dir string, force bool, load func(backup.Emit) error) error {
 		os.Remove(path + ".tmp")
 		return fmt.Errorf("store: write snapshot: %w", err)
 	}
-	// The mark goes to LSN 0 first, so that a crash before the rename
-	// leaves a store Open refuses (its journal is gone) rather than an old
-	// one; then the journal, whose LSNs would continue the old snapshot's.
-	if err := (&DB{dir: dir, openFile: openOSFile}).writeMark(0); err != nil {
+	// The journal goes first: its LSNs would continue the old snapshot's.
+	// Until the new mark is written a crash leaves a store Open refuses
+	// (the old mark names a journal that is gone).
+	if err := os.Remove(filepath.Join(dir, journalName)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("store: %w", err)
 	}
-	if err := os.Remove(filepath.Join(dir, journalName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := (&DB{dir: dir, openFile: openOSFile}).writeMark(0); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	if err := os.Rename(path+".tmp", path); err != nil {
