@@ -19,7 +19,7 @@ import (
 // through its client. gnark itself (not gnark-crypto) is linked only by the
 // prover, the wallet, the wiring and the commands.
 var (
-	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/semaphore/prover", "worldid/credential"}
+	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/semaphore/prover", "worldid/credential", "worldid/oprfproof"}
 	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/verify"}
 	backendPkgs = []string{"worldid/store", "worldid/store/postgres"}
 	wiringPkgs  = []string{"worldid", "worldid/internal/server"}

@@ -43,13 +43,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Demo(ctx, args, stdout, stderr)
 	case "bench":
 		return cli.Bench(ctx, args, stdout, stderr)
+	case "backup":
+		return cli.Backup(ctx, args, stdout, stderr)
+	case "restore":
+		return cli.Restore(ctx, args, stdout, stderr)
+	case "migrate":
+		return cli.Migrate(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usageText)
 		return nil
 	case "version":
 		fmt.Fprintln(stdout, server.Version())
 		return nil
-	case "app", "identity", "roots", "action", "keys", "signup", "orbkey", "refresh":
+	case "app", "identity", "roots", "anchor", "action", "keys", "signup", "orbkey", "refresh":
 		return cli.Admin(ctx, cmd, args, stdout, stderr)
 	default:
 		return cli.UsageError{Err: fmt.Errorf("unknown command %q (try 'worldid help')", cmd)}
@@ -61,14 +67,19 @@ const usageText = `usage: worldid <command> [flags]
   serve                 run the server (default); flags: worldid serve -h
   demo                  run every flow against a throwaway in-process server
   bench SCENARIO...     load-test endpoints: discovery jwks verify signin token refresh
-  app create|list       manage relying-party apps (admin API)
+  app create|list|import|update|rotate-secret|disable|enable|delete
+                        manage relying-party apps (admin API)
   identity add C...     insert identity commitments (or -file F) into a tree (admin API)
-  roots add R           accept a root of a tree kept elsewhere (admin API)
+  roots add R           accept a root of a tree kept elsewhere, or of World ID 4.0 (-protocol 4.0) (admin API)
+  anchor set|list       World ID 4.0 trust anchors: issuer key per schema, OPRF key per rp_id (admin API)
   action limit          set an action's max_verifications (admin API)
-  keys rotate           publish the next OIDC signing key (admin API)
+  keys list|rotate|revoke  list, schedule the next, or revoke an OIDC signing key (admin API)
   signup import FILE    import signup records, JSON lines (admin API)
   orbkey add -orb O PEM trust an Orb's PCP signing key (admin API)
   refresh enable|disable  turn credential refresh on or off (admin API)
+  backup -o FILE        consistent, checksummed backup of the running server (admin API)
+  restore [-store URL] [-force] FILE  restore a backup into an empty data dir or database
+  migrate -from DIR -to URL  copy a stopped JSON-store deployment into PostgreSQL, verified
   wallet new|prove|signin|pcp|refresh  the development wallet
   version               module version and VCS revision
   help                  this text

@@ -51,6 +51,6 @@ func (a *api) setActionLimit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, err)
 		return
 	}
-	a.Log.Info("admin: action limit set", "rp_id", req.RPID, "environment", req.Environment, "max_verifications", req.MaxVerifications)
+	a.audit("action limit set", req.RPID, "action", req.Action, "environment", req.Environment, "max_verifications", req.MaxVerifications)
 	writeJSON(w, http.StatusOK, req)
 }

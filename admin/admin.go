@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"worldid/backup"
 	"worldid/internal/strictjson"
 	"worldid/record"
 )
@@ -31,11 +33,20 @@ type Store interface {
 	PutSignups(ctx context.Context, ss []record.Signup) error
 	AddOrbKey(ctx context.Context, orbID, pem string) error
 	SetRefreshEnabled(ctx context.Context, on bool) error
+	ReplaceApp(ctx context.Context, a record.App) error
+	UpdateApp(ctx context.Context, id string, change func(*record.App) error) (record.App, error)
+	DeleteApp(ctx context.Context, id string) error
+	Exporter
 }
 
-// Keys rotates the OIDC signing keys.
+// Keys manages the OIDC signing keys.
 type Keys interface {
 	RotateKeys(ctx context.Context) error
+	// RevokeKey removes a key now; if it was signing, a new key signs
+	// from now on.
+	RevokeKey(ctx context.Context, kid string) error
+	// KeyList describes every stored key, oldest first.
+	KeyList(ctx context.Context) ([]record.KeyInfo, error)
 }
 
 // Options configures the admin API.
@@ -46,26 +57,47 @@ type Options struct {
 	Keys     Keys
 	// ParseOrbKey validates an Orb public key PEM before it is trusted.
 	ParseOrbKey func(pem []byte) error
-	Rand        io.Reader // source of app ids and secrets (crypto/rand.Reader in production)
-	Now         func() time.Time
-	Log         *slog.Logger
+	// StoreName (json or postgres) and Files (the data-dir files a backup
+	// carries) serve GET /admin/backup.
+	StoreName string
+	Files     func(ctx context.Context) ([]backup.File, error)
+	Rand      io.Reader // source of app ids and secrets (crypto/rand.Reader in production)
+	Now       func() time.Time
+	Log       *slog.Logger
 }
 
 type api struct {
 	Options
 	tokenDigest [sha256.Size]byte
+	who         string // the audit log's name of the token
 }
 
 // New returns the admin API handler for every path under /admin/.
 func New(o Options) http.Handler {
 	a := &api{Options: o, tokenDigest: sha256.Sum256([]byte(o.Token))}
+	a.who = TokenID(o.Token)
 	mux := http.NewServeMux()
 	a.route(mux, "/admin/apps", map[string]http.HandlerFunc{
 		http.MethodGet:  a.listApps,
 		http.MethodPost: a.createApp,
 	})
+	a.route(mux, "/admin/apps/import", map[string]http.HandlerFunc{http.MethodPost: a.importApp})
+	a.route(mux, "/admin/apps/{app_id}", map[string]http.HandlerFunc{
+		http.MethodPost:   a.updateApp,
+		http.MethodDelete: a.deleteApp,
+	})
+	a.route(mux, "/admin/apps/{app_id}/secret", map[string]http.HandlerFunc{http.MethodPost: a.rotateSecret})
+	a.route(mux, "/admin/apps/{app_id}/disable", map[string]http.HandlerFunc{http.MethodPost: a.switchApp(false)})
+	a.route(mux, "/admin/apps/{app_id}/enable", map[string]http.HandlerFunc{http.MethodPost: a.switchApp(true)})
+	a.route(mux, "/admin/keys", map[string]http.HandlerFunc{http.MethodGet: a.listKeys})
+	a.route(mux, "/admin/backup", map[string]http.HandlerFunc{http.MethodGet: a.getBackup})
+	a.route(mux, "/admin/keys/{kid}/revoke", map[string]http.HandlerFunc{http.MethodPost: a.revokeKey})
 	a.route(mux, "/admin/identities", map[string]http.HandlerFunc{http.MethodPost: a.addIdentity})
 	a.route(mux, "/admin/roots", map[string]http.HandlerFunc{http.MethodPost: a.addRoot})
+	a.route(mux, "/admin/anchors", map[string]http.HandlerFunc{
+		http.MethodGet:  a.listAnchors,
+		http.MethodPost: a.addAnchor,
+	})
 	a.route(mux, "/admin/keys/rotate", map[string]http.HandlerFunc{http.MethodPost: a.rotateKeys})
 	a.route(mux, "/admin/signups", map[string]http.HandlerFunc{http.MethodPost: a.importSignups})
 	a.route(mux, "/admin/orbkeys", map[string]http.HandlerFunc{http.MethodPost: a.addOrbKey})
@@ -103,8 +135,21 @@ func (a *api) rotateKeys(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, err)
 		return
 	}
-	a.Log.Info("admin: signing key rotation scheduled")
+	a.audit("signing key rotation scheduled", "")
 	writeJSON(w, http.StatusOK, map[string]string{"status": "rotation scheduled"})
+}
+
+// TokenID names an admin token in the audit log without revealing it: the
+// first 8 hex digits of its SHA-256. Offline commands log "cli" instead.
+func TokenID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return "token:" + hex.EncodeToString(sum[:4])
+}
+
+// audit logs one admin change as one line: who made it, what it was, and
+// the id it concerns (design: every admin change is logged).
+func (a *api) audit(what, id string, attrs ...any) {
+	a.Log.Info("admin change", append([]any{"who", a.who, "what", what, "id", id}, attrs...)...)
 }
 
 func (a *api) authenticate(next http.Handler) http.Handler {
@@ -139,7 +184,12 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if err != nil {
 		return bodyError(err)
 	}
-	// Exact member names, no duplicates, nothing after the value.
+	return decodeBytes(body, v)
+}
+
+// decodeBytes decodes one JSON value strictly: exact member names, no
+// duplicates, nothing after the value.
+func decodeBytes(body []byte, v any) error {
 	if err := strictjson.Decode(body, v); err != nil {
 		return bodyError(err)
 	}

@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"worldid/backup"
 	"worldid/record"
 )
 
@@ -247,6 +249,53 @@ func (failingStore) AppByRP(context.Context, string) (record.App, error) {
 func (failingStore) PutSignups(context.Context, []record.Signup) error { return record.ErrUnavailable }
 func (failingStore) AddOrbKey(context.Context, string, string) error   { return record.ErrUnavailable }
 func (failingStore) SetRefreshEnabled(context.Context, bool) error     { return record.ErrUnavailable }
+func (failingStore) ReplaceApp(context.Context, record.App) error      { return record.ErrUnavailable }
+func (failingStore) DeleteApp(context.Context, string) error           { return record.ErrUnavailable }
+func (failingStore) UpdateApp(context.Context, string, func(*record.App) error) (record.App, error) {
+	return record.App{}, record.ErrUnavailable
+}
 func (failingStore) SetActionLimit(context.Context, string, string, string, int, time.Time) error {
 	return record.ErrUnavailable
 }
+
+func (m *memStore) ReplaceApp(_ context.Context, a record.App) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, b := range m.apps {
+		if b.RPID == a.RPID && b.ID != a.ID {
+			return record.ErrExists
+		}
+	}
+	m.apps = slices.DeleteFunc(m.apps, func(b record.App) bool { return b.ID == a.ID })
+	m.apps = append(m.apps, a)
+	return nil
+}
+
+func (m *memStore) UpdateApp(_ context.Context, id string, change func(*record.App) error) (record.App, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, a := range m.apps {
+		if a.ID == id {
+			if err := change(&a); err != nil {
+				return record.App{}, err
+			}
+			m.apps[i] = a
+			return a, nil
+		}
+	}
+	return record.App{}, record.ErrNotFound
+}
+
+func (m *memStore) DeleteApp(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := len(m.apps)
+	m.apps = slices.DeleteFunc(m.apps, func(b record.App) bool { return b.ID == id })
+	if len(m.apps) == n {
+		return record.ErrNotFound
+	}
+	return nil
+}
+
+func (m *memStore) Export(context.Context, backup.Emit) error  { return nil }
+func (failingStore) Export(context.Context, backup.Emit) error { return record.ErrUnavailable }

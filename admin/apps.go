@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -34,7 +33,10 @@ type AppInfo struct {
 	RPID         string    `json:"rp_id"`
 	Name         string    `json:"name"`
 	RedirectURIs []string  `json:"redirect_uris"`
+	Environment  string    `json:"environment"` // production or staging
+	State        string    `json:"state"`       // enabled or disabled
 	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at,omitzero"` // last operator change
 }
 
 // CreatedApp is the answer to POST /admin/apps: the only time the client
@@ -64,7 +66,7 @@ func (a *api) createApp(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, err)
 		return
 	}
-	a.Log.Info("admin: app created", "app_id", app.ID, "rp_id", app.RPID)
+	a.audit("app created", app.ID, "rp_id", app.RPID)
 	writeJSON(w, http.StatusCreated, CreatedApp{AppInfo: infoOf(app), ClientSecret: secret})
 }
 
@@ -89,15 +91,7 @@ func parseCreateApp(w http.ResponseWriter, r *http.Request) (CreateAppRequest, e
 	if err := validateName(req.Name); err != nil {
 		return req, err
 	}
-	if len(req.RedirectURIs) == 0 || len(req.RedirectURIs) > maxRedirectURIs {
-		return req, badRequest("redirect_uris must hold 1 to %d URIs", maxRedirectURIs)
-	}
-	for _, u := range req.RedirectURIs {
-		if err := ValidateRedirectURI(u); err != nil {
-			return req, badRequest("redirect_uris: %v", err)
-		}
-	}
-	return req, nil
+	return req, validateRedirectURIs(req.RedirectURIs, 1)
 }
 
 func validateName(name string) error {
@@ -161,24 +155,31 @@ func isLoopback(host string) bool {
 // The record holds only the secret's SHA-256; the secret is returned once.
 // The request is not validated here; serve uses it for the demo app.
 func NewApp(rand io.Reader, now time.Time, req CreateAppRequest) (record.App, string, error) {
-	var b [16 + 8 + 32]byte
+	var b [16 + 8]byte
 	if _, err := io.ReadFull(rand, b[:]); err != nil {
 		return record.App{}, "", fmt.Errorf("admin: reading randomness: %w", err)
 	}
-	secret := "sk_" + hex.EncodeToString(b[24:])
-	digest := sha256.Sum256([]byte(secret))
+	secret, err := newSecret(rand)
+	if err != nil {
+		return record.App{}, "", err
+	}
 	return record.App{
 		ID:           "app_" + hex.EncodeToString(b[:16]),
 		RPID:         "rp_" + hex.EncodeToString(b[16:24]),
 		Name:         req.Name,
-		SecretHash:   hex.EncodeToString(digest[:]),
+		SecretHash:   hashSecret(secret),
 		RedirectURIs: req.RedirectURIs,
 		CreatedAt:    now.UTC(),
 	}, secret, nil
 }
 
 func infoOf(app record.App) AppInfo {
-	return AppInfo{AppID: app.ID, RPID: app.RPID, Name: app.Name, RedirectURIs: app.RedirectURIs, CreatedAt: app.CreatedAt}
+	state := "enabled"
+	if app.Disabled {
+		state = "disabled"
+	}
+	return AppInfo{AppID: app.ID, RPID: app.RPID, Name: app.Name, RedirectURIs: app.RedirectURIs,
+		Environment: app.Environment(), State: state, CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt}
 }
 
 func badRequest(format string, args ...any) error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -29,6 +30,71 @@ func (c *Client) Apps(ctx context.Context) (AppList, error) {
 	return out, c.do(ctx, http.MethodGet, "/admin/apps", nil, &out)
 }
 
+// ImportApp registers an app with its existing ids.
+func (c *Client) ImportApp(ctx context.Context, req ImportAppRequest) (ImportedApp, error) {
+	var out ImportedApp
+	return out, c.do(ctx, http.MethodPost, "/admin/apps/import", req, &out)
+}
+
+// UpdateApp changes an app's name and/or redirect URIs.
+func (c *Client) UpdateApp(ctx context.Context, appID string, req UpdateAppRequest) (AppInfo, error) {
+	var out AppInfo
+	return out, c.do(ctx, http.MethodPost, "/admin/apps/"+url.PathEscape(appID), req, &out)
+}
+
+// RotateSecret replaces an app's client secret and returns the new one.
+func (c *Client) RotateSecret(ctx context.Context, appID string) (RotatedSecret, error) {
+	var out RotatedSecret
+	return out, c.do(ctx, http.MethodPost, "/admin/apps/"+url.PathEscape(appID)+"/secret", nil, &out)
+}
+
+// SetAppEnabled enables or disables an app.
+func (c *Client) SetAppEnabled(ctx context.Context, appID string, enabled bool) (AppInfo, error) {
+	var out AppInfo
+	verb := map[bool]string{false: "/disable", true: "/enable"}[enabled]
+	return out, c.do(ctx, http.MethodPost, "/admin/apps/"+url.PathEscape(appID)+verb, nil, &out)
+}
+
+// DeleteApp removes an app.
+func (c *Client) DeleteApp(ctx context.Context, appID string) error {
+	return c.do(ctx, http.MethodDelete, "/admin/apps/"+url.PathEscape(appID), nil, nil)
+}
+
+// Keys lists the OIDC signing keys.
+func (c *Client) Keys(ctx context.Context) (KeyList, error) {
+	var out KeyList
+	return out, c.do(ctx, http.MethodGet, "/admin/keys", nil, &out)
+}
+
+// RevokeKey removes a signing key now.
+func (c *Client) RevokeKey(ctx context.Context, kid string) error {
+	return c.do(ctx, http.MethodPost, "/admin/keys/"+url.PathEscape(kid)+"/revoke", nil, nil)
+}
+
+// Backup streams a backup of the server to w (GET /admin/backup). The
+// caller checks it with backup.Read: a failure on the server side shows as
+// a truncated file.
+func (c *Client) Backup(ctx context.Context, w io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.BaseURL, "/")+"/admin/backup", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	hc := *c.HTTP
+	hc.Timeout = 0 // a large store streams for longer than one API call
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("admin API at %s: %w", c.BaseURL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return errorOf(resp, raw)
+	}
+	_, err = io.Copy(w, resp.Body)
+	return err
+}
+
 // AddIdentity inserts an identity commitment, or a batch of them, into a
 // tree.
 func (c *Client) AddIdentity(ctx context.Context, req AddIdentityRequest) (AddedIdentity, error) {
@@ -40,6 +106,18 @@ func (c *Client) AddIdentity(ctx context.Context, req AddIdentityRequest) (Added
 func (c *Client) AddRoot(ctx context.Context, req AddRootRequest) (AddRootRequest, error) {
 	var out AddRootRequest
 	return out, c.do(ctx, http.MethodPost, "/admin/roots", req, &out)
+}
+
+// SetAnchor stores a World ID 4.0 trust anchor.
+func (c *Client) SetAnchor(ctx context.Context, req AnchorRequest) (AnchorRequest, error) {
+	var out AnchorRequest
+	return out, c.do(ctx, http.MethodPost, "/admin/anchors", req, &out)
+}
+
+// Anchors lists the stored trust anchors.
+func (c *Client) Anchors(ctx context.Context) (AnchorList, error) {
+	var out AnchorList
+	return out, c.do(ctx, http.MethodGet, "/admin/anchors", nil, &out)
 }
 
 // SetActionLimit sets an action's max_verifications.
@@ -96,14 +174,19 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return err
 	}
 	if resp.StatusCode/100 != 2 {
-		var e struct{ Error, Message string }
-		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
-			return &Error{resp.StatusCode, "http_" + resp.Status, string(raw)}
-		}
-		return &Error{resp.StatusCode, e.Error, e.Message}
+		return errorOf(resp, raw)
 	}
 	if out == nil {
 		return nil
 	}
 	return json.Unmarshal(raw, out)
+}
+
+// errorOf turns a non-2xx answer into an *Error.
+func errorOf(resp *http.Response, raw []byte) error {
+	var e struct{ Error, Message string }
+	if json.Unmarshal(raw, &e) != nil || e.Error == "" {
+		return &Error{resp.StatusCode, "http_" + resp.Status, string(raw)}
+	}
+	return &Error{resp.StatusCode, e.Error, e.Message}
 }

@@ -18,7 +18,17 @@
 // Routes:
 //
 //	POST /admin/apps   create an app: {"name", "redirect_uris"} → credentials (the secret is shown once)
-//	GET  /admin/apps        list apps (never secrets or their hashes)
+//	GET  /admin/apps        list apps (never secrets or their hashes), with environment, state, created_at, updated_at
+//	POST /admin/apps/import import an app with its ids: {"app_id", "rp_id", "name", "redirect_uris", "environment",
+//	                        "client_secret", "replace"}; app_id app_/app_staging_ + 32 lowercase hex, rp_id rp_ + 16;
+//	                        without client_secret one is generated and shown once; a taken app_id is 409 unless replace
+//	POST /admin/apps/{app_id}          update: {"name"} and/or {"redirect_uris"}
+//	DELETE /admin/apps/{app_id}        delete (its nullifiers stay recorded)
+//	POST /admin/apps/{app_id}/secret   rotate the client secret → {"app_id", "client_secret"}; the old one stops at once
+//	POST /admin/apps/{app_id}/disable  refuse sign-in and verify, make its tokens inactive; /enable undoes it
+//	GET  /admin/keys        list OIDC signing keys: kid, state, created_at, activates_at, retires_at
+//	POST /admin/keys/{kid}/revoke  remove a key now; a new one signs at once if it was signing
+//	GET  /admin/backup      stream a backup (package backup) of the running server, data-dir key files included
 //	POST /admin/identities  insert an identity commitment into a tree: {"identifier", "environment", "identity_commitment"}
 //	                        or a batch, atomically: "identity_commitments" (1 to 800, distinct) instead
 //	                        → {"index" (the first's), "count", "root"}
@@ -29,6 +39,7 @@
 //	POST /admin/actions     set an action's max_verifications: {"rp_id", "action", "environment", "max_verifications"}
 //	POST /admin/roots       add a root of a tree kept elsewhere: {"identifier", "environment", "root", "depth", "at"}; "at" at most 5 min in the future
 //
-// It does not implement operator accounts, roles or audit logging beyond the
-// request log: whoever holds the admin token is the operator.
+// Audit: every change is logged as one line "admin change" with who (the
+// token's TokenID), what and which id. It does not implement operator
+// accounts or roles: whoever holds the admin token is the operator.
 package admin

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"worldid/internal/vectors"
+	"worldid/record"
 )
 
 // fuzzRoutes are the admin routes FuzzAdminAPI sends bodies to.
@@ -28,6 +29,10 @@ var fuzzRoutes = [...]struct{ method, path string }{
 type noopKeys struct{}
 
 func (noopKeys) RotateKeys(context.Context) error { return nil }
+func (noopKeys) RevokeKey(context.Context, string) error {
+	return record.ErrNotFound
+}
+func (noopKeys) KeyList(context.Context) ([]record.KeyInfo, error) { return nil, nil }
 
 // FuzzAdminAPI: no request makes the admin API panic or answer anything
 // but its documented statuses (doc.go) with the error body shape; an app

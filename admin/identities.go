@@ -17,6 +17,11 @@ import (
 type Registry interface {
 	AddIdentities(ctx context.Context, identifier, environment string, commitments []fr.Element) (first int, root fr.Element, err error)
 	AddExternalRoot(ctx context.Context, identifier, environment string, root fr.Element, depth int, at time.Time) error
+	// AddRootV4 records a World ID 4.0 registry root of the environment.
+	AddRootV4(ctx context.Context, environment string, root fr.Element, at time.Time) error
+	// AddTrustAnchor validates and stores a World ID 4.0 trust anchor.
+	AddTrustAnchor(ctx context.Context, a record.TrustAnchor) error
+	TrustAnchors(ctx context.Context) ([]record.TrustAnchor, error)
 }
 
 // MaxIdentitiesPerRequest is the largest batch. Every batch of canonical
@@ -46,13 +51,16 @@ type AddedIdentity struct {
 const maxRootClockSkew = 5 * time.Minute
 
 // AddRootRequest is the body of POST /admin/roots: a root of a tree kept
-// elsewhere, checked with the published Semaphore v3 key of Depth.
+// elsewhere, checked with the published Semaphore v3 key of Depth; or,
+// with protocol_version "4.0", a root of World's 4.0 registry for the
+// environment (identifier and depth then do not apply).
 type AddRootRequest struct {
-	Identifier  string    `json:"identifier"`  // default orb
-	Environment string    `json:"environment"` // default production
-	Root        string    `json:"root"`
-	Depth       int       `json:"depth"` // default 30 (World ID)
-	At          time.Time `json:"at"`    // when mined or finalized; default now
+	ProtocolVersion string    `json:"protocol_version,omitempty"` // "3.0" (default) or "4.0"
+	Identifier      string    `json:"identifier"`                 // default orb
+	Environment     string    `json:"environment"`                // default production
+	Root            string    `json:"root"`
+	Depth           int       `json:"depth"` // default 30 (World ID)
+	At              time.Time `json:"at"`    // when mined or finalized; default now
 }
 
 func (a *api) addIdentity(w http.ResponseWriter, r *http.Request) {
@@ -79,7 +87,7 @@ func (a *api) addIdentity(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, err)
 		return
 	}
-	a.Log.Info("admin: identities added", "tree", tree, "index", index, "count", len(commitments))
+	a.audit("identities added", tree, "index", index, "count", len(commitments))
 	writeJSON(w, http.StatusCreated, AddedIdentity{Index: index, Count: len(commitments), Root: field.Format(&root)})
 }
 
@@ -135,6 +143,14 @@ func (a *api) addRoot(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, err)
 		return
 	}
+	if req.ProtocolVersion == "4.0" {
+		a.addRootV4(w, r, req)
+		return
+	}
+	if req.ProtocolVersion != "" && req.ProtocolVersion != "3.0" {
+		writeError(w, a.Log, badRequest(`protocol_version must be "3.0" or "4.0"`))
+		return
+	}
 	tree, err := parseTree(&req.Identifier, &req.Environment)
 	if err != nil {
 		writeError(w, a.Log, err)
@@ -166,7 +182,7 @@ func (a *api) addRoot(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, err)
 		return
 	}
-	a.Log.Info("admin: external root added", "tree", tree, "depth", req.Depth)
+	a.audit("external root added", tree, "root", req.Root, "depth", req.Depth)
 	writeJSON(w, http.StatusCreated, req)
 }
 

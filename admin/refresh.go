@@ -58,7 +58,7 @@ func (a *api) importSignups(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, err)
 		return
 	}
-	a.Log.Info("admin: signups imported", "count", len(req.Signups))
+	a.audit("signups imported", "", "count", len(req.Signups))
 	writeJSON(w, http.StatusOK, map[string]int{"imported": len(req.Signups)})
 }
 
@@ -80,7 +80,7 @@ func (a *api) addOrbKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, err)
 		return
 	}
-	a.Log.Info("admin: orb key added", "orb_id", req.OrbID)
+	a.audit("orb key added", req.OrbID)
 	writeJSON(w, http.StatusCreated, map[string]string{"orb_id": req.OrbID})
 }
 
@@ -94,6 +94,6 @@ func (a *api) switchRefresh(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, err)
 		return
 	}
-	a.Log.Info("admin: credential refresh switched", "enabled", req.Enabled)
+	a.audit("credential refresh switched", "", "enabled", req.Enabled)
 	writeJSON(w, http.StatusOK, req)
 }

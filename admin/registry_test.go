@@ -23,8 +23,28 @@ import (
 )
 
 type fakeRegistry struct {
-	added []string
-	roots []string
+	added   []string
+	roots   []string
+	anchors []record.TrustAnchor
+}
+
+func (f *fakeRegistry) AddRootV4(_ context.Context, env string, _ fr.Element, _ time.Time) error {
+	f.roots = append(f.roots, "world_id_4/"+env)
+	return nil
+}
+
+// AddTrustAnchor accepts the kinds of record and refuses anything else, as
+// the registry's validation would.
+func (f *fakeRegistry) AddTrustAnchor(_ context.Context, a record.TrustAnchor) error {
+	if a.Kind != record.AnchorIssuerKey && a.Kind != record.AnchorOPRFKey || a.ID == "" {
+		return errors.New("bad anchor")
+	}
+	f.anchors = append(f.anchors, a)
+	return nil
+}
+
+func (f *fakeRegistry) TrustAnchors(context.Context) ([]record.TrustAnchor, error) {
+	return f.anchors, nil
 }
 
 // AddIdentities adds all of cs or, if one is already added, none; its
@@ -75,6 +95,12 @@ func TestIdentitiesRootsAndActions(t *testing.T) {
 		{"root at ten years ahead", "/admin/roots", `{"root":"0x` + strings.Repeat("0", 63) + `6","at":"` + time.Now().AddDate(10, 0, 0).Format(time.RFC3339) + `"}`, 400},
 		{"root at within the skew", "/admin/roots", `{"root":"0x` + strings.Repeat("0", 63) + `7","at":"` + time.Now().Add(time.Minute).Format(time.RFC3339) + `"}`, 201},
 		{"root at beyond the skew", "/admin/roots", `{"root":"0x` + strings.Repeat("0", 63) + `6","at":"` + time.Now().Add(6*time.Minute).Format(time.RFC3339) + `"}`, 400},
+		{"root 4.0", "/admin/roots", `{"protocol_version":"4.0","environment":"staging","root":"0x` + strings.Repeat("0", 63) + `5"}`, 201},
+		{"root 4.0 bad environment", "/admin/roots", `{"protocol_version":"4.0","environment":"dev","root":"0x` + strings.Repeat("0", 63) + `5"}`, 400},
+		{"root protocol 5.0", "/admin/roots", `{"protocol_version":"5.0","root":"0x` + strings.Repeat("0", 63) + `5"}`, 400},
+		{"anchor", "/admin/anchors", `{"kind":"issuer_key","id":"1","x":"0x01","y":"2"}`, 201},
+		{"anchor bad kind", "/admin/anchors", `{"kind":"root","id":"1","x":"0x01","y":"2"}`, 400},
+		{"anchor unknown member", "/admin/anchors", `{"kind":"issuer_key","id":"1","x":"0x01","y":"2","z":"3"}`, 400},
 		{"limit", "/admin/actions", `{"rp_id":"rp_0123456789abcdef","action":"vote","max_verifications":1}`, 200},
 		{"limit unknown rp", "/admin/actions", `{"rp_id":"rp_0123456789abcdee","action":"vote","max_verifications":1}`, 404},
 		{"limit negative", "/admin/actions", `{"rp_id":"rp_0123456789abcdef","action":"vote","max_verifications":-1}`, 400},
@@ -97,7 +123,13 @@ func TestIdentitiesRootsAndActions(t *testing.T) {
 	if len(st.signups) != 1 || st.signups[0].IDCommitment != "0x"+strings.Repeat("0", 62)+"0c" || len(st.orbKeys) != 1 || st.refreshOn == nil || *st.refreshOn {
 		t.Fatalf("signups %v orb keys %v refresh %v", st.signups, st.orbKeys, st.refreshOn)
 	}
-	if len(reg.added) != 2 || len(reg.roots) != 2 || len(st.limits) != 1 || st.limits[0] != "rp_0123456789abcdef/production/vote=1" {
+	if len(reg.anchors) != 1 || reg.anchors[0].At.IsZero() {
+		t.Fatalf("anchors %+v", reg.anchors)
+	}
+	if resp := do(t, srv, "GET", "/admin/anchors", testToken, "", ""); resp.status != 200 || !strings.Contains(resp.body, `"kind":"issuer_key"`) {
+		t.Fatalf("list anchors: %d %s", resp.status, resp.body)
+	}
+	if len(reg.added) != 2 || !slices.Equal(reg.roots, []string{"orb/production", "orb/production", "world_id_4/staging"}) || len(st.limits) != 1 || st.limits[0] != "rp_0123456789abcdef/production/vote=1" {
 		t.Fatalf("added %v roots %v limits %v", reg.added, reg.roots, st.limits)
 	}
 }

@@ -351,6 +351,9 @@ func (p *Provider) validateClient(ctx context.Context, clientID, redirectURI str
 	if err != nil {
 		return app, nil, p.errInternal("authorize: load app", err)
 	}
+	if app.Disabled {
+		return app, nil, errClientDisabled()
+	}
 	invalid := newError(http.StatusBadRequest, "invalid_redirect_uri", "invalid_request", "redirect_uri",
 		"redirect_uri is not registered for this client")
 	if !slices.Contains(app.RedirectURIs, redirectURI) {

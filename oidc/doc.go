@@ -58,7 +58,8 @@
 //
 // whose query (form-encoded) carries request_id (64 lowercase hex),
 // app_id (the client_id), action (always empty), signal and submit
-// ({issuer}/authorize/complete). The wallet proves with external nullifier
+// ({issuer}/authorize/complete), and for a staging app environment=staging
+// (its proofs are checked against the staging trees). The wallet proves with external nullifier
 // ExternalNullifier(app_id, "") and signal_hash = hashToField(UTF-8 bytes
 // of signal) (crypto.md §g), then POSTs application/x-www-form-urlencoded
 // to submit with exactly request_id, proof (any encoding of crypto.md §g),
@@ -121,8 +122,25 @@
 // 1 h), the rotation period (default 30 days) is counted from the current
 // key's activation, and a retired key stays published 24 h (> the 1 h
 // token lifetime) after its successor starts signing, then is deleted.
-// Run applies the schedule every 10 minutes; RotateKeys schedules a
-// successor at once (idempotent while one is pending).
+// Run applies the schedule every 10 minutes and reloads the keys every
+// 5 s (so another replica's revocation takes effect here within 5 s);
+// RotateKeys schedules a successor at once (idempotent while one is
+// pending). RevokeKey is the emergency rotation: the key is deleted now, so
+// it leaves the JWKS and every token it signed fails verification
+// (inactive at /introspect, invalid_token at /userinfo); if it was signing,
+// a new key replaces it in the same store operation and signs at once,
+// without pre-publication (relying parties refetch the JWKS on an unknown
+// kid). KeyList describes the stored keys for the operator.
+//
+// # Apps
+//
+// A disabled app (the operator's switch) cannot start a sign-in (400
+// client_disabled page), finish one (access_denied to its redirect URI) or
+// redeem a code (400 client_disabled); its tokens are inactive at
+// /introspect and rejected at /userinfo, and work again once it is
+// enabled. A deleted app's tokens are rejected the same way. A staging app
+// (imported from the developer portal) signs in with proofs from the
+// staging trees; the wallet link tells the wallet so.
 //
 // # Errors
 //

@@ -56,6 +56,11 @@ func errDuplicate(attribute string) *apiError {
 	return newError(http.StatusBadRequest, "invalid_request", "invalid_request", attribute, attribute+" is given more than once")
 }
 
+// errClientDisabled: the operator disabled the app (worldid app disable).
+func errClientDisabled() *apiError {
+	return newError(http.StatusBadRequest, "client_disabled", "unauthorized_client", "client_id", "this client is disabled by the operator")
+}
+
 func errInvalid(attribute, detail string) *apiError {
 	return newError(http.StatusBadRequest, "invalid_request", "invalid_request", attribute, detail)
 }

@@ -100,6 +100,21 @@ func (s *memStore) DeleteSigningKey(_ context.Context, id string) error {
 	return nil
 }
 
+func (s *memStore) RevokeSigningKey(_ context.Context, id string, replacement *record.SigningKey) error {
+	defer s.lock()()
+	if _, ok := s.keys[id]; !ok {
+		return record.ErrNotFound
+	}
+	if replacement != nil {
+		if _, ok := s.keys[replacement.ID]; ok {
+			return record.ErrExists
+		}
+		s.keys[replacement.ID] = *replacement
+	}
+	delete(s.keys, id)
+	return nil
+}
+
 func (s *memStore) CreateSigninRequest(_ context.Context, r record.SigninRequest) error {
 	defer s.lock()()
 	if s.fail != nil {

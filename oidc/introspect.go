@@ -35,6 +35,10 @@ func (p *Provider) serveIntrospect(w http.ResponseWriter, r *http.Request) {
 		p.writeJSON(w, http.StatusOK, introspection{})
 		return
 	}
+	if app.Disabled {
+		p.writeJSON(w, http.StatusOK, introspection{})
+		return
+	}
 	revoked, err := p.store.IsGrantRevoked(r.Context(), c.GrantID)
 	if err != nil {
 		p.writeError(w, p.errInternal("introspect: revocation", err))

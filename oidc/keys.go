@@ -28,8 +28,12 @@ const (
 	rsaBits          = 2048
 	keyPrepublish    = 24 * time.Hour
 	keyRetention     = 24 * time.Hour
-	keyCheckInterval = 10 * time.Minute // Run's period; also picks up other replicas' keys
-	jwksMaxAge       = 3600             // seconds, Cache-Control of /jwks
+	keyCheckInterval = 10 * time.Minute // Run's period of maintenance
+	// keyReloadInterval bounds how long a key another replica revoked
+	// (or added at once, as a revocation's replacement) takes to be
+	// dropped (or used) here: one small read per period.
+	keyReloadInterval = 5 * time.Second
+	jwksMaxAge        = 3600 // seconds, Cache-Control of /jwks
 )
 
 // signingKey is a parsed record.SigningKey with its encoded JWS headers.
@@ -154,6 +158,8 @@ func (p *Provider) RotateKeys(ctx context.Context) error {
 func (p *Provider) Run(ctx context.Context) {
 	t := time.NewTicker(keyCheckInterval)
 	defer t.Stop()
+	reload := time.NewTicker(keyReloadInterval)
+	defer reload.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -162,8 +168,64 @@ func (p *Provider) Run(ctx context.Context) {
 			if err := p.maintain(ctx); err != nil {
 				p.log.Error("oidc: maintenance", "err", err)
 			}
+		case <-reload.C:
+			if err := p.loadKeys(ctx); err != nil {
+				p.log.Error("oidc: reload signing keys", "err", err)
+			}
 		}
 	}
+}
+
+// RevokeKey removes the key kid now (the admin API's emergency rotation):
+// it leaves the JWKS and every token it signed stops verifying. If it was
+// the signing key (or the last one), a new key replaces it in the same
+// store operation and signs at once, without pre-publication: relying
+// parties that cached the JWKS refetch it on an unknown kid. An unknown
+// kid is an error wrapping record.ErrNotFound.
+func (p *Provider) RevokeKey(ctx context.Context, kid string) error {
+	if err := p.loadKeys(ctx); err != nil {
+		return err
+	}
+	now := p.now()
+	keys := p.loadedKeys()
+	active := max(activeIndex(keys, now), 0)
+	i := slices.IndexFunc(keys, func(k *signingKey) bool { return k.rec.ID == kid })
+	var replacement *record.SigningKey
+	if i >= 0 && (i == active || len(keys) == 1) {
+		rec, err := newSigningKey(now, now)
+		if err != nil {
+			return err
+		}
+		replacement = &rec
+	}
+	if err := p.store.RevokeSigningKey(ctx, kid, replacement); err != nil {
+		return fmt.Errorf("oidc: revoke signing key %q: %w", kid, err)
+	}
+	return p.loadKeys(ctx)
+}
+
+// KeyList describes every stored key at p.now(), oldest first.
+func (p *Provider) KeyList(ctx context.Context) ([]record.KeyInfo, error) {
+	if err := p.loadKeys(ctx); err != nil {
+		return nil, err
+	}
+	keys := p.loadedKeys()
+	active := activeIndex(keys, p.now())
+	out := make([]record.KeyInfo, len(keys))
+	for i, k := range keys {
+		info := record.KeyInfo{KID: k.rec.ID, State: "active", CreatedAt: k.rec.CreatedAt.UTC(), ActivatesAt: k.activateAt.UTC()}
+		switch {
+		case i > active:
+			info.State = "pending"
+		case i < active:
+			info.State = "retiring"
+		}
+		if i+1 < len(keys) {
+			info.RetiresAt = keys[i+1].activateAt.Add(keyRetention).UTC()
+		}
+		out[i] = info
+	}
+	return out, nil
 }
 
 // maintain is one period of Run.

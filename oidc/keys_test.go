@@ -197,3 +197,46 @@ func TestRunStops(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// RevokeKey: a pending key goes without a replacement; the signing key is
+// replaced by one that signs at once; either way the key leaves the JWKS
+// and its tokens stop verifying. KeyList reports the states.
+func TestRevokeKey(t *testing.T) {
+	store, clock := newMemStore(), &fakeClock{t: testStart}
+	p := newKeyProvider(t, store, clock)
+	ctx := context.Background()
+	first := p.keySet().signer.rec.ID
+	token := issue(t, p)
+	if err := p.RotateKeys(ctx); err != nil {
+		t.Fatal(err)
+	}
+	list, err := p.KeyList(ctx)
+	if err != nil || len(list) != 2 || list[0].State != "active" || list[1].State != "pending" ||
+		!list[0].RetiresAt.Equal(list[1].ActivatesAt.Add(keyRetention)) || !list[1].RetiresAt.IsZero() {
+		t.Fatalf("KeyList = %+v, %v", list, err)
+	}
+	pending := list[1].KID
+	if err := p.RevokeKey(ctx, pending); err != nil || len(store.keys) != 1 {
+		t.Fatalf("revoke the pending key: %v, %d keys", err, len(store.keys))
+	}
+	clock.t = testStart.Add(time.Minute)
+	if err := p.RevokeKey(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	signer := p.keySet().signer.rec
+	if signer.ID == first || !signer.ActivateAt.Equal(clock.t) || len(store.keys) != 1 {
+		t.Fatalf("after revoking the signing key: signer %s activating %v, %d keys", signer.ID, signer.ActivateAt, len(store.keys))
+	}
+	if kids := jwksKids(t, p); slices.Contains(kids, first) || len(kids) != 1 {
+		t.Errorf("JWKS after revocation: %v", kids)
+	}
+	if _, err := p.parseAccessToken(token); err == nil {
+		t.Error("a token of the revoked key still verifies")
+	}
+	if _, err := p.parseAccessToken(issue(t, p)); err != nil {
+		t.Errorf("a token of the new key: %v", err)
+	}
+	if err := p.RevokeKey(ctx, first); !errors.Is(err, record.ErrNotFound) {
+		t.Errorf("revoke an unknown key: %v", err)
+	}
+}

@@ -42,6 +42,10 @@ type Store interface {
 	// DeleteSigningKey removes the key with the given ID, or returns an
 	// error wrapping record.ErrNotFound.
 	DeleteSigningKey(ctx context.Context, id string) error
+	// RevokeSigningKey deletes the key with the given ID and, if
+	// replacement is not nil, stores it, atomically; an unknown ID is
+	// record.ErrNotFound and changes nothing.
+	RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error
 
 	// CreateSigninRequest stores r; an existing r.ID is record.ErrExists.
 	CreateSigninRequest(ctx context.Context, r record.SigninRequest) error

@@ -21,8 +21,6 @@ import (
 )
 
 const (
-	// environment of sign-in proofs: production trees only.
-	environment = "production"
 	// maxProofBytes bounds the posted proof; every encoding of
 	// crypto.md §g fits in well under 2 KiB.
 	maxProofBytes = 4096
@@ -49,13 +47,17 @@ func (p *Provider) startSignin(ctx context.Context, w http.ResponseWriter, app r
 		p.errorPage(w, p.errInternal("authorize: store sign-in request", err))
 		return
 	}
-	p.signinPage(w, app.Name, app.ID, req.scope, walletLink(id, app.ID, signal, p.issuer+pathComplete), rec.ExpiresAt)
+	p.signinPage(w, app.Name, app.ID, req.scope, walletLink(id, app, signal, p.issuer+pathComplete), rec.ExpiresAt)
 }
 
 // walletLink is the deep link of the sign-in page (doc.go "Wallet
-// protocol"); the action is always empty.
-func walletLink(requestID, appID, signal, submit string) string {
-	v := url.Values{"request_id": {requestID}, "app_id": {appID}, "action": {""}, "signal": {signal}, "submit": {submit}}
+// protocol"); the action is always empty, and environment=staging tells
+// the wallet to prove from the staging trees for a staging app.
+func walletLink(requestID string, app record.App, signal, submit string) string {
+	v := url.Values{"request_id": {requestID}, "app_id": {app.ID}, "action": {""}, "signal": {signal}, "submit": {submit}}
+	if app.Staging {
+		v.Set("environment", "staging")
+	}
 	return walletScheme + v.Encode()
 }
 
@@ -177,9 +179,18 @@ func (p *Provider) serveComplete(w http.ResponseWriter, r *http.Request) {
 // completeSignin checks the proof against the request's signal, spends it
 // and issues the authorization response parameters.
 func (p *Provider) completeSignin(ctx context.Context, req record.SigninRequest, s submission) (url.Values, *apiError) {
+	// The app may have been disabled or deleted since the request began;
+	// a staging app's proofs use the staging trees.
+	app, err := p.store.App(ctx, req.ClientID)
+	if errors.Is(err, record.ErrNotFound) || err == nil && app.Disabled {
+		return nil, errAccessDenied("the client was disabled or deleted by the operator")
+	}
+	if err != nil {
+		return nil, p.errInternal("complete: load app", err)
+	}
 	signalHash := signalHash(req.Signal)
-	err := p.checker.CheckClaim(ctx, record.Claim{
-		Identifier: s.level, Environment: environment, AppID: req.ClientID, Action: "",
+	err = p.checker.CheckClaim(ctx, record.Claim{
+		Identifier: s.level, Environment: app.Environment(), AppID: req.ClientID, Action: "",
 		MerkleRoot: s.merkleRoot, NullifierHash: s.nullifierHash, SignalHash: signalHash, Proof: s.proof,
 	})
 	if pe, ok := errors.AsType[*record.ProofError](err); ok {
@@ -263,10 +274,12 @@ func (p *Provider) authorizationResponse(ctx context.Context, req record.SigninR
 	return v, nil
 }
 
-// signalHash is the proof's expected signal_hash: hashToField of the
-// signal's UTF-8 bytes (crypto.md §g).
+// signalHash is the proof's expected signal_hash: IDKit 4's hashSignal
+// of the signal (crypto.md §g), as World's portal computes it for sign-in;
+// for the server's own signals, lowercase hex without 0x, that is
+// hashToField of their UTF-8 bytes.
 func signalHash(signal string) [32]byte {
-	h := semaphore.HashToField([]byte(signal))
+	h := semaphore.HashSignal(signal)
 	return h.Bytes()
 }
 

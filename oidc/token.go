@@ -38,6 +38,9 @@ type clientCredentials struct {
 // grant_type, required attributes, then the code itself.
 func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 	app, params, e := p.authenticatedForm(w, r)
+	if e == nil && app.Disabled {
+		e = errClientDisabled()
+	}
 	if e != nil {
 		p.writeError(w, e)
 		return

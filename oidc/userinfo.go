@@ -1,8 +1,11 @@
 package oidc
 
 import (
+	"errors"
 	"net/http"
 	"strings"
+
+	"worldid/record"
 )
 
 // serveUserinfo returns the user information of interfaces.md §2.4 for a
@@ -23,7 +26,13 @@ func (p *Provider) serveUserinfo(w http.ResponseWriter, r *http.Request) {
 		p.writeError(w, p.errInternal("userinfo: revocation", err))
 		return
 	}
-	if revoked {
+	// The tokens of a disabled or deleted app are inactive.
+	app, err := p.store.App(r.Context(), c.ClientID)
+	if err != nil && !errors.Is(err, record.ErrNotFound) {
+		p.writeError(w, p.errInternal("userinfo: load app", err))
+		return
+	}
+	if revoked || err != nil || app.Disabled {
 		p.writeError(w, errInvalidToken())
 		return
 	}

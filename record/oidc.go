@@ -22,6 +22,19 @@ type SigningKey struct {
 	ActivateAt time.Time `json:"activate_at"`
 }
 
+// KeyInfo describes a stored signing key for the operator (worldid keys
+// list).
+type KeyInfo struct {
+	KID       string    `json:"kid"`
+	State     string    `json:"state"` // pending, active or retiring
+	CreatedAt time.Time `json:"created_at"`
+	// ActivatesAt is when it starts (or started) signing.
+	ActivatesAt time.Time `json:"activates_at"`
+	// RetiresAt is when it leaves the JWKS; zero while no successor is
+	// scheduled.
+	RetiresAt time.Time `json:"retires_at,omitzero"`
+}
+
 // SigninRequest is a validated authorization request waiting for the
 // wallet's proof.
 type SigninRequest struct {

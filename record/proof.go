@@ -52,6 +52,17 @@ func ValidIdentifier(s string) bool {
 	return false
 }
 
+// CredentialType is the credential type an identifier names: "selfie" is
+// IDKit 4's name for the face credential (its native transport renames
+// "face" to "selfie"), and World's portal keeps one tree for both, so both
+// names are the type "face". Every other identifier is its own type.
+func CredentialType(identifier string) string {
+	if identifier == "selfie" {
+		return "face"
+	}
+	return identifier
+}
+
 // Environments are the deployment environments, each with its own trees.
 func Environments() []string { return []string{"production", "staging"} }
 

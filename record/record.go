@@ -2,6 +2,7 @@ package record
 
 import (
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -20,7 +21,9 @@ var (
 // App is a relying party registered by the operator: an OIDC client and a
 // verification relying party at once.
 type App struct {
-	// ID is the client_id / app_id: "app_" + 32 lowercase hex digits.
+	// ID is the client_id / app_id: "app_" + 32 lowercase hex digits, or
+	// "app_staging_" + 32 for a staging app imported from the developer
+	// portal (ValidAppID).
 	ID string `json:"id"`
 	// RPID is the relying-party id: "rp_" + 16 lowercase hex digits.
 	RPID string `json:"rp_id"`
@@ -30,4 +33,48 @@ type App struct {
 	SecretHash   string    `json:"secret_hash"`
 	RedirectURIs []string  `json:"redirect_uris"`
 	CreatedAt    time.Time `json:"created_at"`
+	// Staging apps' proofs are checked against the staging trees, as the
+	// developer portal does for its staging apps.
+	Staging bool `json:"staging,omitempty"`
+	// Disabled apps cannot sign in or verify, and the tokens issued to
+	// them are inactive; the operator can enable them again.
+	Disabled bool `json:"disabled,omitempty"`
+	// UpdatedAt is the time of the last operator change after creation
+	// (zero: none).
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// Environment is the environment whose trees the app's proofs use.
+func (a App) Environment() string {
+	if a.Staging {
+		return "staging"
+	}
+	return "production"
+}
+
+// ValidAppID reports whether id has the form of an app_id: "app_" or
+// "app_staging_" followed by exactly 32 lowercase hex digits.
+func ValidAppID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "app_")
+	if !ok {
+		return false
+	}
+	rest = strings.TrimPrefix(rest, "staging_")
+	return len(rest) == 32 && isLowerHex(rest)
+}
+
+// ValidRPID reports whether id is "rp_" followed by exactly 16 lowercase
+// hex digits.
+func ValidRPID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "rp_")
+	return ok && len(rest) == 16 && isLowerHex(rest)
+}
+
+func isLowerHex(s string) bool {
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
@@ -13,13 +14,13 @@ import (
 
 // CheckClaim verifies one World ID 3.0 proof: nil when it verifies, a
 // *record.ProofError saying why not otherwise.
-func (r *Registry) CheckClaim(_ context.Context, c record.Claim) error {
+func (r *Registry) CheckClaim(ctx context.Context, c record.Claim) error {
 	ext := semaphore.ExternalNullifier(c.AppID, c.Action)
-	return r.check(c, ext.Bytes())
+	return r.check(ctx, c, ext.Bytes())
 }
 
 // check is CheckClaim with the external nullifier given.
-func (r *Registry) check(c record.Claim, ext [32]byte) error {
+func (r *Registry) check(ctx context.Context, c record.Claim, ext [32]byte) error {
 	t, err := r.tree(c.Identifier, c.Environment)
 	if err != nil {
 		return &record.ProofError{Code: record.CodeInvalidMerkleRoot, Detail: "no tree for this credential type and environment"}
@@ -31,6 +32,12 @@ func (r *Registry) check(c record.Claim, ext [32]byte) error {
 	var root fr.Element
 	root.SetBytes(c.MerkleRoot[:]) // the parser rejected values ≥ p
 	key, err := r.keyFor(t, root, maxAgeOrDefault(c))
+	if legacy := r.legacyTree(c.Identifier, c.Environment); legacy != nil && isUnknownRoot(err) {
+		key, err = r.keyFor(legacy, root, maxAgeOrDefault(c))
+	}
+	if isUnknownRoot(err) && r.roots != nil && r.roots.Has(t.name) {
+		key, err = r.askRootSource(ctx, t.name, root)
+	}
 	if err != nil {
 		return err
 	}
@@ -68,6 +75,25 @@ func (r *Registry) keyFor(t *tree, root fr.Element, maxAge time.Duration) (*sema
 		return nil, err
 	}
 	return key, nil
+}
+
+// askRootSource asks the root source about a root no history here knows:
+// valid means the published key of the source's depth checks the proof;
+// a source that cannot answer fails the check (never "valid").
+func (r *Registry) askRootSource(ctx context.Context, tree string, root fr.Element) (*semaphore.VerifyingKey, error) {
+	valid, err := r.roots.ValidRoot(ctx, tree, root)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("registry: root source for %s: %w", tree, err)
+	case !valid:
+		return nil, &record.ProofError{Code: record.CodeInvalidMerkleRoot, Detail: "the merkle root is not valid on the identity manager contract"}
+	}
+	return r.rootSourceKey, nil
+}
+
+func isUnknownRoot(err error) bool {
+	pe, ok := errors.AsType[*record.ProofError](err)
+	return ok && pe.Code == record.CodeInvalidMerkleRoot
 }
 
 func (r *Registry) verify(key *semaphore.VerifyingKey, p *semaphore.Proof, in semaphore.PublicInputs) bool {

@@ -5,8 +5,11 @@
 // World ID 3.0 proofs against them (design.md §5, §6; crypto.md §g).
 //
 // Trees are named "<identifier>/<environment>", identifier ∈ orb, device,
-// document, secure_document, face, selfie and environment ∈ production,
-// staging. Leaves are stored (Store.AppendLeaves) before they enter the
+// document, secure_document, face and environment ∈ production, staging.
+// "selfie" is IDKit 4's name for the face credential and names the face
+// tree everywhere (record.CredentialType); a "selfie/<environment>" tree
+// is still loaded for leaves and roots stored under that name before, and
+// its roots verify under both names. Leaves are stored (Store.AppendLeaves) before they enter the
 // in-memory tree, and every tree is rebuilt from its stored leaves on start,
 // so each leaf's root gets that leaf's insertion time as its creation time.
 //
@@ -35,6 +38,34 @@
 // signal_hash, ExternalNullifier(app_id, action)] (invalid_proof).
 // Concurrent checks share pairings through semaphore.Batcher unless
 // batching is disabled; answers are identical either way.
+//
+// # World ID 4.0 (CheckClaimV4)
+//
+// What World's WorldIDVerifier contract checks (world-id-protocol
+// contracts/src/core/WorldIDVerifier.sol @bc22329f), with this server's
+// operator in place of the chain: the root (the proof's fifth word) must be
+// a 4.0 root the operator added for the environment (AddRootV4, stored as
+// an external root of tree "world_id_4/<environment>", valid as external
+// roots are) or one the root source holds valid (invalid_root otherwise);
+// the issuer_schema_id must have an issuer key (trust anchor
+// "issuer_key", stored, else Options.DefaultAnchors — the server passes
+// its own PoH issuer key for schema 1; invalid_credential_issuer
+// otherwise); the rp_id must have an OPRF key (anchor "oprf_key";
+// verification_failed otherwise); expires_at_min + MinExpiration (default
+// 18000 s, the deployed threshold) must not be before now
+// (verification_failed); then package oprfproof checks the proof
+// (invalid_proof) over the Batcher shared with 3.0 proofs. Anchors are
+// stored (AddTrustAnchor replaces one of the same kind and id) and
+// followed by Refresh like roots.
+//
+// # Root source
+//
+// Options.Roots (package rootsource in the server) is asked about a root
+// that no history here knows, for the trees it has a contract for: a 3.0
+// root it vouches for is checked with the published key of
+// Options.RootSourceDepth (default 30); a 4.0 root passes the root check.
+// Its failure is an error of the check (the item's verification_error),
+// never a verification.
 //
 // It also serves the two public endpoints a wallet needs, as a sequencer
 // would: POST /api/v1/inclusion-proof (a leaf's Merkle path and the root) and

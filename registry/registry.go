@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/field"
+	"worldid/oprfproof"
 	"worldid/record"
 	"worldid/semaphore"
 )
@@ -30,6 +32,21 @@ type Store interface {
 	Leaves(ctx context.Context, tree string, from int) ([]record.Leaf, error)
 	AddExternalRoot(ctx context.Context, r record.ExternalRoot) error
 	ExternalRoots(ctx context.Context) ([]record.ExternalRoot, error)
+	// AddTrustAnchor stores a, replacing the anchor of the same kind and id.
+	AddTrustAnchor(ctx context.Context, a record.TrustAnchor) error
+	// TrustAnchors returns every anchor, one per kind and id.
+	TrustAnchors(ctx context.Context) ([]record.TrustAnchor, error)
+}
+
+// RootSource answers, from outside (package rootsource: World's identity
+// contracts over Ethereum JSON-RPC), whether a root of a tree named by
+// record tree names is valid now.
+type RootSource interface {
+	// Has reports whether the source knows the tree.
+	Has(tree string) bool
+	// ValidRoot reports whether root is valid now; an error means the
+	// source could not tell, never that the root is valid.
+	ValidRoot(ctx context.Context, tree string, root fr.Element) (bool, error)
 }
 
 // Options configures a Registry.
@@ -40,6 +57,17 @@ type Options struct {
 	// Rand seeds batch-verification randomizers; nil disables batching.
 	Rand     io.Reader
 	MaxBatch int // largest batch (default 64)
+	// Roots, if set, is asked about roots no history here knows.
+	Roots RootSource
+	// RootSourceDepth is the Semaphore v3 tree depth of the roots Roots
+	// vouches for (default 30, World ID's).
+	RootSourceDepth int
+	// MinExpiration is WorldIDVerifier's minimum expiration threshold for
+	// 4.0 proofs (default DefaultMinExpiration).
+	MinExpiration time.Duration
+	// DefaultAnchors are used where no stored anchor of the kind and id
+	// exists (the server's own PoH issuer key for schema 1).
+	DefaultAnchors []record.TrustAnchor
 }
 
 // Registry holds the trees and checks proofs. It is safe for concurrent use.
@@ -49,6 +77,13 @@ type Registry struct {
 	now      func() time.Time
 	batcher  *semaphore.Batcher // nil: verify one by one
 	trees    map[string]*tree
+
+	roots          RootSource // nil: none
+	rootSourceKey  *semaphore.VerifyingKey
+	v4Roots        map[string]*semaphore.RootHistory // environment → operator-added 4.0 roots
+	anchors        sync.Map                          // kind/id → oprfproof.Point
+	defaultAnchors map[string]oprfproof.Point
+	minExpiration  time.Duration
 }
 
 // tree is one identity tree with its local and external root histories.
@@ -67,7 +102,26 @@ func Open(ctx context.Context, o Options) (*Registry, error) {
 	if o.LocalKey == nil || o.Store == nil || o.Now == nil {
 		return nil, errors.New("registry: Store, LocalKey and Now are required")
 	}
-	r := &Registry{store: o.Store, localKey: o.LocalKey, now: o.Now, trees: map[string]*tree{}}
+	r := &Registry{store: o.Store, localKey: o.LocalKey, now: o.Now, trees: map[string]*tree{},
+		roots: o.Roots, v4Roots: map[string]*semaphore.RootHistory{}, defaultAnchors: map[string]oprfproof.Point{},
+		minExpiration: cmp.Or(o.MinExpiration, DefaultMinExpiration)}
+	if o.Roots != nil {
+		key, err := semaphore.PublishedKey(cmpOr(o.RootSourceDepth, 30))
+		if err != nil {
+			return nil, err
+		}
+		r.rootSourceKey = key
+	}
+	for _, a := range o.DefaultAnchors {
+		p, err := ParseAnchor(a)
+		if err != nil {
+			return nil, err
+		}
+		r.defaultAnchors[a.Kind+"/"+a.ID] = p
+	}
+	for _, env := range record.Environments() {
+		r.v4Roots[env] = semaphore.NewRootHistory()
+	}
 	for _, id := range record.Identifiers() {
 		for _, env := range record.Environments() {
 			t, err := newTree(id + "/" + env)
@@ -145,7 +199,7 @@ func (r *Registry) Refresh(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return r.loadAnchors(ctx)
 }
 
 func (r *Registry) catchUp(ctx context.Context, t *tree) error {
@@ -172,6 +226,18 @@ func (t *tree) insert(leaves []fr.Element, want int, at time.Time) (fr.Element, 
 }
 
 func (r *Registry) loadExternalRoot(er record.ExternalRoot) error {
+	for env, h := range r.v4Roots {
+		if er.Tree == record.V4RootTree(env) {
+			root, err := field.ParseStrict(er.Root)
+			if err != nil {
+				return fmt.Errorf("registry: World ID 4.0 root: %w", err)
+			}
+			if errors.Is(h.Check(root, er.At, 0), semaphore.ErrUnknownRoot) {
+				h.Add(root, er.At) // once: a refresh must not make an old root current again
+			}
+			return nil
+		}
+	}
 	t, ok := r.trees[er.Tree]
 	if !ok {
 		return fmt.Errorf("registry: external root for unknown tree %q", er.Tree)
@@ -193,12 +259,25 @@ func (r *Registry) loadExternalRoot(er record.ExternalRoot) error {
 // ErrUnknownTree: the identifier or environment names no tree.
 var ErrUnknownTree = errors.New("registry: unknown identifier or environment")
 
+// tree returns the tree of the identifier's credential type: "selfie"
+// names the face tree (record.CredentialType).
 func (r *Registry) tree(identifier, environment string) (*tree, error) {
-	t, ok := r.trees[identifier+"/"+environment]
+	t, ok := r.trees[record.CredentialType(identifier)+"/"+environment]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q/%q", ErrUnknownTree, identifier, environment)
 	}
 	return t, nil
+}
+
+// legacyTree is the tree, if any, that held the identifier's credentials
+// before "selfie" and "face" became one type: leaves and external roots
+// stored under "selfie/<environment>" stay there and stay valid for both
+// names.
+func (r *Registry) legacyTree(identifier, environment string) *tree {
+	if record.CredentialType(identifier) != "face" {
+		return nil
+	}
+	return r.trees["selfie/"+environment]
 }
 
 // AddIdentity appends commitment to the tree of identifier and environment
@@ -300,6 +379,14 @@ func (r *Registry) InclusionProof(identifier, environment string, commitment fr.
 	if err != nil {
 		return semaphore.MerklePath{}, err
 	}
+	p, err := t.path(commitment)
+	if legacy := r.legacyTree(identifier, environment); errors.Is(err, record.ErrNotFound) && legacy != nil {
+		return legacy.path(commitment)
+	}
+	return p, err
+}
+
+func (t *tree) path(commitment fr.Element) (semaphore.MerklePath, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	index, ok := t.index[commitment]

@@ -22,10 +22,11 @@ import (
 // memStore is an in-memory Store; the real backends are tested by
 // store/storetest.
 type memStore struct {
-	mu     sync.Mutex
-	leaves map[string][]record.Leaf
-	in     map[string]bool // "<tree>/<commitment>" of every stored leaf
-	roots  []record.ExternalRoot
+	mu      sync.Mutex
+	leaves  map[string][]record.Leaf
+	in      map[string]bool // "<tree>/<commitment>" of every stored leaf
+	roots   []record.ExternalRoot
+	anchors map[string]record.TrustAnchor
 }
 
 func newMemStore() *memStore {
@@ -63,6 +64,26 @@ func (m *memStore) AddExternalRoot(_ context.Context, r record.ExternalRoot) err
 	return nil
 }
 
+func (m *memStore) AddTrustAnchor(_ context.Context, a record.TrustAnchor) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.anchors == nil {
+		m.anchors = map[string]record.TrustAnchor{}
+	}
+	m.anchors[a.Kind+"/"+a.ID] = a
+	return nil
+}
+
+func (m *memStore) TrustAnchors(context.Context) ([]record.TrustAnchor, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []record.TrustAnchor
+	for _, a := range m.anchors {
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 func (m *memStore) ExternalRoots(context.Context) ([]record.ExternalRoot, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -93,6 +114,20 @@ func mustKey(t *testing.T, depth int) *semaphore.VerifyingKey {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// validVector is the first valid proof of semaphore_vectors.json at depth
+// (any depth for 0); the test is skipped when the file has none.
+func validVector(t *testing.T, depth int) semaphoreVector {
+	var file struct{ Vectors []semaphoreVector }
+	vectors.Load(t, "semaphore_vectors.json", &file)
+	for _, v := range file.Vectors {
+		if v.ExpectValid != nil && *v.ExpectValid && (depth == 0 || v.Depth == depth) {
+			return v
+		}
+	}
+	t.Skipf("semaphore_vectors.json has no valid proof at depth %d", depth)
+	return semaphoreVector{}
 }
 
 func hex32(t *testing.T, s string) [32]byte {
@@ -138,7 +173,7 @@ func TestVectorsThroughExternalRoots(t *testing.T) {
 				claim := record.Claim{Identifier: "orb", Environment: "staging",
 					MerkleRoot: hex32(t, v.Root), NullifierHash: hex32(t, v.NullifierHash), SignalHash: hex32(t, v.SignalHash),
 					Proof: "0x" + strings.Join(trim0x(v.ProofPacked), "")}
-				err := r.check(claim, hex32(t, v.ExternalNullifier))
+				err := r.check(t.Context(), claim, hex32(t, v.ExternalNullifier))
 				if (err == nil) != *v.ExpectValid {
 					t.Fatalf("check = %v, expect_valid %v", err, *v.ExpectValid)
 				}
@@ -508,3 +543,42 @@ func BenchmarkAddIdentity(b *testing.B) { benchmarkAdd(b, 1) }
 
 // BenchmarkAddIdentities is a batch of 1000: about 2 hashes per leaf.
 func BenchmarkAddIdentities(b *testing.B) { benchmarkAdd(b, 1000) }
+
+// TestFaceSelfieOneType: IDKit 4 sends the face credential as "selfie";
+// a root of the face tree verifies under either name, whichever tree name
+// added it, and a root stored under the legacy "selfie/…" tree name still
+// does too.
+func TestFaceSelfieOneType(t *testing.T) {
+	v := validVector(t, 0)
+	rootBytes := hex32(t, v.Root)
+	var root fr.Element
+	root.SetBytes(rootBytes[:])
+	claim := record.Claim{Environment: "staging", MerkleRoot: rootBytes, NullifierHash: hex32(t, v.NullifierHash),
+		SignalHash: hex32(t, v.SignalHash), Proof: "0x" + strings.Join(trim0x(v.ProofPacked), "")}
+	c := &clock{time.Unix(1_800_000_000, 0)}
+	for _, added := range []string{"face", "selfie"} {
+		r := openTest(t, newMemStore(), mustKey(t, 16), c, false)
+		if err := r.AddExternalRoot(t.Context(), added, "staging", root, v.Depth, c.t); err != nil {
+			t.Fatal(err)
+		}
+		for _, sent := range []string{"face", "selfie"} {
+			claim.Identifier = sent
+			if err := r.check(t.Context(), claim, hex32(t, v.ExternalNullifier)); err != nil {
+				t.Fatalf("added as %s, sent as %s: %v", added, sent, err)
+			}
+		}
+		claim.Identifier = "orb"
+		if code := codeOf(r.check(t.Context(), claim, hex32(t, v.ExternalNullifier))); code != record.CodeInvalidMerkleRoot {
+			t.Fatalf("added as %s, sent as orb: %q", added, code)
+		}
+	}
+	st := newMemStore()
+	st.roots = append(st.roots, record.ExternalRoot{Tree: "selfie/staging", Root: field.Format(&root), Depth: v.Depth, At: c.t})
+	r := openTest(t, st, mustKey(t, 16), c, false)
+	for _, sent := range []string{"face", "selfie"} {
+		claim.Identifier = sent
+		if err := r.check(t.Context(), claim, hex32(t, v.ExternalNullifier)); err != nil {
+			t.Fatalf("legacy selfie root, sent as %s: %v", sent, err)
+		}
+	}
+}

@@ -38,17 +38,32 @@ const randomizerBytes = 16
 // combination hides an invalid proof. If rand fails, every item is checked
 // with Verify.
 func VerifyBatch(items []BatchItem, rand io.Reader) []bool {
+	generic := make([]batchItem, len(items))
+	for i, it := range items {
+		generic[i] = batchItem{it.Key, it.Proof, it.Inputs.scalars()}
+	}
+	return verifyBatch(generic, rand)
+}
+
+// batchItem is a proof of any statement: VerifyScalars' arguments.
+type batchItem struct {
+	key    *VerifyingKey
+	proof  *Proof
+	inputs []fr.Element
+}
+
+func verifyBatch(items []batchItem, rand io.Reader) []bool {
 	ok := make([]bool, len(items))
 	idx := make([]int, 0, len(items))
 	for i := range items {
-		if items[i].Key.usable() && items[i].Proof.usable() {
+		if items[i].key.usable() && items[i].proof.usable() && len(items[i].inputs) == items[i].key.NPublic() {
 			idx = append(idx, i)
 		}
 	}
 	r, err := randomizers(rand, len(items))
 	if err != nil {
 		for _, i := range idx {
-			ok[i] = Verify(items[i].Key, items[i].Proof, items[i].Inputs)
+			ok[i] = VerifyScalars(items[i].key, items[i].proof, items[i].inputs)
 		}
 		return ok
 	}
@@ -76,12 +91,12 @@ func randomizers(rand io.Reader, n int) ([]fr.Element, error) {
 
 // bisect marks ok[i] for the items idx, checking the whole set at once and
 // halving it on failure.
-func bisect(items []BatchItem, idx []int, r []fr.Element, ok []bool) {
+func bisect(items []batchItem, idx []int, r []fr.Element, ok []bool) {
 	switch {
 	case len(idx) == 0:
 	case len(idx) == 1:
 		it := &items[idx[0]]
-		ok[idx[0]] = Verify(it.Key, it.Proof, it.Inputs)
+		ok[idx[0]] = VerifyScalars(it.key, it.proof, it.inputs)
 	case combinationHolds(items, idx, r):
 		for _, i := range idx {
 			ok[i] = true
@@ -96,10 +111,10 @@ func bisect(items []BatchItem, idx []int, r []fr.Element, ok []bool) {
 // keyGroup accumulates the fixed-argument side of one key.
 type keyGroup struct {
 	vk     *VerifyingKey
-	sumR   fr.Element          // Σ rᵢ
-	inputs [nPublic]fr.Element // Σ rᵢ·inᵢⱼ for each public input j
-	cs     []bn254.G1Affine    // Cᵢ
-	rs     []fr.Element        // rᵢ
+	sumR   fr.Element       // Σ rᵢ
+	inputs []fr.Element     // Σ rᵢ·inᵢⱼ for each public input j
+	cs     []bn254.G1Affine // Cᵢ
+	rs     []fr.Element     // rᵢ
 }
 
 // pairsPerChunk trades the E12 squarings each Miller loop pays (shared by
@@ -109,7 +124,7 @@ const pairsPerChunk = 16
 // combinationHolds evaluates the randomized equation over idx. Chunks of
 // variable pairs (rᵢ·Aᵢ, Bᵢ) are taken by GOMAXPROCS goroutines; this
 // goroutine computes the fixed-argument side first and then helps.
-func combinationHolds(items []BatchItem, idx []int, r []fr.Element) bool {
+func combinationHolds(items []batchItem, idx []int, r []fr.Element) bool {
 	chunks := make([][]int, 0, len(idx)/pairsPerChunk+1)
 	for rest := idx; len(rest) > 0; {
 		n := min(pairsPerChunk, len(rest))
@@ -146,39 +161,39 @@ func combinationHolds(items []BatchItem, idx []int, r []fr.Element) bool {
 }
 
 // variableLoops is the multi-Miller loop of (rᵢ·Aᵢ, Bᵢ) over chunk.
-func variableLoops(items []BatchItem, chunk []int, r []fr.Element) (bn254.GT, error) {
+func variableLoops(items []batchItem, chunk []int, r []fr.Element) (bn254.GT, error) {
 	scaled := make([]bn254.G1Jac, len(chunk))
 	qs := make([]bn254.G2Affine, len(chunk))
 	var s big.Int
 	for k, i := range chunk {
-		scaled[k].FromAffine(&items[i].Proof.a)
+		scaled[k].FromAffine(&items[i].proof.a)
 		scaled[k].ScalarMultiplication(&scaled[k], r[i].BigInt(&s))
-		qs[k] = items[i].Proof.b
+		qs[k] = items[i].proof.b
 	}
 	return bn254.MillerLoop(bn254.BatchJacobianToAffineG1(scaled), qs)
 }
 
 // groupByKey sums the randomized inputs and collects the C points per key,
 // in order of first appearance.
-func groupByKey(items []BatchItem, idx []int, r []fr.Element) []*keyGroup {
+func groupByKey(items []batchItem, idx []int, r []fr.Element) []*keyGroup {
 	var groups []*keyGroup
 	byKey := make(map[*VerifyingKey]*keyGroup)
 	for _, i := range idx {
 		it := &items[i]
-		g := byKey[it.Key]
+		g := byKey[it.key]
 		if g == nil {
-			g = &keyGroup{vk: it.Key}
-			byKey[it.Key] = g
+			g = &keyGroup{vk: it.key, inputs: make([]fr.Element, it.key.NPublic())}
+			byKey[it.key] = g
 			groups = append(groups, g)
 		}
 		g.sumR.Add(&g.sumR, &r[i])
-		in := it.Inputs.scalars()
+		in := it.inputs
 		for j := range in {
 			var t fr.Element
 			t.Mul(&r[i], &in[j])
 			g.inputs[j].Add(&g.inputs[j], &t)
 		}
-		g.cs = append(g.cs, it.Proof.c)
+		g.cs = append(g.cs, it.proof.c)
 		g.rs = append(g.rs, r[i])
 	}
 	return groups
@@ -196,7 +211,7 @@ func fixedLoops(groups []*keyGroup) (bn254.GT, error) {
 		alpha.ScalarMultiplication(&alpha, sumR)
 		vkx.FromAffine(&g.vk.ic[0])
 		vkx.ScalarMultiplication(&vkx, sumR)
-		g.vk.addInputs(&vkx, &g.inputs)
+		g.vk.addInputs(&vkx, g.inputs)
 		if _, err := c.MultiExp(g.cs, g.rs, ecc.MultiExpConfig{}); err != nil {
 			return bn254.GT{}, err
 		}

@@ -3,6 +3,8 @@ package semaphore
 import (
 	"io"
 	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
 // Batcher verifies proofs submitted by concurrent callers in batches
@@ -20,7 +22,7 @@ type Batcher struct {
 }
 
 type batchRequest struct {
-	item   BatchItem
+	item   batchItem
 	result chan bool
 }
 
@@ -42,12 +44,19 @@ func NewBatcher(rand io.Reader, maxBatch int) *Batcher {
 // Verify returns Verify(vk, p, in), checked together with concurrent calls.
 // After Close it verifies directly.
 func (b *Batcher) Verify(vk *VerifyingKey, p *Proof, in PublicInputs) bool {
-	req := &batchRequest{BatchItem{vk, p, in}, make(chan bool, 1)}
+	return b.VerifyScalars(vk, p, in.scalars())
+}
+
+// VerifyScalars returns VerifyScalars(vk, p, in), checked together with
+// concurrent calls of either method: one batch may mix statements and
+// keys. After Close it verifies directly.
+func (b *Batcher) VerifyScalars(vk *VerifyingKey, p *Proof, in []fr.Element) bool {
+	req := &batchRequest{batchItem{vk, p, in}, make(chan bool, 1)}
 	select {
 	case b.requests <- req:
 		return <-req.result
 	case <-b.quit:
-		return Verify(vk, p, in)
+		return VerifyScalars(vk, p, in)
 	}
 }
 
@@ -76,11 +85,11 @@ func (b *Batcher) run() {
 				break waiting
 			}
 		}
-		items := make([]BatchItem, len(batch))
+		items := make([]batchItem, len(batch))
 		for i, req := range batch {
 			items[i] = req.item
 		}
-		for i, ok := range VerifyBatch(items, b.rand) {
+		for i, ok := range verifyBatch(items, b.rand) {
 			batch[i].result <- ok
 		}
 	}

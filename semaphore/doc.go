@@ -8,12 +8,15 @@
 //     4–7 zero) — into a Proof whose points are fully checked; Packed, ABIHex,
 //     Compress and DecompressProof for the other direction;
 //   - VerifyingKey: snarkjs verification_key.json (ParseVerifyingKey,
-//     MarshalJSON) and the published Semaphore v3 keys for depths 16–32,
+//     MarshalJSON; ParseGroth16Key for another statement's number of public
+//     inputs, as World ID 4.0's 15) and the published Semaphore v3 keys for depths 16–32,
 //     embedded from semaphore_v3_vks_all_depths.json (PublishedKey; World ID
 //     uses depth 30);
 //   - Verify, VerifyBatch and Batcher: Groth16 verification, single or as a
 //     random linear combination of many proofs with one final exponentiation;
-//   - HashToField, ExternalNullifier and Identity (secret, commitment,
+//     VerifyScalars and Batcher.VerifyScalars for any statement (package
+//     oprfproof's 4.0 proofs share the batcher with 3.0 proofs);
+//   - HashToField, HashSignal (IDKit 4's hashSignal), ExternalNullifier and Identity (secret, commitment,
 //     nullifier hash) with circomlib Poseidon from package worldid/poseidon;
 //   - Tree and RootHistory: the incremental identity tree (depth 30 for
 //     World ID) and the root validity rule;
@@ -45,11 +48,13 @@
 //     1–78 decimal digits, or a JSON integer, each below 2^256; the ABI form
 //     needs the lowercase "0x" prefix.
 //   - Verifying keys: protocol, curve and nPublic are optional but must be
-//     "groth16", "bn128" and 4 when present; IC must have 5 points; numbers
+//     "groth16", "bn128" and 4 (ParseGroth16Key: n) when present; IC must
+//     have 5 (n + 1) points; numbers
 //     are canonical decimals; unknown members (vk_alphabeta_12, source) are
 //     ignored and e(α, β) is recomputed.
 //   - Verify precomputes e(α, β), the Miller-loop lines of β, γ and δ, and,
-//     on first use of a key, a 2 MiB fixed-base table of the IC points. It
+//     on first use of a key, a fixed-base table of the IC points (0.5 MiB
+//     per public input: 2 MiB for Semaphore v3). It
 //     runs the Miller loop of (A, B) on a second goroutine.
 //   - VerifyBatch takes items under different keys in one batch: the fixed
 //     side is grouped per key pointer, with one final exponentiation for

@@ -162,7 +162,7 @@ func gnarkKey(t testing.TB, vk *VerifyingKey) *groth16bn254.VerifyingKey {
 	t.Helper()
 	var g groth16bn254.VerifyingKey
 	g.G1.Alpha = vk.alpha
-	g.G1.K = append(g.G1.K, vk.ic[:]...)
+	g.G1.K = append(g.G1.K, vk.ic...)
 	g.G2.Beta, g.G2.Gamma, g.G2.Delta = vk.beta, vk.gamma, vk.delta
 	if err := g.Precompute(); err != nil {
 		t.Fatal(err)
@@ -175,6 +175,5 @@ func gnarkProof(p *Proof) *groth16bn254.Proof {
 }
 
 func gnarkWitness(in *PublicInputs) fr.Vector {
-	s := in.scalars()
-	return fr.Vector(s[:])
+	return fr.Vector(in.scalars())
 }

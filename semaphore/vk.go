@@ -17,13 +17,15 @@ const nPublic = 4
 // fixedLines are the precomputed Miller-loop lines of a fixed G2 argument.
 type fixedLines = [2][len(bn254.LoopCounter)]bn254.LineEvaluationAff
 
-// VerifyingKey is a Groth16 verifying key for the Semaphore v3 statement,
-// with e(α, β) and the Miller-loop lines of β, γ and δ precomputed. Keys are
-// immutable and safe for concurrent use; use them by pointer.
+// VerifyingKey is a Groth16 verifying key over BN254, with e(α, β) and the
+// Miller-loop lines of β, γ and δ precomputed: for the Semaphore v3
+// statement (4 public inputs) from ParseVerifyingKey and PublishedKey, or
+// for another circuit's statement from ParseGroth16Key. Keys are immutable
+// and safe for concurrent use; use them by pointer.
 type VerifyingKey struct {
 	alpha              bn254.G1Affine
 	beta, gamma, delta bn254.G2Affine
-	ic                 [nPublic + 1]bn254.G1Affine
+	ic                 []bn254.G1Affine // IC[0] and one point per public input
 
 	alphaBeta                         bn254.GT
 	betaLines, gammaLines, deltaLines fixedLines
@@ -33,11 +35,12 @@ type VerifyingKey struct {
 }
 
 // NewVerifyingKey makes a key from its points (a setup's output): α, β, γ,
-// δ and the nPublic + 1 = 5 IC points. It checks every point (finite, on
-// the curve, in the subgroup) and precomputes the fixed pairing data.
+// δ and one IC point per public input plus one. It checks every point
+// (finite, on the curve, in the subgroup) and precomputes the fixed
+// pairing data.
 func NewVerifyingKey(alpha *bn254.G1Affine, beta, gamma, delta *bn254.G2Affine, ic []bn254.G1Affine) (*VerifyingKey, error) {
-	if len(ic) != nPublic+1 {
-		return nil, formatError(fmt.Sprintf("IC must have exactly %d points", nPublic+1))
+	if len(ic) < 2 {
+		return nil, formatError("IC must have at least 2 points")
 	}
 	if err := checkG1(alpha, "vk_alpha_1"); err != nil {
 		return nil, err
@@ -50,7 +53,7 @@ func NewVerifyingKey(alpha *bn254.G1Affine, beta, gamma, delta *bn254.G2Affine, 
 			return nil, err
 		}
 	}
-	vk := &VerifyingKey{alpha: *alpha, beta: *beta, gamma: *gamma, delta: *delta}
+	vk := &VerifyingKey{alpha: *alpha, beta: *beta, gamma: *gamma, delta: *delta, ic: make([]bn254.G1Affine, len(ic))}
 	for i := range ic {
 		if err := checkG1(&ic[i], fmt.Sprintf("IC[%d]", i)); err != nil {
 			return nil, err
@@ -86,26 +89,40 @@ type snarkjsKey struct {
 // [x, y, "1"], G2 points as [[x.re, x.im], [y.re, y.im], ["1", "0"]], and
 // exactly nPublic + 1 = 5 IC points.
 func ParseVerifyingKey(jsonBytes []byte) (*VerifyingKey, error) {
+	return ParseGroth16Key(jsonBytes, nPublic)
+}
+
+// ParseGroth16Key is ParseVerifyingKey for a statement of n public inputs
+// (nPublic, if present, must be n, and IC must hold n + 1 points): the
+// keys of circuits other than Semaphore v3, such as World ID 4.0's
+// OPRF-nullifier circuit (15 inputs).
+func ParseGroth16Key(jsonBytes []byte, n int) (*VerifyingKey, error) {
 	var k snarkjsKey
 	if err := json.Unmarshal(jsonBytes, &k); err != nil {
 		return nil, formatError("verifying key is not snarkjs JSON: " + err.Error())
 	}
-	if err := k.checkHeader(); err != nil {
+	if err := k.checkHeader(n); err != nil {
 		return nil, err
+	}
+	if len(k.IC) != n+1 {
+		return nil, formatError(fmt.Sprintf("IC must have exactly %d points", n+1))
 	}
 	return k.key(k.Delta, k.IC)
 }
 
+// NPublic is the number of public inputs of the key's statement.
+func (vk *VerifyingKey) NPublic() int { return len(vk.ic) - 1 }
+
 // checkHeader rejects a key for another proof system, curve or statement.
-func (k *snarkjsKey) checkHeader() error {
+func (k *snarkjsKey) checkHeader(n int) error {
 	if k.Protocol != nil && *k.Protocol != "groth16" {
 		return formatError(`verifying key protocol must be "groth16"`)
 	}
 	if k.Curve != nil && *k.Curve != "bn128" {
 		return formatError(`verifying key curve must be "bn128"`)
 	}
-	if k.NPublic != nil && *k.NPublic != nPublic {
-		return formatError("verifying key must have nPublic = 4")
+	if k.NPublic != nil && *k.NPublic != n {
+		return formatError(fmt.Sprintf("verifying key must have nPublic = %d", n))
 	}
 	return nil
 }
@@ -193,7 +210,7 @@ func (vk *VerifyingKey) MarshalJSON() ([]byte, error) {
 		Gamma    [][]string `json:"vk_gamma_2"`
 		Delta    [][]string `json:"vk_delta_2"`
 		IC       [][]string `json:"IC"`
-	}{"groth16", "bn128", nPublic, encodeG1(&vk.alpha), encodeG2(&vk.beta), encodeG2(&vk.gamma), encodeG2(&vk.delta), ic})
+	}{"groth16", "bn128", vk.NPublic(), encodeG1(&vk.alpha), encodeG2(&vk.beta), encodeG2(&vk.gamma), encodeG2(&vk.delta), ic})
 }
 
 func encodeG1(p *bn254.G1Affine) []string {
@@ -232,7 +249,7 @@ func parseAllDepths(b []byte) (map[int]*VerifyingKey, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, formatError("published keys are not valid JSON: " + err.Error())
 	}
-	if err := f.checkHeader(); err != nil {
+	if err := f.checkHeader(nPublic); err != nil {
 		return nil, err
 	}
 	if len(f.Deltas) != len(f.Depths) || len(f.ICs) != len(f.Depths) {
@@ -240,6 +257,9 @@ func parseAllDepths(b []byte) (map[int]*VerifyingKey, error) {
 	}
 	keys := make(map[int]*VerifyingKey, len(f.Depths))
 	for i, d := range f.Depths {
+		if len(f.ICs[i]) != nPublic+1 {
+			return nil, formatError(fmt.Sprintf("IC must have exactly %d points", nPublic+1))
+		}
 		vk, err := f.key(f.Deltas[i], f.ICs[i])
 		if err != nil {
 			return nil, err

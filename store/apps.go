@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"worldid/record"
 )
@@ -53,4 +55,60 @@ func (db *DB) Apps(_ context.Context) (apps []record.App, err error) {
 		return err
 	})
 	return apps, err
+}
+
+// ReplaceApp stores a under its ID, replacing the app of that ID if there
+// is one (its old rp_id is then released). It returns an error wrapping
+// record.ErrExists if another app holds a.RPID; then nothing changes.
+func (db *DB) ReplaceApp(ctx context.Context, a record.App) error {
+	return db.Update(ctx, func(tx *Tx) error {
+		var old record.App
+		switch err := getJSON(tx, tableApps, a.ID, &old); {
+		case err == nil:
+			tx.Delete(tableRPs, old.RPID)
+		case !errors.Is(err, record.ErrNotFound):
+			return err
+		}
+		if err := tx.Insert(tableRPs, a.RPID, a.ID); err != nil {
+			return err
+		}
+		return tx.Put(tableApps, a.ID, a)
+	})
+}
+
+// UpdateApp applies change to the app with the given ID in one Update and
+// returns the result; an unknown ID wraps record.ErrNotFound. change may
+// not alter the ID or the rp_id. If change returns an error, nothing is
+// written.
+// SQL: SELECT … FOR UPDATE; UPDATE apps SET … WHERE id = $1; one transaction.
+func (db *DB) UpdateApp(ctx context.Context, id string, change func(*record.App) error) (a record.App, err error) {
+	err = db.Update(ctx, func(tx *Tx) error {
+		if err := getJSON(tx, tableApps, id, &a); err != nil {
+			return err
+		}
+		rpID := a.RPID
+		if err := change(&a); err != nil {
+			return err
+		}
+		if a.ID != id || a.RPID != rpID {
+			return fmt.Errorf("store: UpdateApp may not change the ids of %q", id)
+		}
+		return tx.Put(tableApps, id, a)
+	})
+	return a, err
+}
+
+// DeleteApp removes the app and releases its rp_id; an unknown ID wraps
+// record.ErrNotFound. The app's actions and nullifiers stay, so that
+// importing it again does not make spent nullifiers fresh.
+func (db *DB) DeleteApp(ctx context.Context, id string) error {
+	return db.Update(ctx, func(tx *Tx) error {
+		var a record.App
+		if err := getJSON(tx, tableApps, id, &a); err != nil {
+			return err
+		}
+		tx.Delete(tableApps, id)
+		tx.Delete(tableRPs, a.RPID)
+		return nil
+	})
 }

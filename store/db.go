@@ -204,7 +204,7 @@ func (db *DB) recover() error {
 		name    string
 		present bool
 	}{{snapPath, found}, {path, journalFound}} {
-		if marked && !f.present {
+		if marked && mark > 0 && !f.present { // a mark of 0: nothing was acknowledged
 			if err := db.lose(fmt.Errorf("store: %s is missing, but %s says the store had acknowledged writes up to lsn %d: %w",
 				f.name, markPath, mark, ErrDataLoss)); err != nil {
 				return err

@@ -145,9 +145,14 @@
 // # What it does not do
 //
 // One process owns a directory at a time: there is no sharing between
-// processes and no replication; several replicas use store/postgres. The
-// whole state lives in memory (about 235 MiB of heap for a million
-// nullifier-sized records). Scan costs time proportional to
+// processes and no replication; several replicas use store/postgres.
+// Backups are logical (backup.go, package backup): Export copies the
+// durable state under the read lock and emits it; ExportDir does the same
+// for a stopped store without changing a file (Open would compact);
+// Restore writes a new snapshot (LSN 0, no journal) into a directory whose
+// store is empty, or any with force, renaming it into place only when
+// complete. The whole state lives in memory (about 235 MiB of heap for a
+// million nullifier-sized records). Scan costs time proportional to
 // its table. Its context arguments are checked only before an Update runs;
 // reads never block on I/O. File locking uses flock(2), so the package
 // builds on Linux, macOS and the BSDs only.

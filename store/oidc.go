@@ -66,6 +66,23 @@ func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
 	})
 }
 
+// RevokeSigningKey deletes the key with the given ID and, if replacement
+// is not nil, stores it, in one Update; an unknown ID wraps
+// record.ErrNotFound and changes nothing.
+// SQL: DELETE FROM keys WHERE id = $1; INSERT …; one transaction.
+func (db *DB) RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error {
+	return db.Update(ctx, func(tx *Tx) error {
+		if _, ok := tx.Get(tableSigningKeys, id); !ok {
+			return fmt.Errorf("store: signing key %q: %w", id, record.ErrNotFound)
+		}
+		tx.Delete(tableSigningKeys, id)
+		if replacement == nil {
+			return nil
+		}
+		return tx.Insert(tableSigningKeys, replacement.ID, *replacement)
+	})
+}
+
 // CreateSigninRequest stores r; an existing ID wraps record.ErrExists.
 func (db *DB) CreateSigninRequest(ctx context.Context, r record.SigninRequest) error {
 	return db.Update(ctx, func(tx *Tx) error { return tx.Insert(tableSignins, r.ID, r) })

@@ -17,6 +17,7 @@ const (
 	tableLeafIndex     = "leaf_index"     // "<tree>/<commitment>" → index: one commitment per tree
 	tableTreeSizes     = "tree_sizes"     // tree → number of leaves
 	tableExternalRoots = "external_roots" // "<tree>/<root>" → record.ExternalRoot
+	tableTrustAnchors  = "trust_anchors"  // "<kind>/<id>" → record.TrustAnchor
 )
 
 // maxTreeLeaves bounds a tree at depth 30 (2^30 leaves).
@@ -105,4 +106,19 @@ func (db *DB) ExternalRoots(_ context.Context) (roots []record.ExternalRoot, err
 		return err
 	})
 	return roots, err
+}
+
+// AddTrustAnchor stores a, replacing the anchor of the same kind and id.
+func (db *DB) AddTrustAnchor(ctx context.Context, a record.TrustAnchor) error {
+	a.At = a.At.UTC()
+	return db.Update(ctx, func(tx *Tx) error { return tx.Put(tableTrustAnchors, a.Kind+"/"+a.ID, a) })
+}
+
+// TrustAnchors returns every anchor, ordered by kind and id.
+func (db *DB) TrustAnchors(_ context.Context) (anchors []record.TrustAnchor, err error) {
+	err = db.View(func(tx *ReadTx) error {
+		anchors, err = scanJSON[record.TrustAnchor](tx, tableTrustAnchors, "")
+		return err
+	})
+	return anchors, err
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"testing"
 
+	"worldid/backup"
 	"worldid/store/storetest"
 )
 
@@ -29,4 +30,21 @@ func mustOpen(t testing.TB, dir string, opts Options) *DB {
 		t.Fatalf("Open: %v", err)
 	}
 	return db
+}
+
+func TestBackupConformance(t *testing.T) {
+	storetest.RunBackup(t, func(t *testing.T) (storetest.BackupBackend, func(bool, func(backup.Emit) error) (storetest.BackupBackend, error)) {
+		dir := t.TempDir()
+		db := mustOpen(t, dir, Options{})
+		t.Cleanup(func() { db.Close() })
+		restore := func(force bool, load func(backup.Emit) error) (storetest.BackupBackend, error) {
+			if err := db.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			err := Restore(dir, force, load)
+			db = mustOpen(t, dir, Options{})
+			return db, err
+		}
+		return db, restore
+	})
 }

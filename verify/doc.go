@@ -2,7 +2,8 @@
 // POST /api/v4/verify/{rp_id} (interfaces.md §2.6, §4.3; design.md §5, §8).
 //
 // A request names an action and carries 1 to MaxResponses (default 16)
-// World ID 3.0 proofs, one per credential type. The endpoint resolves the
+// World ID 3.0 proofs, one per credential type, or World ID 4.0 proofs
+// (see "Protocol 4.0"). The endpoint resolves the
 // relying party, has a [Checker] verify every item (root known and fresh
 // for the identifier's tree in the environment, then Groth16 — the
 // cryptography is not in this package), and records the verified
@@ -11,21 +12,25 @@
 // # Request
 //
 // The path id is "rp_" + 16 lowercase hex digits, or for backward
-// compatibility "app_" + 32 lowercase hex digits, which resolves to its
-// app's relying party. Anything else (other lengths, upper case, encoded
+// compatibility "app_" or "app_staging_" + 32 lowercase hex digits, which
+// resolves to its app's relying party. A disabled app is refused (403
+// app_disabled). A staging app (imported from the developer portal) is
+// checked in the staging environment, as the portal does: an absent
+// environment means staging (and is echoed so), production is a
+// validation_error. Anything else (other lengths, upper case, encoded
 // slashes) is 404 without a store lookup. Only POST; Content-Type exactly
 // application/json (a charset parameter, if any, must be utf-8); body at
 // most 64 KiB.
 //
-// Body members: protocol_version (required, "3.0"), nonce (required,
+// Body members: protocol_version (required, "3.0" or "4.0"), nonce (required,
 // non-empty, not otherwise interpreted), action (required, non-empty),
 // action_description (optional string), environment (optional:
 // "production", the default, "staging", or "sandbox", which uses the
-// staging trees and nullifiers but is echoed as given), session_id (a
-// session proof of a later protocol: with "3.0" any non-null value is a
-// validation_error, as the portal answers, never silently ignored), responses
+// staging trees and nullifiers but is echoed as given), responses
 // (required array of 1..MaxResponses objects). Item members: identifier
-// (required: orb, device, document, secure_document, face or selfie),
+// (required: orb, device, document, secure_document, face or selfie —
+// selfie is IDKit 4's name for face, one credential type, and results
+// answer with the name sent),
 // merkle_root and nullifier (required), proof (required string, passed to
 // the checker as given), signal_hash (optional, default hashToField of the
 // empty signal, crypto.md §g), max_age (optional integer seconds,
@@ -73,6 +78,7 @@
 //	status  code                      when
 //	400     invalid_request           not JSON, not one object, trailing data, invalid UTF-8, nested over 64 deep
 //	400     validation_error          a member is missing, mistyped or out of range (attribute names it, e.g. responses[0].nullifier)
+//	403     app_disabled              the operator disabled the app
 //	404     not_found                 malformed route id, unknown rp_/app_ id, other paths under /api/v4/verify/
 //	405     method_not_allowed        not POST (Allow: POST)
 //	413     request_too_large         body over 64 KiB
@@ -100,7 +106,43 @@
 // Items are checked concurrently, one goroutine each; a panicking checker
 // fails its item with verification_error instead of crashing the server.
 //
-// Not implemented: protocol 4.0 and session proofs, integrity bundles,
+// # Protocol 4.0
+//
+// The body shapes of World's portal (developer-portal
+// web/api/v4/verify/request-schema.ts @657f6222), as IDKit 4 sends them.
+// nonce must be a uint256 (decimal or 0x-hex, JavaScript BigInt syntax).
+// A uniqueness request has action; a session request has session_id
+// ("session_" + 128 hex digits, whose first 64 are the session commitment,
+// or the commitment itself as a number) and no action. Items: identifier,
+// issuer_schema_id and expires_at_min (uint64, a JSON integer or decimal
+// string), credential_genesis_issued_at_min (optional, default 0),
+// signal_hash (optional, ^0x[0-9a-f]+$, default 0x0), proof (an array of
+// exactly 5 uint256 strings: the compressed Groth16 proof, then the Merkle
+// root), and nullifier (uniqueness, ^(0x)?[0-9a-fA-F]+$ then BigInt
+// syntax) or session_nullifier (session: [nullifier, action]). A 3.0 member
+// set in a 4.0 request (merkle_root, max_age, a string proof), a 4.0 proof
+// in a 3.0 request, a wrong proof length or a malformed number is a
+// validation_error naming the attribute; session_id in a 3.0 request too.
+//
+// The action of a uniqueness proof is hashSignal(action) (IDKit 4,
+// semaphore.HashSignal), as the portal computes it; the rp_id is the
+// route's relying party, as a uint64. The [CheckerV4] (package registry)
+// then does what World's WorldIDVerifier contract does. Per-result codes
+// are the portal's: invalid_public_input (a value the statement needs ≥ the
+// field modulus; decided here, before any check), invalid_root,
+// invalid_credential_issuer (no key for issuer_schema_id), invalid_proof,
+// verification_failed (no OPRF key for the rp_id, expires_at_min too old,
+// or no 4.0 checker configured), verification_error (the checker failed,
+// e.g. the root source is unreachable: 500 as for 3.0).
+//
+// Uniqueness proofs are recorded exactly as 3.0 proofs (same nullifier
+// reuse and limit rules). Session proofs record nothing; success is
+//
+//	{"success": true, "session_id", "environment", "results", "message": "Session proof verified successfully"}
+//
+// with each result's nullifier the item's session_nullifier[0].
+//
+// Not implemented: integrity bundles (the member is ignored),
 // CORS (relying parties call this endpoint from their servers), and any
 // authentication of the caller (none is defined, interfaces.md §5).
 package verify

@@ -11,6 +11,7 @@ const (
 	codeInvalidRequest  = "invalid_request"
 	codeValidation      = "validation_error"
 	codeNotFound        = "not_found"
+	codeAppDisabled     = "app_disabled"
 	codeMethod          = "method_not_allowed"
 	codeContentType     = "invalid_content_type"
 	codeTooLarge        = "request_too_large"

@@ -33,11 +33,13 @@ const (
 // request is a validated verify request. Its claims lack AppID, which
 // comes from the app the route id resolves to.
 type request struct {
-	routeID     string // "rp_…" or "app_…", syntax already checked
+	routeID     string // "rp_…", "app_…" or "app_staging_…", syntax already checked
 	action      string
 	environment string // as given, echoed in the answer: production, staging or sandbox
 	verifierEnv string // whose trees and nullifiers are used: production or staging
+	envDefault  bool   // environment was absent (production unless the app is a staging app)
 	claims      []record.Claim
+	v4          *requestV4 // protocol 4.0 (request4.go); claims is then nil
 }
 
 // parse is the only code that reads the HTTP request. Checks run in the
@@ -76,11 +78,9 @@ func isRPID(s string) bool {
 	return ok && len(digits) == 16 && isLowerHex(digits)
 }
 
-// isAppID reports whether s is "app_" followed by 32 lowercase hex digits.
-func isAppID(s string) bool {
-	digits, ok := strings.CutPrefix(s, "app_")
-	return ok && len(digits) == 32 && isLowerHex(digits)
-}
+// isAppID reports whether s is "app_" or "app_staging_" followed by 32
+// lowercase hex digits.
+func isAppID(s string) bool { return record.ValidAppID(s) }
 
 func isLowerHex(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -106,14 +106,15 @@ func isJSON(contentType string) bool {
 // means absent or null.
 type rawRequest struct {
 	protocolVersion, nonce, action, environment *string
-	sessionID                                   *string
 	responses                                   []rawItem
 	haveResponses                               bool
+	sessionID                                   *string // 4.0 session proofs
 }
 
 type rawItem struct {
 	identifier, merkleRoot, nullifier, proof, signalHash *string
 	maxAge                                               *int64
+	v4                                                   rawItemV4 // request4.go
 }
 
 // decodeBody reads the body with internal/strictjson, which rejects
@@ -156,10 +157,10 @@ func (raw *rawRequest) member(name string, v strictjson.Value, maxResponses int)
 		dst = new(*string) // type-checked, not stored (doc.go)
 	case "environment":
 		dst = &raw.environment
-	case "session_id":
-		dst = &raw.sessionID
 	case "responses":
 		return raw.items(v, name, maxResponses)
+	case "session_id":
+		dst = &raw.sessionID
 	default:
 		return nil
 	}
@@ -177,12 +178,13 @@ func (it *rawItem) member(name string, v strictjson.Value, path string) *Error {
 	case "nullifier":
 		dst = &it.nullifier
 	case "proof":
-		dst = &it.proof
+		return it.readProof(v, path+".proof")
 	case "signal_hash":
 		dst = &it.signalHash
 	case "max_age":
 		return integer(v, path+".max_age", &it.maxAge)
 	default:
+		it.v4.member(name, v)
 		return nil
 	}
 	return str(v, path+"."+name, dst)
@@ -273,13 +275,14 @@ func (raw *rawRequest) validate() (*request, *Error) {
 	if err != nil {
 		return nil, err
 	}
-	if version != protocolVersion {
-		return nil, invalid("protocol_version", `must be "3.0"`)
+	if version == protocolVersionV4 {
+		return raw.validateV4()
 	}
-	// Sessions belong to a later protocol; the portal refuses session_id
-	// with 3.0 rather than ignore it (issue 17).
+	if version != protocolVersion {
+		return nil, invalid("protocol_version", `must be "3.0" or "4.0"`)
+	}
 	if raw.sessionID != nil {
-		return nil, invalid("session_id", `is not supported with protocol_version "3.0"`)
+		return nil, invalid("session_id", `is only for protocol_version "4.0"`)
 	}
 	if _, err := required(raw.nonce, "nonce"); err != nil {
 		return nil, err
@@ -298,7 +301,8 @@ func (raw *rawRequest) validate() (*request, *Error) {
 	if len(raw.responses) == 0 {
 		return nil, invalid("responses", "must hold at least one item")
 	}
-	req := &request{action: action, environment: env, verifierEnv: verifierEnv, claims: make([]record.Claim, len(raw.responses))}
+	req := &request{action: action, environment: env, verifierEnv: verifierEnv, envDefault: raw.environment == nil,
+		claims: make([]record.Claim, len(raw.responses))}
 	for i, it := range raw.responses {
 		c, err := it.claim(fmt.Sprintf("responses[%d]", i))
 		if err != nil {
@@ -343,6 +347,9 @@ func (it rawItem) claim(path string) (record.Claim, *Error) {
 		return c, invalid(path+".identifier", "must be one of orb, device, document, secure_document, face, selfie")
 	}
 	c.Identifier = id
+	if it.v4.proofWords != nil {
+		return c, invalid(path+".proof", "must be a string (protocol 3.0)")
+	}
 	if c.MerkleRoot, err = fieldElement(it.merkleRoot, path+".merkle_root", anyHex); err != nil {
 		return c, err
 	}

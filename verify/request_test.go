@@ -80,7 +80,11 @@ func TestBadRequests(t *testing.T) {
 
 		{"protocol_version missing", `{"nonce":"n","action":"vote",` + items(validItem) + `}`, codeValidation, "protocol_version"},
 		{"protocol_version number", `{"protocol_version":3.0,"nonce":"n","action":"vote",` + items(validItem) + `}`, codeValidation, "protocol_version"},
-		{"protocol_version 4.0", `{"protocol_version":"4.0","nonce":"n","action":"vote",` + items(validItem) + `}`, codeValidation, "protocol_version"},
+		{"protocol_version 5.0", `{"protocol_version":"5.0","nonce":"n","action":"vote",` + items(validItem) + `}`, codeValidation, "protocol_version"},
+		{"protocol_version 4.0, nonce not a number", `{"protocol_version":"4.0","nonce":"n","action":"vote",` + items(validItem) + `}`, codeValidation, "nonce"},
+		{"protocol_version 4.0, 3.0 item", `{"protocol_version":"4.0","nonce":"1","action":"vote",` + items(validItem) + `}`, codeValidation, "responses[0].proof"},
+		{"session_id in 3.0", body(items(validItem) + `,"session_id":"1"`), codeValidation, "session_id"},
+		{"4.0 item in 3.0", body(items(itemWith(`"proof":["1","2","3","4","5"]`))), codeValidation, "responses[0].proof"},
 		{"nonce missing", `{"protocol_version":"3.0","action":"vote",` + items(validItem) + `}`, codeValidation, "nonce"},
 		{"nonce empty", `{"protocol_version":"3.0","nonce":"","action":"vote",` + items(validItem) + `}`, codeValidation, "nonce"},
 		{"nonce object", `{"protocol_version":"3.0","nonce":{},"action":"vote",` + items(validItem) + `}`, codeValidation, "nonce"},
@@ -169,6 +173,8 @@ func TestAcceptedVariants(t *testing.T) {
 		{"minimal", body(items(validItem))},
 		{"unknown members", body(items(itemWith(`"verification_level":"orb"`), itemWith(`"extra":{"a":[1,2,{"b":null}]}`)) +
 			`,"user_presence_completed":true,"session_id":null,"integrity_bundle":{"version":1}`)},
+		{"4.0 members ignored in 3.0", body(items(itemWith(`"issuer_schema_id":{}`), itemWith(`"expires_at_min":"x"`),
+			itemWith(`"session_nullifier":7`), itemWith(`"credential_genesis_issued_at_min":[]`)))},
 		{"nulls are absent", body(items(itemWith(`"signal_hash":null`), itemWith(`"max_age":null`)) + `,"environment":null,"action_description":null`)},
 		{"every identifier", body(items(itemWith(`"identifier":"device"`), itemWith(`"identifier":"document"`),
 			itemWith(`"identifier":"secure_document"`), itemWith(`"identifier":"face"`), itemWith(`"identifier":"selfie"`)))},
@@ -290,6 +296,10 @@ func FuzzVerify(f *testing.F) {
 	f.Add(body(items(itemWith(`"nullifier":"` + pHex + `"`))))
 	f.Add(body(items(itemWith(`"proof":"invalid_proof"`))))
 	f.Add(`{"a":{"b":[` + validItem + `]}}`)
+	f.Add(v4Body(""))
+	f.Add(v4Body(`"environment":"staging",`, v4ItemWith(`"0x05"`, `"`+pHex+`"`), validItem))
+	f.Add(`{"protocol_version":"4.0","nonce":"1","session_id":"session_` + strings.Repeat("ab", 64) + `","responses":[` +
+		strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":["0x0b","12"]`, 1) + `]}`)
 	f.Add(`[`)
 	var v fieldElementVectors
 	vectors.Load(f, "field_element.json", &v)

@@ -34,12 +34,21 @@ type Checker interface {
 	CheckClaim(ctx context.Context, c record.Claim) error
 }
 
+// CheckerV4 verifies one World ID 4.0 proof, with the same contract as
+// Checker: nil, a *record.ProofError, or a failure of the checker itself.
+type CheckerV4 interface {
+	CheckClaimV4(ctx context.Context, c record.ClaimV4) error
+}
+
 // Options configures the endpoint.
 type Options struct {
 	Store   Store   // required
 	Checker Checker // required
-	Now     func() time.Time
-	Log     *slog.Logger
+	// CheckerV4 checks protocol 4.0 items; nil fails each of them with
+	// verification_failed.
+	CheckerV4 CheckerV4
+	Now       func() time.Time
+	Log       *slog.Logger
 	// MaxResponses caps the responses array; 0 means DefaultMaxResponses.
 	MaxResponses int
 }
@@ -48,6 +57,7 @@ type Options struct {
 type Handler struct {
 	store        Store
 	checker      Checker
+	checkerV4    CheckerV4
 	now          func() time.Time
 	log          *slog.Logger
 	maxResponses int
@@ -64,7 +74,7 @@ func New(o Options) (*Handler, error) {
 	case o.MaxResponses < 0:
 		return nil, fmt.Errorf("verify: Options.MaxResponses %d is negative", o.MaxResponses)
 	}
-	h := &Handler{store: o.Store, checker: o.Checker, now: o.Now, log: o.Log, maxResponses: o.MaxResponses}
+	h := &Handler{store: o.Store, checker: o.Checker, checkerV4: o.CheckerV4, now: o.Now, log: o.Log, maxResponses: o.MaxResponses}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -131,9 +141,18 @@ const (
 
 // verify answers a parsed request: resolve the app, check every item,
 // record the verification.
-func (h *Handler) verify(ctx context.Context, req *request) (*Response, *Error) {
+func (h *Handler) verify(ctx context.Context, req *request) (any, *Error) {
 	app, err := h.app(ctx, req.routeID)
 	if err != nil {
+		return nil, err
+	}
+	if app.Disabled {
+		return nil, &Error{Status: http.StatusForbidden, Code: codeAppDisabled, Detail: "This app is disabled by the operator."}
+	}
+	if req.v4 != nil {
+		return h.verifyV4(ctx, app, req)
+	}
+	if err := stagingEnvironment(app, req); err != nil {
 		return nil, err
 	}
 	for i := range req.claims {
@@ -141,6 +160,26 @@ func (h *Handler) verify(ctx context.Context, req *request) (*Response, *Error) 
 		req.claims[i].AppID = app.ID
 	}
 	return h.record(ctx, app, req, h.checkAll(ctx, req.claims))
+}
+
+// stagingEnvironment checks a staging app's proofs in the staging
+// environment, as the developer portal does: an absent environment means
+// staging, and production is refused.
+func stagingEnvironment(app record.App, req *request) *Error {
+	if !app.Staging {
+		return nil
+	}
+	if req.envDefault {
+		req.environment = "staging"
+	}
+	if req.environment == "production" {
+		return invalid("environment", "must be staging (or sandbox): this is a staging app")
+	}
+	req.verifierEnv = "staging"
+	for i := range req.claims {
+		req.claims[i].Environment = "staging"
+	}
+	return nil
 }
 
 // app resolves a route id: rp_ ids directly, app_ ids through their app.

@@ -376,7 +376,8 @@ func TestRouting(t *testing.T) {
 		"/api/v4/verify/rp_0123456789abcde",     // short
 		"/api/v4/verify/rp_0123456789abcdef0",   // long
 		"/api/v4/verify/app_0123456789abcdef",   // short app id
-		"/api/v4/verify/app_staging_0123456789", // upstream staging ids are not issued here
+		"/api/v4/verify/app_staging_0123456789", // short staging id
+		"/api/v4/verify/app_staging_0123456789ABCDEF0123456789abcdef",
 		"/api/v4/verify/rp_%2F..%2F..%2Fadmin",
 		"/api/v4/verify/%72p_0123456789abcdef%2F",
 		"/api/v4/verify/",
@@ -387,7 +388,8 @@ func TestRouting(t *testing.T) {
 	if e.store.lookups != lookups {
 		t.Errorf("malformed ids reached the store")
 	}
-	for _, path := range []string{"/api/v4/verify/rp_ffffffffffffffff", "/api/v4/verify/app_ffffffffffffffffffffffffffffffff"} {
+	for _, path := range []string{"/api/v4/verify/rp_ffffffffffffffff", "/api/v4/verify/app_ffffffffffffffffffffffffffffffff",
+		"/api/v4/verify/app_staging_ffffffffffffffffffffffffffffffff"} {
 		wantError(t, e.post(path, body), http.StatusNotFound, codeNotFound, "")
 	}
 	// Percent-encoded but valid: the mux unescapes the path segment.
@@ -417,5 +419,43 @@ func TestNew(t *testing.T) {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
 		}
+	}
+}
+
+// A staging app (imported from the developer portal, app_staging_ id) is
+// found by its id and checked in the staging environment; a disabled app
+// is refused before any check.
+func TestStagingAndDisabledApps(t *testing.T) {
+	const stagingID = "app_staging_0123456789abcdef0123456789abcdef"
+	const stagingRP = "rp_00000000000000aa"
+	e := newEnv(t)
+	e.store.apps = append(e.store.apps, record.App{ID: stagingID, RPID: stagingRP, Staging: true})
+	body := newRequest(item("valid", nullifierA))
+	for _, path := range []string{"/api/v4/verify/" + stagingID, "/api/v4/verify/" + stagingRP} {
+		resp := wantSuccess(t, e.post(path, body.json(t)))
+		if resp.Environment != "staging" {
+			t.Errorf("%s: environment %q, want staging", path, resp.Environment)
+		}
+	}
+	for _, c := range e.checker.seen() {
+		if c.Environment != "staging" || c.AppID != stagingID {
+			t.Errorf("claim checked as %s for %s, want staging for %s", c.Environment, c.AppID, stagingID)
+		}
+	}
+	sandbox := body
+	sandbox.Environment = "sandbox"
+	if resp := wantSuccess(t, e.post("/api/v4/verify/"+stagingID, sandbox.json(t))); resp.Environment != "sandbox" {
+		t.Errorf("sandbox echoed as %q", resp.Environment)
+	}
+	production := body
+	production.Environment = "production"
+	wantError(t, e.post("/api/v4/verify/"+stagingID, production.json(t)), http.StatusBadRequest, codeValidation, "environment")
+
+	e.store.apps[0].Disabled = true
+	checks := len(e.checker.seen())
+	wantError(t, e.post(rpPath, body.json(t)), http.StatusForbidden, codeAppDisabled, "")
+	wantError(t, e.post(appPath, body.json(t)), http.StatusForbidden, codeAppDisabled, "")
+	if len(e.checker.seen()) != checks {
+		t.Error("a disabled app's proofs were checked")
 	}
 }

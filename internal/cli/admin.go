@@ -72,8 +72,12 @@ func adminCommands() map[string]adminCommand {
 		identityReq admin.AddIdentityRequest
 		rootReq     admin.AddRootRequest
 		limitReq    admin.ActionLimitRequest
+		anchorReq   admin.AnchorRequest
 		orbID       string
 		idFile      string
+		replace     bool
+		newName     string
+		newURIs     stringList
 	)
 	tree := func(identifier, environment *string) func(fs *flag.FlagSet) {
 		return func(fs *flag.FlagSet) {
@@ -99,12 +103,55 @@ func adminCommands() map[string]adminCommand {
 				list, err := c.Apps(ctx)
 				var b strings.Builder
 				tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "APP_ID\tRP_ID\tNAME\tREDIRECT_URIS")
+				fmt.Fprintln(tw, "APP_ID\tRP_ID\tENVIRONMENT\tSTATE\tCREATED\tUPDATED\tNAME\tREDIRECT_URIS")
 				for _, a := range list.Apps {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.AppID, a.RPID, a.Name, strings.Join(a.RedirectURIs, " "))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.AppID, a.RPID, a.Environment, a.State,
+						stamp(a.CreatedAt), stamp(a.UpdatedAt), a.Name, strings.Join(a.RedirectURIs, " "))
 				}
 				tw.Flush()
 				return list, b.String(), err
+			},
+		},
+		"app import": {
+			args:  "FILE",
+			flags: func(fs *flag.FlagSet) { fs.BoolVar(&replace, "replace", false, "replace apps whose app_id exists") },
+			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
+				return importApps(ctx, c, args[0], replace)
+			},
+		},
+		"app update": {
+			args: "APP_ID",
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&newName, "name", "", "new name")
+				fs.Var(&newURIs, "redirect-uri", "new redirect URIs (repeatable; replace all)")
+			},
+			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
+				var req admin.UpdateAppRequest
+				if newName != "" {
+					req.Name = &newName
+				}
+				if len(newURIs) > 0 {
+					uris := []string(newURIs)
+					req.RedirectURIs = &uris
+				}
+				a, err := c.UpdateApp(ctx, args[0], req)
+				return a, fmt.Sprintf("app %s updated: name %q, redirect_uris %s\n", a.AppID, a.Name, strings.Join(a.RedirectURIs, " ")), err
+			},
+		},
+		"app rotate-secret": {
+			args: "APP_ID",
+			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
+				s, err := c.RotateSecret(ctx, args[0])
+				return s, fmt.Sprintf("client_secret %s   (shown once: store it now; the old secret no longer works)\n", s.ClientSecret), err
+			},
+		},
+		"app disable": appSwitch(false),
+		"app enable":  appSwitch(true),
+		"app delete": {
+			args: "APP_ID",
+			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
+				err := c.DeleteApp(ctx, args[0])
+				return map[string]string{"app_id": args[0], "status": "deleted"}, "app " + args[0] + " deleted\n", err
 			},
 		},
 		"identity add": {
@@ -122,11 +169,40 @@ func adminCommands() map[string]adminCommand {
 			flags: func(fs *flag.FlagSet) {
 				tree(&rootReq.Identifier, &rootReq.Environment)(fs)
 				fs.IntVar(&rootReq.Depth, "depth", 30, "tree depth: selects the published Semaphore v3 verifying key")
+				fs.StringVar(&rootReq.ProtocolVersion, "protocol", "3.0", `"3.0", or "4.0" for a root of World's 4.0 registry (-identifier and -depth then do not apply)`)
 			},
 			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
 				rootReq.Root = args[0]
 				added, err := c.AddRoot(ctx, rootReq)
+				if rootReq.ProtocolVersion == "4.0" {
+					return added, fmt.Sprintf("World ID 4.0 root %s added (%s)\n", added.Root, added.Environment), err
+				}
 				return added, fmt.Sprintf("external root %s added to %s/%s (depth %d)\n", added.Root, added.Identifier, added.Environment, added.Depth), err
+			},
+		},
+		"anchor set": {
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&anchorReq.Kind, "kind", "", "issuer_key (of an issuer_schema_id) or oprf_key (of an rp_id)")
+				fs.StringVar(&anchorReq.ID, "id", "", "the issuer_schema_id in decimal, or the rp_id (rp_…)")
+				fs.StringVar(&anchorReq.X, "x", "", "BabyJubJub x coordinate, decimal or 0x-hex")
+				fs.StringVar(&anchorReq.Y, "y", "", "BabyJubJub y coordinate, decimal or 0x-hex")
+			},
+			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
+				set, err := c.SetAnchor(ctx, anchorReq)
+				return set, fmt.Sprintf("%s of %s set\n", set.Kind, set.ID), err
+			},
+		},
+		"anchor list": {
+			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
+				list, err := c.Anchors(ctx)
+				var b strings.Builder
+				tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "KIND\tID\tX\tY")
+				for _, a := range list.Anchors {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Kind, a.ID, a.X, a.Y)
+				}
+				tw.Flush()
+				return list, b.String(), err
 			},
 		},
 		"action limit": {
@@ -139,6 +215,27 @@ func adminCommands() map[string]adminCommand {
 			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
 				set, err := c.SetActionLimit(ctx, limitReq)
 				return set, fmt.Sprintf("action %q of %s (%s): max_verifications %d\n", set.Action, set.RPID, set.Environment, set.MaxVerifications), err
+			},
+		},
+		"keys list": {
+			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
+				list, err := c.Keys(ctx)
+				var b strings.Builder
+				tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "KID\tSTATE\tCREATED\tACTIVATES\tRETIRES")
+				for _, k := range list.Keys {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.KID, k.State, stamp(k.CreatedAt), stamp(k.ActivatesAt), stamp(k.RetiresAt))
+				}
+				tw.Flush()
+				return list, b.String(), err
+			},
+		},
+		"keys revoke": {
+			args: "KID",
+			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
+				err := c.RevokeKey(ctx, args[0])
+				return map[string]string{"kid": args[0], "status": "revoked"},
+					"signing key " + args[0] + " revoked: it left the JWKS and its tokens are inactive; if it was signing, a new key signs now\n", err
 			},
 		},
 		"keys rotate": {
@@ -166,6 +263,69 @@ func adminCommands() map[string]adminCommand {
 		"refresh enable":  refreshSwitch(true),
 		"refresh disable": refreshSwitch(false),
 	}
+}
+
+func appSwitch(enable bool) adminCommand {
+	return adminCommand{args: "APP_ID", call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
+		a, err := c.SetAppEnabled(ctx, args[0], enable)
+		return a, "app " + a.AppID + " " + a.State + "\n", err
+	}}
+}
+
+// stamp formats an admin timestamp for tables; "-" for none.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// importApps reads the whole file and refuses it (naming the line) before
+// sending anything if a line is malformed, an id repeats, or, without
+// -replace, an app_id or rp_id is already registered.
+func importApps(ctx context.Context, c *admin.Client, path string, replace bool) (any, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	reqs, err := admin.ParseImportLines(f, path)
+	if err != nil {
+		return nil, "", err
+	}
+	existing, err := c.Apps(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	taken := map[string]string{}
+	for _, a := range existing.Apps {
+		taken[a.AppID], taken[a.RPID] = a.AppID, a.AppID
+	}
+	for _, r := range reqs {
+		if owner, ok := taken[r.AppID]; ok && !replace {
+			return nil, "", fmt.Errorf("%s: app_id %s is already registered (use -replace to overwrite it); nothing imported", path, owner)
+		}
+		if owner, ok := taken[r.RPID]; ok && owner != r.AppID {
+			return nil, "", fmt.Errorf("%s: rp_id %s belongs to app %s; nothing imported", path, r.RPID, owner)
+		}
+	}
+	var (
+		out  []admin.ImportedApp
+		text strings.Builder
+	)
+	for i, r := range reqs {
+		r.Replace = replace
+		a, err := c.ImportApp(ctx, r)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: app %s: %w (the %d before were imported)", path, r.AppID, err, i)
+		}
+		out = append(out, a)
+		fmt.Fprintf(&text, "imported %s (%s, %s)\n", a.AppID, a.RPID, a.Environment)
+		if a.ClientSecret != "" {
+			fmt.Fprintf(&text, "  client_secret %s   (generated, shown once: store it now)\n", a.ClientSecret)
+		}
+	}
+	return out, text.String(), nil
 }
 
 func refreshSwitch(on bool) adminCommand {

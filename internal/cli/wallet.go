@@ -78,7 +78,7 @@ func walletProve(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args []
 	var req wallet.ProofRequest
 	fs.StringVar(&req.AppID, "app", "", "app_id the proof is for (required)")
 	fs.StringVar(&req.Action, "action", "", "action")
-	fs.StringVar(&req.Signal, "signal", "", "signal (0x-hex is hashed as bytes, anything else as UTF-8)")
+	fs.StringVar(&req.Signal, "signal", "", "signal, hashed as IDKit 4 does: 0x and an even number of hex digits as bytes, anything else (0x alone too) as UTF-8")
 	fs.StringVar(&req.Identifier, "identifier", "orb", "tree to prove membership of")
 	fs.StringVar(&req.Environment, "environment", "production", "production or staging")
 	if err := parseFlagsWithArgs(fs, args, 0); err != nil {

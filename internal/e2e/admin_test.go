@@ -144,6 +144,19 @@ func (e *hostileEnv) adminCases(t *testing.T) []hostileCase {
 		bad("rp id traversal", "/admin/actions", `{"rp_id":"../rp","action":"a","max_verifications":1}`),
 		bad("negative limit", "/admin/actions", `{"rp_id":"`+e.rp.app.RPID+`","action":"a","max_verifications":-1}`),
 		{name: "limit for an unknown rp", send: adminCall(http.MethodPost, "/admin/actions", `{"rp_id":"rp_0000000000000000","action":"a","max_verifications":1}`), status: 404, code: "not_found"},
+		bad("import: malformed app_id", "/admin/apps/import", `{"app_id":"app_staging_123","rp_id":"rp_0000000000000001","name":"x","redirect_uris":[]}`),
+		bad("import: upper-case rp_id", "/admin/apps/import", `{"app_id":"app_00000000000000000000000000000001","rp_id":"rp_000000000000000A","name":"x","redirect_uris":[]}`),
+		bad("import: staging id in production", "/admin/apps/import", `{"app_id":"app_staging_00000000000000000000000000000001","rp_id":"rp_0000000000000001","name":"x","redirect_uris":[],"environment":"production"}`),
+		bad("import: duplicate member", "/admin/apps/import", `{"app_id":"app_00000000000000000000000000000001","app_id":"app_00000000000000000000000000000002","rp_id":"rp_0000000000000001","name":"x","redirect_uris":[]}`),
+		{name: "import: taken app_id", send: adminCall(http.MethodPost, "/admin/apps/import", `{"app_id":"`+e.rp.app.AppID+`","rp_id":"rp_0000000000000001","name":"x","redirect_uris":[]}`), status: 409, code: "conflict"},
+		{name: "import: taken rp_id", send: adminCall(http.MethodPost, "/admin/apps/import", `{"app_id":"app_00000000000000000000000000000001","rp_id":"`+e.rp.app.RPID+`","name":"x","redirect_uris":[]}`), status: 409, code: "conflict"},
+		bad("update: bad redirect", "/admin/apps/"+e.rp.app.AppID, `{"redirect_uris":["http://evil.example/cb"]}`),
+		bad("update: nothing", "/admin/apps/"+e.rp.app.AppID, `{}`),
+		{name: "update: unknown app", send: adminCall(http.MethodPost, "/admin/apps/app_00000000000000000000000000000001", `{"name":"x"}`), status: 404, code: "not_found"},
+		{name: "disable: unknown app", send: adminCall(http.MethodPost, "/admin/apps/app_00000000000000000000000000000001/disable", ""), status: 404, code: "not_found"},
+		{name: "delete: malformed id", send: adminCall(http.MethodDelete, "/admin/apps/app_%2e%2e", ""), status: 404, code: "not_found"},
+		{name: "revoke: unknown kid", send: adminCall(http.MethodPost, "/admin/keys/nokid/revoke", ""), status: 404, code: "not_found"},
+		{name: "backup: POST", send: adminCall(http.MethodPost, "/admin/backup", ""), status: 405, code: "method_not_allowed"},
 	}
 }
 

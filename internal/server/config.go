@@ -17,6 +17,8 @@ import (
 
 	"worldid/internal/forwarded"
 	"worldid/refresh"
+	"worldid/registry"
+	"worldid/rootsource"
 )
 
 // Config is everything `worldid serve` needs; every field comes from a flag
@@ -41,11 +43,18 @@ type Config struct {
 	// acknowledged (store.ErrDataLoss) with what they hold.
 	AcceptDataLoss bool // -accept-data-loss
 
+	// World ID roots and 4.0 proofs.
+	RootsRPC      string        // -roots-rpc: chain=URL,…: JSON-RPC endpoints of the root source
+	RootsContract string        // -roots-contract: tree=chain:kind:0xaddress,…: contracts beyond or instead of the defaults
+	MinExpiration time.Duration // -min-expiration: WorldIDVerifier's minimum expiration threshold for 4.0 proofs
+
 	// Deployment: TLS and reverse proxies (design.md §1).
 	TLSCert, TLSKey string // -tls-cert, -tls-key: PEM files; HTTPS on the public listener
 	TrustedProxies  string // -trusted-proxies: CIDRs whose X-Forwarded-For is believed
 
-	sunset         time.Time      // parsed Sunset
+	sunset         time.Time // parsed Sunset
+	rootsRPC       map[string]string
+	rootsContracts []rootsource.Contract
 	tls            *tls.Config    // loaded TLSCert/TLSKey, or nil
 	trustedProxies []netip.Prefix // parsed TrustedProxies
 }
@@ -70,6 +79,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.NoBatching, "no-batching", false, "verify concurrent Groth16 proofs one by one instead of in batches")
 	fs.BoolVar(&c.AcceptDataLoss, "accept-data-loss", false, "start even though the JSON store's files hold less than it had acknowledged (a missing or older state.json or journal.jsonl); use once, after deciding that no backup is better")
 	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
+	fs.StringVar(&c.RootsRPC, "roots-rpc", "", "root source: comma-separated chain=URL JSON-RPC endpoints (chains of the default contracts: ethereum, sepolia, worldchain); default none")
+	fs.StringVar(&c.RootsContract, "roots-contract", "", "root source: comma-separated tree=chain:kind:0xaddress, kind identity-manager (3.0) or registry (4.0); added to, or replacing per tree, World's defaults")
+	fs.DurationVar(&c.MinExpiration, "min-expiration", registry.DefaultMinExpiration, "World ID 4.0: how far in the past a proof's expires_at_min may lie (0: the default)")
 }
 
 // Validate checks every field and names the failing ones.
@@ -110,6 +122,10 @@ func (c *Config) Validate() error {
 	if c.trustedProxies, err = forwarded.ParsePrefixes(c.TrustedProxies); err != nil {
 		errs = append(errs, fmt.Errorf("trusted-proxies: %w", err))
 	}
+	if c.MinExpiration < 0 {
+		errs = append(errs, errors.New("min-expiration: must not be negative"))
+	}
+	errs = append(errs, c.parseRoots())
 	errs = append(errs, c.loadTLS())
 	return errors.Join(errs...)
 }
@@ -208,4 +224,50 @@ func Version() string {
 		}
 	}
 	return v + " " + info.GoVersion
+}
+
+// parseRoots reads -roots-rpc and -roots-contract.
+func (c *Config) parseRoots() error {
+	c.rootsRPC = map[string]string{}
+	var errs []error
+	for _, entry := range splitList(c.RootsRPC) {
+		chain, u, ok := strings.Cut(entry, "=")
+		if pu, err := url.Parse(u); !ok || chain == "" || err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			errs = append(errs, errors.New("roots-rpc: entries must be chain=http(s)://host/…")) // never echo: URLs may hold API keys
+			continue
+		}
+		c.rootsRPC[chain] = u
+	}
+	c.rootsContracts = rootsource.DefaultContracts()
+	for _, entry := range splitList(c.RootsContract) {
+		ct, err := rootsource.ParseContract(entry)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("roots-contract: %w", err))
+			continue
+		}
+		c.rootsContracts = append(c.rootsContracts, ct)
+	}
+	return errors.Join(errs...)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// rootSource is the registry's root source, or nil without -roots-rpc.
+func (c *Config) rootSource() (registry.RootSource, map[string]string, error) {
+	if len(c.rootsRPC) == 0 {
+		return nil, nil, nil
+	}
+	src, err := rootsource.New(rootsource.Options{RPC: c.rootsRPC, Contracts: c.rootsContracts})
+	if err != nil {
+		return nil, nil, err
+	}
+	return src, src.Trees(), nil
 }

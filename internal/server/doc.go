@@ -2,7 +2,10 @@
 // (flags with WORLDID_* fallbacks, validated in one place), the data
 // directory (admin token, key files, first-start setup), the storage backend
 // (the JSON store or PostgreSQL), every handler given the store it declares,
-// both listeners with all timeouts set, and the bounded shutdown.
+// both listeners with all timeouts set, and the bounded shutdown; and the
+// offline operations that open a backend themselves: Restore (a backup into
+// an empty data dir or database) and Migrate (a stopped JSON-store data dir
+// into an empty PostgreSQL database, verified table by table).
 //
 // Store health: the backend's Health is checked every second and on each
 // GET /healthz (never two checks at once), which answers 503 with the

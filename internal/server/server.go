@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"worldid/admin"
+	"worldid/backup"
 	"worldid/internal/forwarded"
 	"worldid/internal/metrics"
 	"worldid/oidc"
+	"worldid/record"
 	"worldid/refresh"
 	"worldid/registry"
 	"worldid/store"
@@ -64,6 +66,14 @@ type backend interface {
 	Close() error
 }
 
+// storeName names the backend in a backup's header.
+func storeName(cfg Config) string {
+	if cfg.Store == "" {
+		return "json"
+	}
+	return "postgres"
+}
+
 // openBackend opens the embedded JSON store in the data dir, or PostgreSQL
 // when -store names one.
 func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (backend, error) {
@@ -103,9 +113,25 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	ids, err := registry.Open(ctx, registry.Options{Store: s.db, LocalKey: localKey, Now: time.Now, Rand: cfg.batchRand()})
+	issuerKey, err := loadOrCreateIssuerKey(ctx, cfg.DataDir, shared, rand.Reader)
 	if err != nil {
 		return nil, err
+	}
+	roots, rootTrees, err := cfg.rootSource()
+	if err != nil {
+		return nil, err
+	}
+	// Our own PoH credential issuer is schema 1's issuer unless the
+	// operator stores another key (registry/v4.go).
+	x, y := issuerKey.Public().Coordinates()
+	ids, err := registry.Open(ctx, registry.Options{Store: s.db, LocalKey: localKey, Now: time.Now, Rand: cfg.batchRand(),
+		Roots: roots, MinExpiration: cfg.MinExpiration,
+		DefaultAnchors: []record.TrustAnchor{{Kind: record.AnchorIssuerKey, ID: "1", X: x, Y: y}}})
+	if err != nil {
+		return nil, err
+	}
+	if roots != nil {
+		log.Info("root source", "trees", rootTrees)
 	}
 	s.closers = append(s.closers, func() error { ids.Close(); return nil })
 	s.background(ctx, func(ctx context.Context) {
@@ -131,7 +157,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	public.Handle("GET /healthz", health)
 	public.Handle("GET /metrics", m.Handler())
 	ids.Register(public, pkPath)
-	verifier, err := verify.New(verify.Options{Store: s.db, Checker: ids, Now: time.Now, Log: log})
+	verifier, err := verify.New(verify.Options{Store: s.db, Checker: ids, CheckerV4: ids, Now: time.Now, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -143,10 +169,6 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	}
 	signin.Register(public)
 	s.background(ctx, signin.Run)
-	issuerKey, err := loadOrCreateIssuerKey(ctx, cfg.DataDir, shared, rand.Reader)
-	if err != nil {
-		return nil, err
-	}
 	issuer, err := refresh.New(refresh.Options{Store: s.db, VerifyingKey: localKey, IssuerKey: issuerKey,
 		PerIP: cfg.refreshRate(), PerIDComm: cfg.refreshRate(), Reissue: cfg.Reissue, Now: time.Now, Rand: rand.Reader, Log: log})
 	if err != nil {
@@ -154,6 +176,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	}
 	issuer.Register(public)
 	adminAPI := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: signin,
+		StoreName: storeName(cfg), Files: func(ctx context.Context) ([]backup.File, error) { return dataFiles(ctx, cfg.DataDir, shared) },
 		ParseOrbKey: func(pem []byte) error { _, err := refresh.ParseOrbKeyPEM(pem); return err }, Rand: rand.Reader, Now: time.Now, Log: log})
 
 	s.serve(publicLn, forwarded.Middleware(cfg.trustedProxies, instrument.Wrap("public", public)), cfg.tls)

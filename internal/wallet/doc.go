@@ -14,9 +14,10 @@
 // It exercises the real public endpoints — never a bypass — and is what the
 // demo, the end-to-end tests and `worldid wallet` use.
 //
-// Signal hashing follows the IDKit SDKs (crypto.md §g): a string that looks
-// like 0x-prefixed, even-length hex is hashed as the bytes it encodes; any
-// other string as its UTF-8 bytes.
+// Signal hashing is IDKit 4's hashSignal (semaphore.HashSignal, crypto.md
+// §g): "0x" followed by a non-empty, even number of hex digits is hashed as
+// the bytes it encodes; any other string, "0x" alone included, as its
+// UTF-8 bytes.
 //
 // The identity file is JSON with mode 0600:
 //

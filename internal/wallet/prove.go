@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"strings"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
@@ -54,15 +52,8 @@ type ProofRequest struct {
 	Environment           string // production (default) or staging
 }
 
-// SignalHash hashes a signal the way the IDKit SDKs do.
-func SignalHash(signal string) fr.Element {
-	if rest, ok := strings.CutPrefix(signal, "0x"); ok && len(rest)%2 == 0 {
-		if b, err := hex.DecodeString(rest); err == nil {
-			return semaphore.HashToField(b)
-		}
-	}
-	return semaphore.HashToField([]byte(signal))
-}
+// SignalHash hashes a signal the way IDKit 4 does (semaphore.HashSignal).
+func SignalHash(signal string) fr.Element { return semaphore.HashSignal(signal) }
 
 // Prove makes a proof for req with the signal hashed by SignalHash.
 func (w *Wallet) Prove(ctx context.Context, req ProofRequest) (ResponseItem, error) {

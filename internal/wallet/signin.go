@@ -54,7 +54,8 @@ func (w *Wallet) PrepareSignIn(ctx context.Context, authorizeURL, verificationLe
 	q := link.Query()
 	// The page's signal has no 0x prefix, so SDK hashing is its UTF-8 bytes,
 	// as the server expects.
-	item, err := w.Prove(ctx, ProofRequest{AppID: q.Get("app_id"), Action: q.Get("action"), Signal: q.Get("signal"), Identifier: verificationLevel})
+	item, err := w.Prove(ctx, ProofRequest{AppID: q.Get("app_id"), Action: q.Get("action"), Signal: q.Get("signal"),
+		Identifier: verificationLevel, Environment: q.Get("environment")})
 	if err != nil {
 		return SignInSubmission{}, err
 	}

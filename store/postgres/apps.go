@@ -10,7 +10,7 @@ import (
 )
 
 // appColumns are the columns scanApp reads, in its order.
-const appColumns = "id, rp_id, name, secret_hash, redirect_uris, created_ns"
+const appColumns = "id, rp_id, name, secret_hash, redirect_uris, created_ns, staging, disabled, updated_ns"
 
 // CreateApp registers a. It returns an error wrapping record.ErrExists if
 // a.ID or a.RPID is taken (primary key, unique rp_id); the one INSERT
@@ -18,13 +18,69 @@ const appColumns = "id, rp_id, name, secret_hash, redirect_uris, created_ns"
 func (db *DB) CreateApp(ctx context.Context, a record.App) error {
 	ctx, cancel := db.deadline(ctx, callTimeout)
 	defer cancel()
+	_, err := db.pool.Exec(ctx, "INSERT INTO apps ("+appColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", appArgs(a)...)
+	return db.fail(ctx, err)
+}
+
+// appArgs are a's values in appColumns order.
+func appArgs(a record.App) []any {
 	uris := a.RedirectURIs
 	if uris == nil {
 		uris = []string{} // pgx sends nil as NULL
 	}
-	_, err := db.pool.Exec(ctx, "INSERT INTO apps ("+appColumns+") VALUES ($1, $2, $3, $4, $5, $6)",
-		a.ID, a.RPID, a.Name, a.SecretHash, uris, unixNano(a.CreatedAt))
+	return []any{a.ID, a.RPID, a.Name, a.SecretHash, uris, unixNano(a.CreatedAt), a.Staging, a.Disabled, unixNano(a.UpdatedAt)}
+}
+
+// ReplaceApp stores a under its ID, replacing the app of that ID if there
+// is one. It returns an error wrapping record.ErrExists if another app
+// holds a.RPID (the unique rp_id); then nothing changes.
+func (db *DB) ReplaceApp(ctx context.Context, a record.App) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
+	_, err := db.pool.Exec(ctx, "INSERT INTO apps ("+appColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (id) DO UPDATE SET rp_id = $2, name = $3, secret_hash = $4, redirect_uris = $5,
+		created_ns = $6, staging = $7, disabled = $8, updated_ns = $9`, appArgs(a)...)
 	return db.fail(ctx, err)
+}
+
+// UpdateApp applies change to the app with the given ID under its row lock
+// and returns the result; an unknown ID wraps record.ErrNotFound. change
+// may not alter the ID or the rp_id. If change returns an error, nothing
+// is written.
+func (db *DB) UpdateApp(ctx context.Context, id string, change func(*record.App) error) (a record.App, err error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
+	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, "SELECT "+appColumns+" FROM apps WHERE id = $1 FOR UPDATE", id)
+		if a, err = pgx.CollectOneRow(rows, scanApp); err != nil {
+			return err
+		}
+		rpID := a.RPID
+		if err := change(&a); err != nil {
+			return err
+		}
+		if a.ID != id || a.RPID != rpID {
+			return fmt.Errorf("store: UpdateApp may not change the ids of %q", id)
+		}
+		_, err := tx.Exec(ctx, "UPDATE apps SET rp_id = $2, name = $3, secret_hash = $4, redirect_uris = $5, created_ns = $6, staging = $7, disabled = $8, updated_ns = $9 WHERE id = $1", appArgs(a)...)
+		return err
+	})
+	if err != nil {
+		return record.App{}, db.failRead(ctx, fmt.Sprintf("app %q", id), err)
+	}
+	return a, nil
+}
+
+// DeleteApp removes the app; an unknown ID wraps record.ErrNotFound. Its
+// actions and nullifiers stay (see the JSON store's DeleteApp).
+func (db *DB) DeleteApp(ctx context.Context, id string) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
+	tag, err := db.pool.Exec(ctx, "DELETE FROM apps WHERE id = $1", id)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
+	return db.failRead(ctx, fmt.Sprintf("app %q", id), err)
 }
 
 // App returns the app with the given ID or an error wrapping
@@ -60,6 +116,7 @@ func (db *DB) Apps(ctx context.Context) ([]record.App, error) {
 }
 
 func scanApp(row pgx.CollectableRow) (a record.App, err error) {
-	err = row.Scan(&a.ID, &a.RPID, &a.Name, &a.SecretHash, &a.RedirectURIs, (*unixNano)(&a.CreatedAt))
+	err = row.Scan(&a.ID, &a.RPID, &a.Name, &a.SecretHash, &a.RedirectURIs, (*unixNano)(&a.CreatedAt),
+		&a.Staging, &a.Disabled, (*unixNano)(&a.UpdatedAt))
 	return a, err
 }

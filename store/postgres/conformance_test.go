@@ -1,9 +1,11 @@
 package postgres
 
 import (
+	"context"
 	"testing"
 
 	"worldid/admin"
+	"worldid/backup"
 	"worldid/oidc"
 	"worldid/refresh"
 	"worldid/registry"
@@ -52,5 +54,14 @@ func TestRegistryConformance(t *testing.T) {
 	storetest.RunRegistry(t, func(t *testing.T) (storetest.RegistryBackend, func() storetest.RegistryBackend) {
 		db, reopen := openFresh(t)
 		return db, func() storetest.RegistryBackend { return reopen() }
+	})
+}
+
+func TestBackupConformance(t *testing.T) {
+	storetest.RunBackup(t, func(t *testing.T) (storetest.BackupBackend, func(bool, func(backup.Emit) error) (storetest.BackupBackend, error)) {
+		db, _ := openFresh(t)
+		return db, func(force bool, load func(backup.Emit) error) (storetest.BackupBackend, error) {
+			return db, db.Restore(context.Background(), force, load)
+		}
 	})
 }

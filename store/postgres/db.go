@@ -32,6 +32,9 @@ const defaultConnectTimeout = 10 * time.Second
 const (
 	callTimeout = 5 * time.Second
 	bulkTimeout = time.Minute
+	// backupTimeout bounds a whole backup or restore, which reads or
+	// writes every table in one transaction.
+	backupTimeout = 10 * time.Minute
 	// healthTimeout bounds Health's round trip.
 	healthTimeout = 2 * time.Second
 )

@@ -56,6 +56,13 @@
 // with ON CONFLICT DO NOTHING and returns what is stored, so replicas that
 // start together all adopt the first one's file.
 //
+// Migration 3 adds trust_anchors (PK (kind, id), x, y, at_ns): World ID 4.0
+// trust anchors; AddTrustAnchor upserts (INSERT … ON CONFLICT DO UPDATE), so
+// setting an anchor again replaces it.
+// Migration 4 adds the app lifecycle columns to apps: staging and disabled
+// (booleans) and updated_ns (the last operator change; the zero time when
+// none).
+//
 // Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
 // JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero
 // time.Time is stored as -2^63, below every other time. A time outside the
@@ -123,9 +130,20 @@
 // deadline. A key PostgreSQL text cannot hold (U+0000,
 // invalid UTF-8) is never found; writing one fails.
 //
+// # Backup and restore
+//
+// Export emits every table in the logical format of package backup from one
+// REPEATABLE READ, read-only transaction: a consistent snapshot that blocks
+// no writer. Restore loads such rows (shared files included) in one
+// transaction after locking every table; it refuses a database with any row
+// (ErrNotEmpty) unless forced, when it truncates them first. Actions get
+// new identity ids; nullifiers are joined to them by (rp_id, environment,
+// action); tree sizes are derived from the leaves, which must be
+// contiguous from 0; orb keys are inserted in position order.
+//
 // # What it does not do
 //
-// It does not move data between the JSON store and PostgreSQL, route reads
+// It does not route reads
 // to replicas, retry failed calls, or prune nullifiers, actions or
 // refreshes (as the JSON store does not). Text other than actions cannot
 // hold U+0000: writing it fails, where the JSON store would accept it (the

@@ -60,6 +60,28 @@ func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
 	return db.failRead(ctx, fmt.Sprintf("signing key %q", id), err)
 }
 
+// RevokeSigningKey deletes the key with the given ID and, if replacement
+// is not nil, stores it, in one transaction; an unknown ID wraps
+// record.ErrNotFound and changes nothing.
+func (db *DB) RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "DELETE FROM signing_keys WHERE id = $1", id)
+		if err == nil && tag.RowsAffected() == 0 {
+			return pgx.ErrNoRows
+		}
+		if err != nil || replacement == nil {
+			return err
+		}
+		k := *replacement
+		_, err = tx.Exec(ctx, "INSERT INTO signing_keys (id, private_key, created_ns, activate_ns) VALUES ($1, $2, $3, $4)",
+			k.ID, k.PrivateKey, unixNano(k.CreatedAt), unixNano(k.ActivateAt))
+		return err
+	})
+	return db.failRead(ctx, fmt.Sprintf("signing key %q", id), err)
+}
+
 // signinColumns are the columns scanSignin reads, in its order.
 const signinColumns = "id, client_id, redirect_uri, response_type, response_mode, scope, state, nonce, code_challenge, signal, expires_ns"
 

@@ -92,3 +92,25 @@ func (db *DB) ExternalRoots(ctx context.Context) ([]record.ExternalRoot, error) 
 	})
 	return roots, db.fail(ctx, err)
 }
+
+// AddTrustAnchor stores a, replacing the anchor of the same kind and id.
+func (db *DB) AddTrustAnchor(ctx context.Context, a record.TrustAnchor) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
+	_, err := db.pool.Exec(ctx, `INSERT INTO trust_anchors (kind, id, x, y, at_ns) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (kind, id) DO UPDATE SET x = EXCLUDED.x, y = EXCLUDED.y, at_ns = EXCLUDED.at_ns`,
+		a.Kind, a.ID, a.X, a.Y, unixNano(a.At))
+	return db.fail(ctx, err)
+}
+
+// TrustAnchors returns every anchor, ordered by kind and id.
+func (db *DB) TrustAnchors(ctx context.Context) ([]record.TrustAnchor, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
+	rows := db.query(ctx, "SELECT kind, id, x, y, at_ns FROM trust_anchors ORDER BY kind, id")
+	anchors, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (a record.TrustAnchor, err error) {
+		err = row.Scan(&a.Kind, &a.ID, &a.X, &a.Y, (*unixNano)(&a.At))
+		return a, err
+	})
+	return anchors, db.fail(ctx, err)
+}

@@ -39,6 +39,7 @@ func TestSuitesCoverHandlerStores(t *testing.T) {
 		reflect.TypeFor[storetest.OIDCBackend](),
 		reflect.TypeFor[storetest.RefreshBackend](),
 		reflect.TypeFor[storetest.RegistryBackend](),
+		reflect.TypeFor[storetest.BackupBackend](),
 	}
 	covered := map[string]reflect.Type{}
 	for _, s := range suites {

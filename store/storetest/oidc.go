@@ -19,6 +19,7 @@ type OIDCBackend interface {
 	SigningKeys(ctx context.Context) ([]record.SigningKey, error)
 	AddSigningKey(ctx context.Context, k record.SigningKey, pendingAfter time.Time) error
 	DeleteSigningKey(ctx context.Context, id string) error
+	RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error
 	CreateSigninRequest(ctx context.Context, r record.SigninRequest) error
 	ConsumeSigninRequest(ctx context.Context, id string, now time.Time) (record.SigninRequest, error)
 	UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error
@@ -39,6 +40,7 @@ func RunOIDC(t *testing.T, open OIDCOpener) {
 	}{
 		{"SigningKeys", testSigningKeys},
 		{"ConcurrentFirstKey", testConcurrentFirstKey},
+		{"RevokeSigningKey", testRevokeSigningKey},
 		{"SigninRequests", testSigninRequests},
 		{"ConcurrentConsume", testConcurrentConsume},
 		{"ProofsOnce", testProofsOnce},
@@ -358,5 +360,35 @@ func testOIDCReopen(t *testing.T, open OIDCOpener) {
 	}
 	if _, err := b.ConsumeSigninRequest(ctx, r.ID, oidcT0); err != nil {
 		t.Fatalf("request forgotten: %v", err)
+	}
+}
+
+func testRevokeSigningKey(t *testing.T, open OIDCOpener) {
+	b, reopen := open(t)
+	ctx := context.Background()
+	for n := 1; n <= 2; n++ {
+		if err := b.AddSigningKey(ctx, oidcKey(n, oidcT0.Add(time.Duration(n)*time.Hour)), oidcT0.Add(time.Duration(n)*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replacement := oidcKey(3, oidcT0.Add(5*time.Hour))
+	if err := b.RevokeSigningKey(ctx, "kid-9", &replacement); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("RevokeSigningKey(unknown): %v, want ErrNotFound", err)
+	}
+	// A replacement whose ID is taken fails the whole revocation.
+	taken := oidcKey(1, oidcT0)
+	if err := b.RevokeSigningKey(ctx, "kid-2", &taken); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("RevokeSigningKey with a taken replacement ID: %v, want ErrExists", err)
+	}
+	if err := b.RevokeSigningKey(ctx, "kid-2", &replacement); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RevokeSigningKey(ctx, "kid-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	b = reopen()
+	keys, err := b.SigningKeys(ctx)
+	if err != nil || len(keys) != 1 || !oidcEqualKeys(keys[0], replacement) {
+		t.Fatalf("after revoking kid-2 (replaced) and kid-1: %+v, %v", keys, err)
 	}
 }

@@ -21,6 +21,8 @@ type RegistryBackend interface {
 	Leaves(ctx context.Context, tree string, from int) ([]record.Leaf, error)
 	AddExternalRoot(ctx context.Context, r record.ExternalRoot) error
 	ExternalRoots(ctx context.Context) ([]record.ExternalRoot, error)
+	AddTrustAnchor(ctx context.Context, a record.TrustAnchor) error
+	TrustAnchors(ctx context.Context) ([]record.TrustAnchor, error)
 }
 
 // RegistryOpener opens a fresh, empty backend for t, like Opener.
@@ -45,6 +47,7 @@ func RunRegistry(t *testing.T, open RegistryOpener) {
 		{"AppendLeavesAllOrNothing", testAppendLeavesAllOrNothing},
 		{"ConcurrentBatches", testConcurrentBatches},
 		{"AppendLeavesReopen", testAppendLeavesReopen},
+		{"TrustAnchors", testTrustAnchors},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
 	}
@@ -410,4 +413,42 @@ func testAppendLeavesReopen(t *testing.T, open RegistryOpener) {
 	mustAppendBatch(t, b, regTree, c2, regT0.Add(time.Second), 4)
 	b = reopen()
 	checkLeaves(t, b, regTree, 0, append(want, l2...))
+}
+
+// Trust anchors: one per kind and id, a second add replaces the first,
+// ordered by kind and id, kept across a reopen with the instant intact.
+func testTrustAnchors(t *testing.T, open RegistryOpener) {
+	b, reopen := open(t)
+	ctx := context.Background()
+	if got, err := b.TrustAnchors(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("empty store: %v, %v", got, err)
+	}
+	issuer := record.TrustAnchor{Kind: record.AnchorIssuerKey, ID: "1", X: regCommitment(1), Y: regCommitment(2), At: regT0}
+	oprf := record.TrustAnchor{Kind: record.AnchorOPRFKey, ID: "rp_0123456789abcdef", X: regCommitment(3), Y: regCommitment(4), At: regT0}
+	other := record.TrustAnchor{Kind: record.AnchorIssuerKey, ID: "2", X: regCommitment(5), Y: regCommitment(6), At: regT0}
+	for _, a := range []record.TrustAnchor{oprf, other, issuer} {
+		if err := b.AddTrustAnchor(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replaced := issuer
+	replaced.X, replaced.At = regCommitment(7), regT0.Add(time.Hour)
+	if err := b.AddTrustAnchor(ctx, replaced); err != nil {
+		t.Fatalf("replacing an anchor: %v", err)
+	}
+	want := []record.TrustAnchor{replaced, other, oprf}
+	for _, s := range []func() RegistryBackend{func() RegistryBackend { return b }, reopen} {
+		got, err := s().TrustAnchors(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("TrustAnchors = %+v, want %+v", got, want)
+		}
+		for i := range want {
+			if got[i].Kind != want[i].Kind || got[i].ID != want[i].ID || got[i].X != want[i].X || got[i].Y != want[i].Y || !got[i].At.Equal(want[i].At) {
+				t.Fatalf("TrustAnchors[%d] = %+v, want %+v", i, got[i], want[i])
+			}
+		}
+	}
 }

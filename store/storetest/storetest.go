@@ -30,6 +30,9 @@ type Backend interface {
 	// Health is nil while the backend accepts writes, else an error
 	// wrapping record.ErrUnavailable (server /healthz).
 	Health(ctx context.Context) error
+	ReplaceApp(ctx context.Context, a record.App) error
+	UpdateApp(ctx context.Context, id string, change func(*record.App) error) (record.App, error)
+	DeleteApp(ctx context.Context, id string) error
 }
 
 // Opener opens a fresh, empty backend for the subtest t and arranges for it
@@ -59,6 +62,11 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentDistinct", testConcurrentDistinct},
 		{"Reopen", testReopen},
 		{"Healthy", testHealthy},
+		{"LifecycleFields", testLifecycleFields},
+		{"ReplaceApp", testReplaceApp},
+		{"UpdateApp", testUpdateApp},
+		{"DeleteApp", testDeleteApp},
+		{"ConcurrentUpdates", testConcurrentUpdates},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
@@ -79,7 +87,8 @@ func testApp(id, rp int) record.App {
 
 func equalApps(a, b record.App) bool {
 	return a.ID == b.ID && a.RPID == b.RPID && a.Name == b.Name && a.SecretHash == b.SecretHash &&
-		slices.Equal(a.RedirectURIs, b.RedirectURIs) && a.CreatedAt.Equal(b.CreatedAt)
+		slices.Equal(a.RedirectURIs, b.RedirectURIs) && a.CreatedAt.Equal(b.CreatedAt) &&
+		a.Staging == b.Staging && a.Disabled == b.Disabled && a.UpdatedAt.Equal(b.UpdatedAt)
 }
 
 func mustCreate(t *testing.T, b Backend, a record.App) {

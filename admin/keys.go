@@ -1,0 +1,40 @@
+package admin
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"worldid/record"
+)
+
+// KeyList is the answer to GET /admin/keys.
+type KeyList struct {
+	Keys []record.KeyInfo `json:"keys"`
+}
+
+func (a *api) listKeys(w http.ResponseWriter, r *http.Request) {
+	keys, err := a.Keys.KeyList(r.Context())
+	if err != nil {
+		writeError(w, a.Log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, KeyList{Keys: keys})
+}
+
+// revokeKey removes a (compromised) signing key now: it leaves the JWKS,
+// the tokens it signed stop verifying, and if it was signing, a new key
+// signs from now on.
+func (a *api) revokeKey(w http.ResponseWriter, r *http.Request) {
+	kid := r.PathValue("kid")
+	err := a.Keys.RevokeKey(r.Context(), kid)
+	if errors.Is(err, record.ErrNotFound) {
+		err = &Error{http.StatusNotFound, "not_found", fmt.Sprintf("no signing key %q", kid)}
+	}
+	if err != nil {
+		writeError(w, a.Log, err)
+		return
+	}
+	a.audit("signing key revoked", kid)
+	writeJSON(w, http.StatusOK, map[string]string{"kid": kid, "status": "revoked"})
+}

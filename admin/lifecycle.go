@@ -1,0 +1,304 @@
+package admin
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"worldid/record"
+)
+
+// App lifecycle: import with existing ids, update, secret rotation,
+// disable/enable, delete.
+
+// Bounds on an imported client secret: printable ASCII without spaces, long
+// enough that its fast hash (record.App.SecretHash) cannot be brute-forced
+// the way a password could.
+const (
+	minImportedSecret = 24
+	maxImportedSecret = 256
+)
+
+// ImportAppRequest is the body of POST /admin/apps/import and one line of
+// the file `worldid app import` reads: an app registered elsewhere (the
+// World ID developer portal), with its ids.
+type ImportAppRequest struct {
+	AppID        string   `json:"app_id"` // app_<32 hex> or app_staging_<32 hex>
+	RPID         string   `json:"rp_id"`  // rp_<16 hex>
+	Name         string   `json:"name"`
+	RedirectURIs []string `json:"redirect_uris"` // may be empty: a verify-only app
+	// Environment is production or staging; empty means staging for an
+	// app_staging_ id and production otherwise.
+	Environment string `json:"environment,omitempty"`
+	// ClientSecret is the app's existing secret, stored as its hash;
+	// empty: one is generated and shown once.
+	ClientSecret string `json:"client_secret,omitempty"`
+	// Replace an app of the same app_id instead of refusing it.
+	Replace bool `json:"replace,omitempty"`
+}
+
+// ImportedApp is the answer to POST /admin/apps/import; ClientSecret is
+// set only when it was generated.
+type ImportedApp struct {
+	AppInfo
+	ClientSecret string `json:"client_secret,omitempty"`
+}
+
+// UpdateAppRequest is the body of POST /admin/apps/{app_id}: the members
+// present are changed.
+type UpdateAppRequest struct {
+	Name         *string   `json:"name,omitempty"`
+	RedirectURIs *[]string `json:"redirect_uris,omitempty"`
+}
+
+// RotatedSecret is the answer to POST /admin/apps/{app_id}/secret.
+type RotatedSecret struct {
+	AppID        string `json:"app_id"`
+	ClientSecret string `json:"client_secret"`
+}
+
+// ValidateImport checks an import request as the admin route does, so
+// that `worldid app import` can refuse a bad file before sending any line.
+func ValidateImport(req *ImportAppRequest) error {
+	switch {
+	case !record.ValidAppID(req.AppID):
+		return badRequest("app_id %q is not app_ or app_staging_ followed by 32 lowercase hex digits", req.AppID)
+	case !record.ValidRPID(req.RPID):
+		return badRequest("rp_id %q is not rp_ followed by 16 lowercase hex digits", req.RPID)
+	}
+	staging := strings.HasPrefix(req.AppID, "app_staging_")
+	switch {
+	case req.Environment == "" && staging:
+		req.Environment = "staging"
+	case req.Environment == "":
+		req.Environment = "production"
+	case req.Environment != "production" && req.Environment != "staging":
+		return badRequest("environment must be production or staging")
+	case staging && req.Environment != "staging":
+		return badRequest("app_id %q is a staging id but environment is %s", req.AppID, req.Environment)
+	}
+	if err := validateName(req.Name); err != nil {
+		return err
+	}
+	if err := validateRedirectURIs(req.RedirectURIs, 0); err != nil {
+		return err
+	}
+	if s := req.ClientSecret; s != "" {
+		if len(s) < minImportedSecret || len(s) > maxImportedSecret || strings.IndexFunc(s, func(c rune) bool { return c <= ' ' || c > '~' }) >= 0 {
+			return badRequest("client_secret must be %d to %d printable ASCII characters without spaces", minImportedSecret, maxImportedSecret)
+		}
+	}
+	return nil
+}
+
+func validateRedirectURIs(uris []string, least int) error {
+	if len(uris) < least || len(uris) > maxRedirectURIs {
+		return badRequest("redirect_uris must hold %d to %d URIs", least, maxRedirectURIs)
+	}
+	for _, u := range uris {
+		if err := ValidateRedirectURI(u); err != nil {
+			return badRequest("redirect_uris: %v", err)
+		}
+	}
+	return nil
+}
+
+func (a *api) importApp(w http.ResponseWriter, r *http.Request) {
+	var req ImportAppRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeError(w, a.Log, err)
+		return
+	}
+	if err := ValidateImport(&req); err != nil {
+		writeError(w, a.Log, err)
+		return
+	}
+	secret, generated := req.ClientSecret, ""
+	if secret == "" {
+		var err error
+		if secret, err = newSecret(a.Rand); err != nil {
+			writeError(w, a.Log, err)
+			return
+		}
+		generated = secret
+	}
+	app := record.App{
+		ID: req.AppID, RPID: req.RPID, Name: req.Name, SecretHash: hashSecret(secret),
+		RedirectURIs: req.RedirectURIs, CreatedAt: a.Now().UTC(), Staging: req.Environment == "staging",
+	}
+	if app.RedirectURIs == nil {
+		app.RedirectURIs = []string{}
+	}
+	store := a.Store.CreateApp
+	if req.Replace {
+		store = a.Store.ReplaceApp
+	}
+	if err := store(r.Context(), app); err != nil {
+		if errors.Is(err, record.ErrExists) {
+			err = &Error{http.StatusConflict, "conflict", fmt.Sprintf("app_id %s or rp_id %s is taken (use replace for the app_id)", app.ID, app.RPID)}
+		}
+		writeError(w, a.Log, err)
+		return
+	}
+	a.audit(map[bool]string{false: "app imported", true: "app imported (replace)"}[req.Replace], app.ID, "rp_id", app.RPID, "environment", req.Environment)
+	writeJSON(w, http.StatusCreated, ImportedApp{AppInfo: infoOf(app), ClientSecret: generated})
+}
+
+// ParseImportLines reads the JSON lines of `worldid app import`, strictly
+// (unknown or repeated members are errors), validates each, and refuses an
+// app_id or rp_id that appears twice; errors name the line. Blank lines are
+// skipped.
+func ParseImportLines(r io.Reader, name string) ([]ImportAppRequest, error) {
+	var out []ImportAppRequest
+	seen := map[string]int{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, maxBody)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var req ImportAppRequest
+		if err := decodeBytes([]byte(text), &req); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		if err := ValidateImport(&req); err != nil {
+			return nil, fmt.Errorf("%s:%d: %s", name, line, err.(*Error).Message)
+		}
+		for _, id := range []string{req.AppID, req.RPID} {
+			if prev, dup := seen[id]; dup {
+				return nil, fmt.Errorf("%s:%d: %s repeats line %d", name, line, id, prev)
+			}
+			seen[id] = line
+		}
+		out = append(out, req)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no apps", name)
+	}
+	return out, nil
+}
+
+func (a *api) updateApp(w http.ResponseWriter, r *http.Request) {
+	var req UpdateAppRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeError(w, a.Log, err)
+		return
+	}
+	switch {
+	case req.Name == nil && req.RedirectURIs == nil:
+		writeError(w, a.Log, badRequest("give name, redirect_uris or both"))
+		return
+	case req.Name != nil:
+		if err := validateName(*req.Name); err != nil {
+			writeError(w, a.Log, err)
+			return
+		}
+	}
+	if req.RedirectURIs != nil {
+		if err := validateRedirectURIs(*req.RedirectURIs, 0); err != nil {
+			writeError(w, a.Log, err)
+			return
+		}
+	}
+	a.changeApp(w, r, "app updated", func(app *record.App) {
+		if req.Name != nil {
+			app.Name = *req.Name
+		}
+		if req.RedirectURIs != nil {
+			app.RedirectURIs = *req.RedirectURIs
+		}
+	})
+}
+
+// switchApp disables or enables an app.
+func (a *api) switchApp(enable bool) http.HandlerFunc {
+	what := map[bool]string{false: "app disabled", true: "app enabled"}[enable]
+	return func(w http.ResponseWriter, r *http.Request) {
+		a.changeApp(w, r, what, func(app *record.App) { app.Disabled = !enable })
+	}
+}
+
+// rotateSecret replaces the client secret; the old one stops working at
+// once (doc.go: no grace period).
+func (a *api) rotateSecret(w http.ResponseWriter, r *http.Request) {
+	secret, err := newSecret(a.Rand)
+	if err != nil {
+		writeError(w, a.Log, err)
+		return
+	}
+	app, ok := a.change(w, r, "client secret rotated", func(app *record.App) { app.SecretHash = hashSecret(secret) })
+	if ok {
+		writeJSON(w, http.StatusOK, RotatedSecret{AppID: app.ID, ClientSecret: secret})
+	}
+}
+
+// changeApp applies change to the app of the path and answers its info.
+func (a *api) changeApp(w http.ResponseWriter, r *http.Request, what string, change func(*record.App)) {
+	if app, ok := a.change(w, r, what, change); ok {
+		writeJSON(w, http.StatusOK, infoOf(app))
+	}
+}
+
+// change applies change atomically, stamps UpdatedAt and logs it; on
+// failure it has written the error.
+func (a *api) change(w http.ResponseWriter, r *http.Request, what string, change func(*record.App)) (record.App, bool) {
+	id := r.PathValue("app_id")
+	if !record.ValidAppID(id) {
+		writeError(w, a.Log, &Error{http.StatusNotFound, "not_found", fmt.Sprintf("no app %q", id)})
+		return record.App{}, false
+	}
+	app, err := a.Store.UpdateApp(r.Context(), id, func(app *record.App) error {
+		change(app)
+		app.UpdatedAt = a.Now().UTC()
+		return nil
+	})
+	if errors.Is(err, record.ErrNotFound) {
+		err = &Error{http.StatusNotFound, "not_found", fmt.Sprintf("no app %q", id)}
+	}
+	if err != nil {
+		writeError(w, a.Log, err)
+		return record.App{}, false
+	}
+	a.audit(what, id)
+	return app, true
+}
+
+func (a *api) deleteApp(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("app_id")
+	err := error(&Error{http.StatusNotFound, "not_found", fmt.Sprintf("no app %q", id)})
+	if record.ValidAppID(id) {
+		if err = a.Store.DeleteApp(r.Context(), id); errors.Is(err, record.ErrNotFound) {
+			err = &Error{http.StatusNotFound, "not_found", fmt.Sprintf("no app %q", id)}
+		}
+	}
+	if err != nil {
+		writeError(w, a.Log, err)
+		return
+	}
+	a.audit("app deleted", id)
+	writeJSON(w, http.StatusOK, map[string]string{"app_id": id, "status": "deleted"})
+}
+
+// newSecret draws a client secret: "sk_" + 64 hex (256 bits).
+func newSecret(rand io.Reader) (string, error) {
+	var b [32]byte
+	if _, err := io.ReadFull(rand, b[:]); err != nil {
+		return "", fmt.Errorf("admin: reading randomness: %w", err)
+	}
+	return "sk_" + hex.EncodeToString(b[:]), nil
+}
+
+// hashSecret is what the store keeps of a secret: its SHA-256, hex.
+func hashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"worldid/backup"
+	"worldid/record"
+	"worldid/store"
+)
+
+func writeBackup(t *testing.T, files ...backup.File) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := backup.NewWriter(&buf, "json", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := record.App{ID: "app_00000000000000000000000000000001", RPID: "rp_0000000000000001", Name: "a", RedirectURIs: []string{}}
+	if err := w.Row(backup.TableApps, app); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if err := w.Row(backup.TableFiles, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "b")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A restore refused by the store leaves no key file behind; an accepted
+// one writes them 0600 next to the store.
+func TestRestoreDataDir(t *testing.T) {
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	seed := backup.File{Name: IssuerKeyFile, Content: []byte("00\n")}
+	file := writeBackup(t, seed)
+
+	busy := t.TempDir()
+	db, err := store.Open(busy, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateApp(ctx, record.App{ID: "app_x", RPID: "rp_x"}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = Restore(ctx, RestoreOptions{File: file, DataDir: busy}, log)
+	if !errors.Is(err, store.ErrNotEmpty) || !strings.Contains(err.Error(), "nothing restored") {
+		t.Fatalf("restore into a store with records: %v", err)
+	}
+	entries, _ := os.ReadDir(busy)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), IssuerKeyFile) {
+			t.Errorf("a refused restore left %s", e.Name())
+		}
+	}
+
+	fresh := filepath.Join(t.TempDir(), "new")
+	if _, err := Restore(ctx, RestoreOptions{File: file, DataDir: fresh}, log); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(fresh, IssuerKeyFile))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("restored seed: %v, %v", fi, err)
+	}
+	if _, err := Restore(ctx, RestoreOptions{File: file, DataDir: fresh}, log); err == nil {
+		t.Error("a second restore into the same dir succeeded")
+	}
+	if _, err := Restore(ctx, RestoreOptions{File: writeBackup(t, backup.File{Name: "../escape", Content: nil}), DataDir: t.TempDir()}, log); err == nil ||
+		!strings.Contains(err.Error(), "unexpected file") {
+		t.Errorf("a backup naming another file: %v", err)
+	}
+}

@@ -1,0 +1,221 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/field"
+	"worldid/oprfproof"
+	"worldid/record"
+	"worldid/semaphore"
+)
+
+// DefaultMinExpiration is how far in the past a 4.0 proof's
+// expires_at_min may lie (WorldIDVerifier's minExpirationThreshold as
+// deployed: world-id-protocol contracts/script/core/config/production.json,
+// 18000 s).
+const DefaultMinExpiration = 5 * time.Hour
+
+// CheckClaimV4 verifies one World ID 4.0 proof the way World's
+// WorldIDVerifier contract does (doc.go): nil when it verifies, a
+// *record.ProofError with the portal's code otherwise, any other error
+// when the root source could not answer.
+func (r *Registry) CheckClaimV4(ctx context.Context, c record.ClaimV4) error {
+	st, err := statementInputs(c)
+	if err != nil {
+		return err
+	}
+	if err := r.checkRootV4(ctx, c.Environment, st.Root); err != nil {
+		return err
+	}
+	var ok bool
+	if st.IssuerKey, ok = r.anchor(record.AnchorIssuerKey, strconv.FormatUint(c.IssuerSchemaID, 10)); !ok {
+		return &record.ProofError{Code: record.CodeInvalidCredentialIssuer, Detail: "no credential issuer key is configured for this issuer_schema_id"}
+	}
+	if st.OPRFKey, ok = r.anchor(record.AnchorOPRFKey, RPIDString(c.RPID)); !ok {
+		return &record.ProofError{Code: record.CodeVerificationFailed, Detail: "no OPRF public key is configured for this rp_id"}
+	}
+	if expired(c.ExpiresAtMin, r.minExpiration, r.now()) {
+		return &record.ProofError{Code: record.CodeVerificationFailed, Detail: "expires_at_min lies further in the past than the minimum expiration threshold (ExpirationTooOld)"}
+	}
+	p, err := oprfproof.ParseProof(c.Proof)
+	if err != nil {
+		return &record.ProofError{Code: record.CodeInvalidProof, Detail: "the proof points are invalid"}
+	}
+	if !r.verifyV4(p, &st) {
+		return &record.ProofError{Code: record.CodeInvalidProof, Detail: "the proof does not verify for these public inputs"}
+	}
+	return nil
+}
+
+// statementInputs reads the claim's field elements, refusing values ≥ r as
+// Verifier.sol does (PublicInputNotInField). The anchors are filled in
+// later.
+func statementInputs(c record.ClaimV4) (oprfproof.Statement, error) {
+	st := oprfproof.Statement{IssuerSchemaID: c.IssuerSchemaID, ExpiresAtMin: c.ExpiresAtMin, RPID: c.RPID}
+	for _, v := range []struct {
+		dst *fr.Element
+		src [32]byte
+	}{{&st.Nullifier, c.Nullifier}, {&st.Action, c.Action}, {&st.Nonce, c.Nonce}, {&st.SignalHash, c.SignalHash},
+		{&st.GenesisIssuedAtMin, c.GenesisMin}, {&st.SessionID, c.SessionID}, {&st.Root, c.Proof[4]}} {
+		if v.dst.SetBytesCanonical(v.src[:]) != nil {
+			return st, &record.ProofError{Code: record.CodeInvalidPublicInput, Detail: "a public input is not below the BN254 scalar field modulus"}
+		}
+	}
+	return st, nil
+}
+
+// expired is WorldIDVerifier's expiresAtMin + minExpirationThreshold <
+// block.timestamp, with now for the block time.
+func expired(expiresAtMin uint64, threshold time.Duration, now time.Time) bool {
+	limit := expiresAtMin + uint64(threshold/time.Second)
+	if limit < expiresAtMin { // overflow: far in the future
+		return false
+	}
+	return now.Unix() >= 0 && limit < uint64(now.Unix())
+}
+
+// checkRootV4 accepts the roots the operator added for the environment
+// (valid as external roots are, crypto.md §g "Root validity", with the
+// default max age), then asks the root source, if one is configured for
+// the environment's registry; anything else is invalid_root.
+func (r *Registry) checkRootV4(ctx context.Context, environment string, root fr.Element) error {
+	h, ok := r.v4Roots[environment]
+	if !ok {
+		return &record.ProofError{Code: record.CodeInvalidRoot, Detail: "no World ID 4.0 registry for this environment"}
+	}
+	err := h.Check(root, r.now(), defaultMaxAge)
+	if err == nil {
+		return nil
+	}
+	tree := record.V4RootTree(environment)
+	if errors.Is(err, semaphore.ErrUnknownRoot) && r.roots != nil && r.roots.Has(tree) {
+		valid, err := r.roots.ValidRoot(ctx, tree, root)
+		if err != nil {
+			return fmt.Errorf("registry: root source for %s: %w", tree, err)
+		}
+		if valid {
+			return nil
+		}
+	}
+	return &record.ProofError{Code: record.CodeInvalidRoot, Detail: "the World ID registry root is not valid"}
+}
+
+func (r *Registry) verifyV4(p *oprfproof.Proof, st *oprfproof.Statement) bool {
+	if r.batcher == nil {
+		return oprfproof.Verify(p, st)
+	}
+	return oprfproof.VerifyBatched(r.batcher, p, st)
+}
+
+// RPIDString is the route id form of a numeric rp_id: "rp_" + 16 lowercase
+// hex digits (World's portal reads the digits as the contract's uint64).
+func RPIDString(id uint64) string { return fmt.Sprintf("rp_%016x", id) }
+
+// anchor returns the configured key of kind and id, else the default the
+// server was started with.
+func (r *Registry) anchor(kind, id string) (oprfproof.Point, bool) {
+	if p, ok := r.anchors.Load(kind + "/" + id); ok {
+		return p.(oprfproof.Point), true
+	}
+	p, ok := r.defaultAnchors[kind+"/"+id]
+	return p, ok
+}
+
+// ParseAnchor checks a trust anchor's kind, id and coordinates (decimal or
+// 0x-hex, below r, not zero).
+func ParseAnchor(a record.TrustAnchor) (oprfproof.Point, error) {
+	var p oprfproof.Point
+	switch a.Kind {
+	case record.AnchorIssuerKey:
+		if n, err := strconv.ParseUint(a.ID, 10, 64); err != nil || strconv.FormatUint(n, 10) != a.ID {
+			return p, fmt.Errorf("registry: issuer key id %q is not an issuer_schema_id (a canonical decimal uint64)", a.ID)
+		}
+	case record.AnchorOPRFKey:
+		if _, err := ParseRPID(a.ID); err != nil {
+			return p, err
+		}
+	default:
+		return p, fmt.Errorf("registry: trust anchor kind %q is neither %s nor %s", a.Kind, record.AnchorIssuerKey, record.AnchorOPRFKey)
+	}
+	for _, c := range []struct {
+		dst  *fr.Element
+		src  string
+		name string
+	}{{&p.X, a.X, "x"}, {&p.Y, a.Y, "y"}} {
+		w, err := oprfproof.ParseWord(c.src)
+		if err != nil || c.dst.SetBytesCanonical(w[:]) != nil {
+			return p, fmt.Errorf("registry: trust anchor %s must be a field element in decimal or 0x-hex", c.name)
+		}
+	}
+	if p.X.IsZero() || p.Y.IsZero() {
+		// WorldIDVerifier treats a zero coordinate as "unregistered".
+		return p, errors.New("registry: a trust anchor coordinate is zero")
+	}
+	return p, nil
+}
+
+// ParseRPID reads "rp_" + 16 lowercase hex digits as the contract's uint64.
+func ParseRPID(s string) (uint64, error) {
+	digits, ok := strings.CutPrefix(s, "rp_")
+	n, err := strconv.ParseUint(digits, 16, 64)
+	if !ok || len(digits) != 16 || err != nil || fmt.Sprintf("%016x", n) != digits {
+		return 0, fmt.Errorf("registry: %q is not an rp_id (rp_ and 16 lowercase hex digits)", s)
+	}
+	return n, nil
+}
+
+// AddTrustAnchor stores a trust anchor (replacing one of the same kind and
+// id) and uses it at once.
+func (r *Registry) AddTrustAnchor(ctx context.Context, a record.TrustAnchor) error {
+	p, err := ParseAnchor(a)
+	if err != nil {
+		return err
+	}
+	x, y := p.X, p.Y
+	a.X, a.Y, a.At = field.Format(&x), field.Format(&y), a.At.UTC()
+	if err := r.store.AddTrustAnchor(ctx, a); err != nil {
+		return err
+	}
+	r.anchors.Store(a.Kind+"/"+a.ID, p)
+	return nil
+}
+
+// TrustAnchors returns the stored anchors.
+func (r *Registry) TrustAnchors(ctx context.Context) ([]record.TrustAnchor, error) {
+	return r.store.TrustAnchors(ctx)
+}
+
+// AddRootV4 records a World ID 4.0 registry root of the environment.
+func (r *Registry) AddRootV4(ctx context.Context, environment string, root fr.Element, at time.Time) error {
+	if !record.ValidEnvironment(environment) {
+		return fmt.Errorf("%w: %q", ErrUnknownTree, environment)
+	}
+	er := record.ExternalRoot{Tree: record.V4RootTree(environment), Root: field.Format(&root), Depth: oprfproof.TreeDepth, At: at.UTC()}
+	if err := r.store.AddExternalRoot(ctx, er); err != nil {
+		return err
+	}
+	return r.loadExternalRoot(er)
+}
+
+// loadAnchors makes the stored anchors current (Refresh).
+func (r *Registry) loadAnchors(ctx context.Context) error {
+	anchors, err := r.store.TrustAnchors(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range anchors {
+		p, err := ParseAnchor(a)
+		if err != nil {
+			return err
+		}
+		r.anchors.Store(a.Kind+"/"+a.ID, p)
+	}
+	return nil
+}

@@ -1,0 +1,292 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"worldid/backup"
+	"worldid/record"
+)
+
+// Backup and restore in the logical format of package backup.
+
+// exportQueries read each logical table, in backup.StoreTables order.
+var exportQueries = []struct {
+	table string
+	sql   string
+	scan  func(pgx.CollectableRow) (any, error)
+}{
+	{backup.TableApps, "SELECT " + appColumns + " FROM apps ORDER BY id", func(r pgx.CollectableRow) (any, error) { return scanApp(r) }},
+	{backup.TableActions, "SELECT rp_id, action, environment, max_verifications, created_ns FROM actions ORDER BY id", func(r pgx.CollectableRow) (any, error) {
+		var a record.Action
+		var action []byte
+		err := r.Scan(&a.RPID, &action, &a.Environment, &a.MaxVerifications, (*unixNano)(&a.CreatedAt))
+		a.Action = string(action)
+		return a, err
+	}},
+	{backup.TableNullifiers, `SELECT a.rp_id, a.environment, a.action, n.nullifier, n.created_ns, n.count
+		FROM nullifiers n JOIN actions a ON a.id = n.action_id ORDER BY n.action_id, n.nullifier`, func(r pgx.CollectableRow) (any, error) {
+		var n backup.Nullifier
+		var action []byte
+		err := r.Scan(&n.RPID, &n.Environment, &action, &n.Nullifier, (*unixNano)(&n.CreatedAt), &n.Count)
+		n.Action = string(action)
+		return n, err
+	}},
+	{backup.TableSigningKeys, "SELECT id, private_key, created_ns, activate_ns FROM signing_keys ORDER BY id", func(r pgx.CollectableRow) (any, error) {
+		var k record.SigningKey
+		err := r.Scan(&k.ID, &k.PrivateKey, (*unixNano)(&k.CreatedAt), (*unixNano)(&k.ActivateAt))
+		return k, err
+	}},
+	{backup.TableSigninRequests, "SELECT " + signinColumns + " FROM signin_requests ORDER BY id", func(r pgx.CollectableRow) (any, error) {
+		var s record.SigninRequest
+		err := r.Scan(&s.ID, &s.ClientID, &s.RedirectURI, &s.ResponseType, &s.ResponseMode, &s.Scope,
+			&s.State, &s.Nonce, &s.CodeChallenge, &s.Signal, (*unixNano)(&s.ExpiresAt))
+		return s, err
+	}},
+	{backup.TableSpentProofs, "SELECT key, expires_ns FROM spent_proofs ORDER BY key", func(r pgx.CollectableRow) (any, error) {
+		var p backup.SpentProof
+		err := r.Scan(&p.Key, (*unixNano)(&p.ExpiresAt))
+		return p, err
+	}},
+	{backup.TableAuthCodes, "SELECT " + codeColumns + ", redeemed FROM auth_codes ORDER BY id", func(r pgx.CollectableRow) (any, error) {
+		var b backup.AuthCode
+		c := &b.Code
+		err := r.Scan(&c.ID, &c.GrantID, &c.ClientID, &c.RedirectURI, &c.Scope, &c.Nonce, &c.CodeChallenge, &c.Subject,
+			&c.VerificationLevel, (*unixNano)(&c.AuthTime), (*unixNano)(&c.ExpiresAt), (*unixNano)(&c.RetainUntil), &b.Redeemed)
+		return b, err
+	}},
+	{backup.TableRevokedGrants, "SELECT grant_id, retain_ns FROM revoked_grants ORDER BY grant_id", func(r pgx.CollectableRow) (any, error) {
+		var g backup.RevokedGrant
+		err := r.Scan(&g.GrantID, (*unixNano)(&g.RetainUntil))
+		return g, err
+	}},
+	{backup.TableLeaves, "SELECT tree, idx, commitment, at_ns FROM leaves ORDER BY tree, idx", func(r pgx.CollectableRow) (any, error) {
+		var l backup.Leaf
+		err := r.Scan(&l.Tree, &l.Leaf.Index, &l.Leaf.Commitment, (*unixNano)(&l.Leaf.At))
+		return l, err
+	}},
+	{backup.TableExternalRoots, "SELECT tree, root, depth, at_ns FROM external_roots ORDER BY tree, root", func(r pgx.CollectableRow) (any, error) {
+		var e record.ExternalRoot
+		err := r.Scan(&e.Tree, &e.Root, &e.Depth, (*unixNano)(&e.At))
+		return e, err
+	}},
+	{backup.TableSettings, "SELECT name, enabled FROM switches ORDER BY name", func(r pgx.CollectableRow) (any, error) {
+		var s backup.Setting
+		err := r.Scan(&s.Name, &s.Enabled)
+		return s, err
+	}},
+	{backup.TableSignups, "SELECT id_commitment, signup_id, verified_ns FROM signups ORDER BY id_commitment", func(r pgx.CollectableRow) (any, error) {
+		var s record.Signup
+		err := r.Scan(&s.IDCommitment, &s.SignupID, (*unixNano)(&s.VerifiedAt))
+		return s, err
+	}},
+	{backup.TableOrbKeys, `SELECT orb_id, pem, row_number() OVER (PARTITION BY orb_id ORDER BY added) - 1
+		FROM orb_keys ORDER BY orb_id, added`, func(r pgx.CollectableRow) (any, error) {
+		var k backup.OrbKey
+		err := r.Scan(&k.OrbID, &k.PEM, &k.Position)
+		return k, err
+	}},
+	{backup.TablePinnedSubs, "SELECT id_commitment, sub FROM pinned_subs ORDER BY id_commitment", func(r pgx.CollectableRow) (any, error) {
+		var p backup.PinnedSub
+		err := r.Scan(&p.IDCommitment, &p.Sub)
+		return p, err
+	}},
+	{backup.TablePCPBindings, "SELECT pcp_digest, id_commitment FROM pcp_bindings ORDER BY pcp_digest", func(r pgx.CollectableRow) (any, error) {
+		var b backup.PCPBinding
+		err := r.Scan(&b.PCPDigest, &b.IDCommitment)
+		return b, err
+	}},
+	{backup.TableRefreshes, `SELECT id_commitment, sub, at_ns, coalesce(pcp_digest, ''), credential_id::text
+		FROM refreshes ORDER BY id_commitment, at_s, credential_id`, func(r pgx.CollectableRow) (any, error) {
+		var f record.Refresh
+		var id string
+		if err := r.Scan(&f.IDCommitment, &f.Sub, (*unixNano)(&f.At), &f.PCPDigest, &id); err != nil {
+			return f, err
+		}
+		var err error
+		f.CredentialID, err = strconv.ParseUint(id, 10, 64)
+		return f, err
+	}},
+}
+
+// Export emits every record in the logical format from one REPEATABLE
+// READ, read-only transaction: a consistent snapshot that does not block
+// writers. Shared files are not exported here (the caller adds them).
+func (db *DB) Export(ctx context.Context, emit backup.Emit) error {
+	ctx, cancel := db.deadline(ctx, backupTimeout)
+	defer cancel()
+	return db.fail(ctx, pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		for _, q := range exportQueries {
+			rows, err := tx.Query(ctx, q.sql)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				row, err := q.scan(rows)
+				if err == nil {
+					err = emit(q.table, row)
+				}
+				if err != nil {
+					rows.Close()
+					return fmt.Errorf("store: export %s: %w", q.table, err)
+				}
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// storeTables are every table Restore fills or empties.
+const storeTables = "apps, actions, nullifiers, signing_keys, signin_requests, spent_proofs, auth_codes, revoked_grants, " +
+	"trees, leaves, external_roots, switches, signups, orb_keys, pinned_subs, pcp_bindings, refreshes, shared_files"
+
+// ErrNotEmpty: a restore target already holds data.
+var ErrNotEmpty = errors.New("the target database is not empty")
+
+// Restore loads the rows that load calls its argument with, files (into
+// shared_files) included, in one transaction: a failure anywhere writes
+// nothing. The database must hold no data unless force is set; then
+// everything in it is replaced.
+func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) error) error {
+	ctx, cancel := db.deadline(ctx, backupTimeout)
+	defer cancel()
+	return db.fail(ctx, pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "LOCK TABLE "+storeTables+" IN EXCLUSIVE MODE"); err != nil {
+			return err
+		}
+		if force {
+			if _, err := tx.Exec(ctx, "TRUNCATE "+storeTables+" RESTART IDENTITY"); err != nil {
+				return err
+			}
+		} else if table, err := nonEmptyTable(ctx, tx); err != nil || table != "" {
+			if err == nil {
+				err = fmt.Errorf("store: table %s has rows: %w", table, ErrNotEmpty)
+			}
+			return err
+		}
+		l := &loader{ctx: ctx, tx: tx, trees: map[string]int{}, orbKeys: map[string]int{}}
+		if err := load(l.add); err != nil {
+			return err
+		}
+		if err := l.flush(ctx); err != nil {
+			return err
+		}
+		for tree, size := range l.trees {
+			l.batch.Queue("UPDATE trees SET size = $2 WHERE tree = $1", tree, size)
+		}
+		return l.flush(ctx)
+	}))
+}
+
+// nonEmptyTable names a table of storeTables that has a row, or is "".
+func nonEmptyTable(ctx context.Context, tx pgx.Tx) (string, error) {
+	var parts []string
+	for _, t := range strings.Split(storeTables, ", ") {
+		parts = append(parts, "SELECT '"+t+"' WHERE EXISTS (SELECT 1 FROM "+t+")")
+	}
+	var table string
+	err := tx.QueryRow(ctx, strings.Join(parts, " UNION ALL ")+" LIMIT 1").Scan(&table)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return table, err
+}
+
+// loader queues the INSERTs of a restore and sends them in batches.
+type loader struct {
+	ctx     context.Context
+	tx      pgx.Tx
+	batch   pgx.Batch
+	trees   map[string]int // tree → size, from the leaves
+	orbKeys map[string]int // orb → keys so far
+}
+
+const loadBatch = 1000
+
+func (l *loader) add(table string, row any) error {
+	q := func(sql string, args ...any) { l.batch.Queue(sql, args...) }
+	switch r := row.(type) {
+	case record.App:
+		q("INSERT INTO apps ("+appColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", appArgs(r)...)
+	case record.Action:
+		q(`INSERT INTO actions (rp_id, environment, action, max_verifications, created_ns) VALUES ($1, $2, $3, $4, $5)`,
+			r.RPID, r.Environment, []byte(r.Action), r.MaxVerifications, unixNano(r.CreatedAt))
+	case backup.Nullifier:
+		// An action row exists for every nullifier (RecordVerification
+		// creates both); a missing one fails the INSERT (NOT NULL).
+		q(`INSERT INTO nullifiers (action_id, nullifier, count, created_ns)
+			VALUES ((SELECT id FROM actions WHERE rp_id = $1 AND environment = $2 AND action = $3), $4, $5, $6)`,
+			r.RPID, r.Environment, []byte(r.Action), r.Nullifier, r.Count, unixNano(r.CreatedAt))
+	case record.SigningKey:
+		q("INSERT INTO signing_keys (id, private_key, created_ns, activate_ns) VALUES ($1, $2, $3, $4)",
+			r.ID, r.PrivateKey, unixNano(r.CreatedAt), unixNano(r.ActivateAt))
+	case record.SigninRequest:
+		q("INSERT INTO signin_requests ("+signinColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+			r.ID, r.ClientID, r.RedirectURI, r.ResponseType, r.ResponseMode, r.Scope, r.State, r.Nonce, r.CodeChallenge, r.Signal, unixNano(r.ExpiresAt))
+	case backup.SpentProof:
+		q("INSERT INTO spent_proofs (key, expires_ns) VALUES ($1, $2)", r.Key, unixNano(r.ExpiresAt))
+	case backup.AuthCode:
+		c := r.Code
+		q("INSERT INTO auth_codes ("+codeColumns+", redeemed) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+			c.ID, c.GrantID, c.ClientID, c.RedirectURI, c.Scope, c.Nonce, c.CodeChallenge, c.Subject, c.VerificationLevel,
+			unixNano(c.AuthTime), unixNano(c.ExpiresAt), unixNano(c.RetainUntil), r.Redeemed)
+	case backup.RevokedGrant:
+		q("INSERT INTO revoked_grants (grant_id, retain_ns) VALUES ($1, $2)", r.GrantID, unixNano(r.RetainUntil))
+	case backup.Leaf:
+		if r.Leaf.Index != l.trees[r.Tree] {
+			return fmt.Errorf("store: tree %q: leaf %d follows %d leaves", r.Tree, r.Leaf.Index, l.trees[r.Tree])
+		}
+		l.trees[r.Tree]++
+		if l.trees[r.Tree] == 1 {
+			// leaves references trees: the size is set at the end.
+			q("INSERT INTO trees (tree, size) VALUES ($1, 0)", r.Tree)
+		}
+		q("INSERT INTO leaves (tree, idx, commitment, at_ns) VALUES ($1, $2, $3, $4)", r.Tree, r.Leaf.Index, r.Leaf.Commitment, unixNano(r.Leaf.At))
+	case record.ExternalRoot:
+		q("INSERT INTO external_roots (tree, root, depth, at_ns) VALUES ($1, $2, $3, $4)", r.Tree, r.Root, r.Depth, unixNano(r.At))
+	case backup.Setting:
+		q("INSERT INTO switches (name, enabled) VALUES ($1, $2)", r.Name, r.Enabled)
+	case record.Signup:
+		q("INSERT INTO signups (id_commitment, signup_id, verified_ns) VALUES ($1, $2, $3)", r.IDCommitment, r.SignupID, unixNano(r.VerifiedAt))
+	case backup.OrbKey:
+		// Rows must come in position order per orb, so "added" keeps it.
+		if r.Position != l.orbKeys[r.OrbID] {
+			return fmt.Errorf("store: orb %q: key %d follows %d keys", r.OrbID, r.Position, l.orbKeys[r.OrbID])
+		}
+		l.orbKeys[r.OrbID]++
+		q("INSERT INTO orb_keys (orb_id, pem) VALUES ($1, $2)", r.OrbID, r.PEM)
+	case backup.PinnedSub:
+		q("INSERT INTO pinned_subs (id_commitment, sub) VALUES ($1, $2)", r.IDCommitment, r.Sub)
+	case backup.PCPBinding:
+		q("INSERT INTO pcp_bindings (pcp_digest, id_commitment) VALUES ($1, $2)", r.PCPDigest, r.IDCommitment)
+	case record.Refresh:
+		q(`INSERT INTO refreshes (id_commitment, sub, at_ns, pcp_digest, credential_id) VALUES ($1, $2, $3, NULLIF($4, ''), $5::text::numeric)`,
+			r.IDCommitment, r.Sub, unixNano(r.At), r.PCPDigest, strconv.FormatUint(r.CredentialID, 10))
+	case backup.File:
+		q("INSERT INTO shared_files (name, content, created_ns) VALUES ($1, $2, $3)", r.Name, r.Content, unixNano(time.Now()))
+	default:
+		return fmt.Errorf("store: no table for %s rows (%T)", table, row)
+	}
+	if l.batch.Len() >= loadBatch {
+		return l.flush(l.ctx)
+	}
+	return nil
+}
+
+func (l *loader) flush(ctx context.Context) error {
+	if l.batch.Len() == 0 {
+		return nil
+	}
+	err := l.tx.SendBatch(ctx, &l.batch).Close()
+	l.batch = pgx.Batch{}
+	return err
+}

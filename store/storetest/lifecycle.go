@@ -1,0 +1,128 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"worldid/record"
+)
+
+// App lifecycle: import with replacement, update, delete.
+
+// The staging, disabled and updated fields survive a reopen.
+func testLifecycleFields(t *testing.T, open Opener) {
+	b, reopen := open(t)
+	a := testApp(1, 1)
+	a.ID = "app_staging_" + a.ID[len("app_"):]
+	a.Staging, a.Disabled, a.UpdatedAt = true, true, a.CreatedAt.Add(time.Hour)
+	mustCreate(t, b, a)
+	checkApp(t, b, a)
+	b = reopen()
+	checkApp(t, b, a)
+}
+
+func testReplaceApp(t *testing.T, open Opener) {
+	b, reopen := open(t)
+	ctx := context.Background()
+	// Absent: ReplaceApp creates.
+	a := testApp(1, 1)
+	if err := b.ReplaceApp(ctx, a); err != nil {
+		t.Fatalf("ReplaceApp(new): %v", err)
+	}
+	mustCreate(t, b, testApp(2, 2))
+	// Present, with a new rp_id: the old one is released.
+	replaced := testApp(1, 3)
+	replaced.Name = "replaced"
+	if err := b.ReplaceApp(ctx, replaced); err != nil {
+		t.Fatalf("ReplaceApp(existing): %v", err)
+	}
+	checkApp(t, b, replaced)
+	if _, err := b.AppByRP(ctx, a.RPID); !errors.Is(err, record.ErrNotFound) {
+		t.Errorf("old rp_id after replace: %v, want ErrNotFound", err)
+	}
+	mustCreate(t, b, testApp(4, 1)) // the released rp_id is free
+	// Another app's rp_id: refused, nothing changes.
+	if err := b.ReplaceApp(ctx, testApp(1, 2)); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("ReplaceApp with another app's rp_id: %v, want ErrExists", err)
+	}
+	b = reopen()
+	checkApps(t, b, []record.App{replaced, testApp(2, 2), testApp(4, 1)})
+}
+
+func testUpdateApp(t *testing.T, open Opener) {
+	b, reopen := open(t)
+	ctx := context.Background()
+	a := testApp(1, 1)
+	mustCreate(t, b, a)
+	got, err := b.UpdateApp(ctx, a.ID, func(x *record.App) error {
+		x.Name, x.Disabled, x.RedirectURIs = "renamed", true, []string{"https://new.example/cb"}
+		return nil
+	})
+	want := a
+	want.Name, want.Disabled, want.RedirectURIs = "renamed", true, []string{"https://new.example/cb"}
+	if err != nil || !equalApps(got, want) {
+		t.Fatalf("UpdateApp = %+v, %v; want %+v", got, err, want)
+	}
+	refuse := errors.New("refused")
+	if _, err := b.UpdateApp(ctx, a.ID, func(x *record.App) error { x.Name = "half"; return refuse }); !errors.Is(err, refuse) {
+		t.Errorf("UpdateApp whose change fails: %v, want its error", err)
+	}
+	if _, err := b.UpdateApp(ctx, a.ID, func(x *record.App) error { x.RPID = testApp(2, 2).RPID; return nil }); err == nil {
+		t.Error("UpdateApp changed the rp_id")
+	}
+	if _, err := b.UpdateApp(ctx, testApp(9, 9).ID, func(*record.App) error { return nil }); !errors.Is(err, record.ErrNotFound) {
+		t.Errorf("UpdateApp(unknown): %v, want ErrNotFound", err)
+	}
+	b = reopen()
+	checkApps(t, b, []record.App{want})
+	checkApp(t, b, want)
+}
+
+func testDeleteApp(t *testing.T, open Opener) {
+	b, reopen := open(t)
+	ctx := context.Background()
+	a := testApp(1, 1)
+	mustCreate(t, b, a)
+	mustCreate(t, b, testApp(2, 2))
+	if err := b.DeleteApp(ctx, a.ID); err != nil {
+		t.Fatalf("DeleteApp: %v", err)
+	}
+	if err := b.DeleteApp(ctx, a.ID); !errors.Is(err, record.ErrNotFound) {
+		t.Errorf("DeleteApp twice: %v, want ErrNotFound", err)
+	}
+	if _, err := b.AppByRP(ctx, a.RPID); !errors.Is(err, record.ErrNotFound) {
+		t.Errorf("AppByRP after delete: %v, want ErrNotFound", err)
+	}
+	b = reopen()
+	checkApps(t, b, []record.App{testApp(2, 2)})
+	mustCreate(t, b, a) // both ids are free again
+	checkApp(t, b, a)
+}
+
+// Concurrent read-modify-write updates of one app lose none.
+func testConcurrentUpdates(t *testing.T, open Opener) {
+	b, _ := open(t)
+	ctx := context.Background()
+	a := testApp(1, 1)
+	a.RedirectURIs = nil
+	mustCreate(t, b, a)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if _, err := b.UpdateApp(ctx, a.ID, func(x *record.App) error {
+				x.RedirectURIs = append(x.RedirectURIs, "https://x.example/cb")
+				return nil
+			}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	got, err := b.App(ctx, a.ID)
+	if err != nil || len(got.RedirectURIs) != 20 {
+		t.Fatalf("after 20 concurrent appends: %d URIs, %v", len(got.RedirectURIs), err)
+	}
+}

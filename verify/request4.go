@@ -1,0 +1,291 @@
+package verify
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/internal/strictjson"
+	"worldid/oprfproof"
+	"worldid/record"
+	"worldid/semaphore"
+)
+
+// protocolVersionV4 is World ID 4.0, IDKit 4's default (doc.go "Protocol 4.0").
+const protocolVersionV4 = "4.0"
+
+// requestV4 is a validated 4.0 request: uniqueness proofs for an action,
+// or session proofs for a session (sessionID set).
+type requestV4 struct {
+	sessionID string // as sent; "" for uniqueness proofs
+	items     []itemV4
+}
+
+// itemV4 is one 4.0 item. RPID is filled in once the route id resolves.
+// refused, when set, fails the item without a check: a value the
+// contract would refuse as not in the field (PublicInputNotInField).
+type itemV4 struct {
+	claim   record.ClaimV4
+	refused *record.ProofError
+}
+
+// rawItemV4 holds the 4.0-only members of an item as raw JSON (nil: absent
+// or null), read only in a 4.0 request: a 3.0 request ignores them as it
+// ignores every unknown member.
+type rawItemV4 struct {
+	proofWords                                                 []string // a proof given as an array
+	issuerSchemaID, expiresAtMin, genesisMin, sessionNullifier json.RawMessage
+}
+
+// member keeps a 4.0-only member's raw JSON; null leaves it absent.
+func (it *rawItemV4) member(name string, v strictjson.Value) {
+	var dst *json.RawMessage
+	switch name {
+	case "issuer_schema_id":
+		dst = &it.issuerSchemaID
+	case "expires_at_min":
+		dst = &it.expiresAtMin
+	case "credential_genesis_issued_at_min":
+		dst = &it.genesisMin
+	case "session_nullifier":
+		dst = &it.sessionNullifier
+	default:
+		return
+	}
+	if v.Kind() != strictjson.Null {
+		*dst = json.RawMessage(v.Bytes())
+	}
+}
+
+// readProof reads proof: a string (3.0) or an array of strings (4.0).
+func (it *rawItem) readProof(v strictjson.Value, path string) *Error {
+	switch v.Kind() {
+	case strictjson.Null:
+		return nil
+	case strictjson.String:
+		return str(v, path, &it.proof)
+	case strictjson.Array:
+		words := []string{}
+		for w := range v.Elements() {
+			s, ok := w.Unquote()
+			if !ok {
+				return invalid(path, "must be an array of strings")
+			}
+			words = append(words, s)
+		}
+		it.v4.proofWords = words
+		return nil
+	}
+	return invalid(path, "must be a string (protocol 3.0) or an array of 5 strings (protocol 4.0)")
+}
+
+// stringArray reads a raw member as an array of strings.
+func stringArray(raw json.RawMessage, attribute string) ([]string, *Error) {
+	var v []string
+	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
+		return nil, invalid(attribute, "must be an array of strings")
+	}
+	return v, nil
+}
+
+// parseUint64 reads a uint64 given as a JSON integer or a string of
+// decimal digits (the portal's schema casts strings to numbers), in
+// canonical form.
+func parseUint64(raw json.RawMessage, attribute string, required bool) (uint64, *Error) {
+	if raw == nil {
+		if required {
+			return 0, invalid(attribute, "is required")
+		}
+		return 0, nil
+	}
+	text := string(raw)
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		text = str
+	}
+	n, err := strconv.ParseUint(text, 10, 64)
+	if err != nil || strconv.FormatUint(n, 10) != text {
+		return 0, invalid(attribute, "must be an integer from 0 to 18446744073709551615")
+	}
+	return n, nil
+}
+
+// validateV4 applies the 4.0 schema of World's portal
+// (developer-portal web/api/v4/verify/request-schema.ts): a session
+// request names session_id and no action; a uniqueness request names an
+// action.
+func (raw *rawRequest) validateV4() (*request, *Error) {
+	nonceText, err := required(raw.nonce, "nonce")
+	if err != nil {
+		return nil, err
+	}
+	nonce, perr := oprfproof.ParseWord(nonceText)
+	if perr != nil {
+		return nil, invalid("nonce", "must be a uint256 in decimal or 0x-hex (protocol 4.0)")
+	}
+	req := &request{v4: &requestV4{}}
+	session := raw.sessionID != nil && *raw.sessionID != ""
+	var sessionCommitment [32]byte
+	if session {
+		if raw.action != nil && *raw.action != "" {
+			return nil, invalid("action", "must not be present for session proofs")
+		}
+		c, err := oprfproof.SessionCommitment(*raw.sessionID)
+		if err != nil {
+			return nil, invalid("session_id", "must be session_ followed by 128 hex digits, or a field element")
+		}
+		req.v4.sessionID, sessionCommitment = *raw.sessionID, c.Bytes()
+	} else if req.action, err = required(raw.action, "action"); err != nil {
+		return nil, err
+	}
+	if req.environment, req.verifierEnv, err = environment(raw.environment); err != nil {
+		return nil, err
+	}
+	if !raw.haveResponses {
+		return nil, invalid("responses", "is required")
+	}
+	if len(raw.responses) == 0 {
+		return nil, invalid("responses", "must hold at least one item")
+	}
+	// The uniqueness action is the action string hashed as the portal does.
+	hashed := semaphore.HashSignal(req.action)
+	action := hashed.Bytes()
+	for i, it := range raw.responses {
+		item, err := it.itemV4(fmt.Sprintf("responses[%d]", i), session)
+		if err != nil {
+			return nil, err
+		}
+		c := &item.claim
+		c.Environment, c.Nonce, c.SessionID = req.verifierEnv, nonce, sessionCommitment
+		if !session {
+			c.Action = action
+		}
+		if item.refused == nil && !below(nonce) {
+			item.refused = notInField("nonce")
+		}
+		req.v4.items = append(req.v4.items, item)
+	}
+	return req, nil
+}
+
+// itemV4 validates one 4.0 item: a 3.0 member set (merkle_root, a string
+// proof) is a validation_error, as the portal's schema makes it.
+func (it rawItem) itemV4(path string, session bool) (itemV4, *Error) {
+	var item itemV4
+	c := &item.claim
+	id, err := required(it.identifier, path+".identifier")
+	if err != nil {
+		return item, err
+	}
+	if !knownIdentifier(id) {
+		return item, invalid(path+".identifier", "must be one of orb, device, document, secure_document, face, selfie")
+	}
+	c.Identifier = id
+	if it.proof != nil {
+		return item, invalid(path+".proof", "must be an array of 5 strings (protocol 4.0)")
+	}
+	if it.v4.proofWords == nil {
+		return item, invalid(path+".proof", "is required")
+	}
+	if len(it.v4.proofWords) != len(c.Proof) {
+		return item, invalid(path+".proof", "must have exactly 5 elements")
+	}
+	for i, w := range it.v4.proofWords {
+		if c.Proof[i], err = uint256(w, fmt.Sprintf("%s.proof[%d]", path, i)); err != nil {
+			return item, err
+		}
+	}
+	if c.IssuerSchemaID, err = parseUint64(it.v4.issuerSchemaID, path+".issuer_schema_id", true); err != nil {
+		return item, err
+	}
+	if c.ExpiresAtMin, err = parseUint64(it.v4.expiresAtMin, path+".expires_at_min", true); err != nil {
+		return item, err
+	}
+	genesis, err := parseUint64(it.v4.genesisMin, path+".credential_genesis_issued_at_min", false)
+	if err != nil {
+		return item, err
+	}
+	c.GenesisMin = new(fr.Element).SetUint64(genesis).Bytes()
+	if c.SignalHash, err = signalHashV4(it.signalHash, path+".signal_hash"); err != nil {
+		return item, err
+	}
+	if session {
+		if it.nullifier != nil {
+			return item, invalid(path+".nullifier", "must not be present for session proofs; use session_nullifier")
+		}
+		if it.v4.sessionNullifier == nil {
+			return item, invalid(path+".session_nullifier", "is required for session proofs")
+		}
+		pair, err := stringArray(it.v4.sessionNullifier, path+".session_nullifier")
+		if err != nil {
+			return item, err
+		}
+		if len(pair) != 2 {
+			return item, invalid(path+".session_nullifier", "must have exactly 2 elements [nullifier, action]")
+		}
+		if c.Nullifier, err = uint256(pair[0], path+".session_nullifier[0]"); err != nil {
+			return item, err
+		}
+		if c.Action, err = uint256(pair[1], path+".session_nullifier[1]"); err != nil {
+			return item, err
+		}
+	} else {
+		n, err := required(it.nullifier, path+".nullifier")
+		if err != nil {
+			return item, err
+		}
+		if !nullifierSyntax.matches(n) {
+			return item, invalid(path+".nullifier", nullifierSyntax.text)
+		}
+		if c.Nullifier, err = uint256(n, path+".nullifier"); err != nil {
+			return item, err
+		}
+	}
+	if it.merkleRoot != nil || it.maxAge != nil {
+		return item, invalid(path, "merkle_root and max_age are protocol 3.0 members; a 4.0 proof names its root as proof[4]")
+	}
+	for _, v := range []struct {
+		b    [32]byte
+		name string
+	}{{c.Nullifier, "nullifier"}, {c.Action, "action"}, {c.SignalHash, "signal_hash"}, {c.Proof[4], "proof[4] (the Merkle root)"}} {
+		if !below(v.b) {
+			item.refused = notInField(v.name)
+			break
+		}
+	}
+	return item, nil
+}
+
+// uint256 reads a value as the portal's BigInt does: decimal digits or 0x
+// and hex digits, below 2^256.
+func uint256(s, attribute string) ([32]byte, *Error) {
+	w, err := oprfproof.ParseWord(s)
+	if err != nil {
+		return w, invalid(attribute, "must be a uint256 in decimal or 0x-hex")
+	}
+	return w, nil
+}
+
+// signalHashV4 is signal_hash: ^0x[0-9a-f]+$, default 0x0 (the portal's 4.0
+// default, unlike 3.0's hash of the empty signal).
+func signalHashV4(s *string, attribute string) ([32]byte, *Error) {
+	if s == nil {
+		return [32]byte{}, nil
+	}
+	if !signalHashSyntax.matches(*s) || len(strings.TrimLeft((*s)[2:], "0")) > 64 {
+		return [32]byte{}, invalid(attribute, signalHashSyntax.text+", at most 64 significant digits")
+	}
+	return uint256(*s, attribute)
+}
+
+func below(b [32]byte) bool {
+	var x fr.Element
+	return x.SetBytesCanonical(b[:]) == nil
+}
+
+func notInField(name string) *record.ProofError {
+	return &record.ProofError{Code: record.CodeInvalidPublicInput, Detail: name + " is not below the BN254 scalar field modulus"}
+}

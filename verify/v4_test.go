@@ -1,0 +1,425 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/internal/vectors"
+	"worldid/oprfproof"
+	"worldid/record"
+	"worldid/registry"
+	"worldid/semaphore"
+)
+
+// v4File is the part of world_id_4.json the endpoint tests use.
+type v4File struct {
+	WorldIDVerifier struct {
+		Anchors struct {
+			Root                   string    `json:"root"`
+			IssuerPubkey           [2]string `json:"issuer_pubkey"`
+			RPID                   string    `json:"rp_id"`
+			OPRFPubkey             [2]string `json:"oprf_pubkey"`
+			OtherPubkey            [2]string `json:"other_pubkey"`
+			MinExpirationThreshold int64     `json:"min_expiration_threshold"`
+			Now                    int64     `json:"now"`
+		} `json:"anchors"`
+		Session struct {
+			SessionID        string    `json:"session_id"`
+			Nonce            string    `json:"nonce"`
+			SignalHash       string    `json:"signal_hash"`
+			SessionNullifier [2]string `json:"session_nullifier"`
+			ExpiresAtMin     uint64    `json:"expires_at_min"`
+			Proof            [5]string `json:"proof"`
+			ExpectValid      *bool     `json:"expect_valid"`
+		} `json:"session"`
+	} `json:"world_id_verifier"`
+}
+
+// registryStore is the storage a real registry.Registry needs, in memory.
+type registryStore struct {
+	mu      sync.Mutex
+	roots   []record.ExternalRoot
+	anchors map[string]record.TrustAnchor
+}
+
+func (s *registryStore) AppendLeaves(context.Context, string, []string, time.Time) (int, error) {
+	return 0, fmt.Errorf("not used")
+}
+func (s *registryStore) Leaves(context.Context, string, int) ([]record.Leaf, error) { return nil, nil }
+func (s *registryStore) AddExternalRoot(_ context.Context, r record.ExternalRoot) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.roots = append(s.roots, r)
+	return nil
+}
+func (s *registryStore) ExternalRoots(context.Context) ([]record.ExternalRoot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]record.ExternalRoot(nil), s.roots...), nil
+}
+func (s *registryStore) AddTrustAnchor(_ context.Context, a record.TrustAnchor) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.anchors[a.Kind+"/"+a.ID] = a
+	return nil
+}
+func (s *registryStore) TrustAnchors(context.Context) ([]record.TrustAnchor, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []record.TrustAnchor
+	for _, a := range s.anchors {
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// sessionBody is a session request as IDKit 4 builds it: session_id, a
+// nonce, protocol 4.0, and items with the session nullifier.
+type sessionItem struct {
+	Identifier       string    `json:"identifier"`
+	SignalHash       string    `json:"signal_hash,omitempty"`
+	IssuerSchemaID   any       `json:"issuer_schema_id"`
+	SessionNullifier [2]string `json:"session_nullifier"`
+	ExpiresAtMin     any       `json:"expires_at_min"`
+	Proof            [5]string `json:"proof"`
+}
+
+type sessionBody struct {
+	SessionID       string        `json:"session_id"`
+	Nonce           string        `json:"nonce"`
+	ProtocolVersion string        `json:"protocol_version"`
+	Environment     string        `json:"environment,omitempty"`
+	Responses       []sessionItem `json:"responses"`
+}
+
+// v4Env is the endpoint over the real registry, configured with the
+// vector's anchors (root, issuer key of schema 1, OPRF key of its rp_id)
+// and an app whose rp_id is the vector's.
+type v4Env struct {
+	*env
+	reg  *registry.Registry
+	f    *v4File
+	body sessionBody
+	now  time.Time
+}
+
+func newV4Env(t *testing.T) *v4Env {
+	t.Helper()
+	var f v4File
+	vectors.Load(t, "world_id_4.json", &f)
+	a := f.WorldIDVerifier.Anchors
+	s := f.WorldIDVerifier.Session
+	if s.ExpectValid == nil || !*s.ExpectValid {
+		t.Fatal("world_id_4.json: session.expect_valid must be true")
+	}
+	e := &v4Env{f: &f, now: time.Unix(a.Now, 0)}
+	vk, err := semaphore.PublishedKey(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Open(t.Context(), registry.Options{Store: &registryStore{anchors: map[string]record.TrustAnchor{}}, LocalKey: vk,
+		Now: func() time.Time { return e.now }, MinExpiration: time.Duration(a.MinExpirationThreshold) * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	rootWord, _ := oprfproof.ParseWord(a.Root)
+	var root fr.Element
+	root.SetBytes(rootWord[:])
+	if err := reg.AddRootV4(t.Context(), "production", root, e.now); err != nil {
+		t.Fatal(err)
+	}
+	for _, an := range []record.TrustAnchor{
+		{Kind: record.AnchorIssuerKey, ID: "1", X: a.IssuerPubkey[0], Y: a.IssuerPubkey[1]},
+		{Kind: record.AnchorOPRFKey, ID: a.RPID, X: a.OPRFPubkey[0], Y: a.OPRFPubkey[1]},
+	} {
+		if err := reg.AddTrustAnchor(t.Context(), an); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.reg = reg
+	e.env = &env{mux: http.NewServeMux(), store: newMemStore(), checker: &fakeChecker{}, now: e.now}
+	e.store.apps = append(e.store.apps, record.App{ID: "app_" + strings.Repeat("ab", 16), RPID: a.RPID, Name: "v4", CreatedAt: e.now})
+	h, err := New(Options{Store: e.store, Checker: e.checker, CheckerV4: reg, Now: func() time.Time { return e.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Register(e.mux)
+	e.body = sessionBody{SessionID: s.SessionID, Nonce: s.Nonce, ProtocolVersion: "4.0", Responses: []sessionItem{{
+		Identifier: "orb", SignalHash: s.SignalHash, IssuerSchemaID: 1, SessionNullifier: s.SessionNullifier,
+		ExpiresAtMin: s.ExpiresAtMin, Proof: s.Proof}}}
+	return e
+}
+
+func (e *v4Env) postSession(t *testing.T, b sessionBody) *httptest.ResponseRecorder {
+	t.Helper()
+	raw, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.post("/api/v4/verify/"+e.f.WorldIDVerifier.Anchors.RPID, string(raw))
+}
+
+// TestSessionVectorV4: WorldIDVerifierTest's session proof, posted in the
+// IDKit 4 body shape, verifies once the operator configured its anchors;
+// each single-field tamper is refused per item with the portal's code.
+func TestSessionVectorV4(t *testing.T) {
+	e := newV4Env(t)
+	w := e.postSession(t, e.body)
+	wantStatus(t, w, http.StatusOK)
+	var ok SessionResponse
+	decode(t, w, &ok)
+	s := e.f.WorldIDVerifier.Session
+	if !ok.Success || ok.SessionID != s.SessionID || ok.Environment != "production" || ok.Message != messageSession ||
+		len(ok.Results) != 1 || !ok.Results[0].Success || ok.Results[0].Nullifier != s.SessionNullifier[0] {
+		t.Fatalf("body %s", w.Body)
+	}
+	// The same session id as IDKit's session_<commitment><seed> form.
+	idkit := e.body
+	idkit.SessionID = "session_" + strings.TrimPrefix(s.SessionID, "0x") + strings.Repeat("5a", 32)
+	wantStatus(t, e.postSession(t, idkit), http.StatusOK)
+	// Numbers as decimal strings, as a client may send them.
+	dec := e.body
+	dec.Responses = []sessionItem{e.body.Responses[0]}
+	dec.Responses[0].IssuerSchemaID, dec.Responses[0].ExpiresAtMin = "1", fmt.Sprint(s.ExpiresAtMin)
+	wantStatus(t, e.postSession(t, dec), http.StatusOK)
+
+	one := func(f func(*sessionBody, *sessionItem)) sessionBody {
+		b := e.body
+		b.Responses = []sessionItem{e.body.Responses[0]}
+		f(&b, &b.Responses[0])
+		return b
+	}
+	plus1 := func(hex string) string {
+		w, _ := oprfproof.ParseWord(hex)
+		var x fr.Element
+		x.SetBytes(w[:])
+		x.Add(&x, new(fr.Element).SetOne())
+		return "0x" + fmt.Sprintf("%064x", x.Bytes())
+	}
+	for _, tc := range []struct {
+		name string
+		body sessionBody
+		code string
+	}{
+		{"nullifier", one(func(_ *sessionBody, it *sessionItem) { it.SessionNullifier[0] = plus1(it.SessionNullifier[0]) }), record.CodeInvalidProof},
+		{"action", one(func(_ *sessionBody, it *sessionItem) { it.SessionNullifier[1] = plus1(it.SessionNullifier[1]) }), record.CodeInvalidProof},
+		{"signal", one(func(_ *sessionBody, it *sessionItem) { it.SignalHash = plus1(it.SignalHash) }), record.CodeInvalidProof},
+		{"nonce", one(func(b *sessionBody, _ *sessionItem) { b.Nonce = plus1(b.Nonce) }), record.CodeInvalidProof},
+		{"session id", one(func(b *sessionBody, _ *sessionItem) { b.SessionID = plus1(b.SessionID) }), record.CodeInvalidProof},
+		{"expiry", one(func(_ *sessionBody, it *sessionItem) { it.ExpiresAtMin = s.ExpiresAtMin + 1 }), record.CodeInvalidProof},
+		{"proof word", one(func(_ *sessionBody, it *sessionItem) { it.Proof[0] = plus1(plus1(plus1(plus1(it.Proof[0])))) }), record.CodeInvalidProof},
+		{"root", one(func(_ *sessionBody, it *sessionItem) { it.Proof[4] = plus1(it.Proof[4]) }), record.CodeInvalidRoot},
+		{"issuer_schema_id", one(func(_ *sessionBody, it *sessionItem) { it.IssuerSchemaID = 7 }), record.CodeInvalidCredentialIssuer},
+		{"nullifier ≥ r", one(func(_ *sessionBody, it *sessionItem) {
+			it.SessionNullifier[0] = "0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001"
+		}), record.CodeInvalidPublicInput},
+		{"nonce ≥ r", one(func(b *sessionBody, _ *sessionItem) { b.Nonce = "0x" + strings.Repeat("f", 64) }), record.CodeInvalidPublicInput},
+		{"staging", one(func(b *sessionBody, _ *sessionItem) { b.Environment = "staging" }), record.CodeInvalidRoot},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := wantFailure(t, e.postSession(t, tc.body), http.StatusBadRequest, codeAllFailed)
+			if len(f.Results) != 1 || f.Results[0].Code != tc.code {
+				t.Fatalf("results %+v, want code %s", f.Results, tc.code)
+			}
+		})
+	}
+	// Anchors: an issuer key or OPRF key other than the proof's, a
+	// missing OPRF key, an expired credential.
+	a := e.f.WorldIDVerifier.Anchors
+	for _, tc := range []struct {
+		name  string
+		setup func()
+		code  string
+	}{
+		{"issuer key", func() { e.anchor(t, record.AnchorIssuerKey, "1", a.OtherPubkey) }, record.CodeInvalidProof},
+		{"OPRF key", func() { e.anchor(t, record.AnchorOPRFKey, a.RPID, a.OtherPubkey) }, record.CodeInvalidProof},
+		{"expired", func() { e.now = time.Unix(int64(s.ExpiresAtMin)+a.MinExpirationThreshold+1, 0) }, record.CodeVerificationFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.setup()
+			f := wantFailure(t, e.postSession(t, e.body), http.StatusBadRequest, codeAllFailed)
+			if f.Results[0].Code != tc.code {
+				t.Fatalf("code %s, want %s", f.Results[0].Code, tc.code)
+			}
+			e.anchor(t, record.AnchorIssuerKey, "1", a.IssuerPubkey)
+			e.anchor(t, record.AnchorOPRFKey, a.RPID, a.OPRFPubkey)
+			e.now = time.Unix(a.Now, 0)
+			wantStatus(t, e.postSession(t, e.body), http.StatusOK)
+		})
+	}
+	// An app whose rp_id has no OPRF key.
+	e.store.apps = append(e.store.apps, record.App{ID: "app_" + strings.Repeat("cd", 16), RPID: "rp_00000000000000aa", Name: "other"})
+	raw, _ := json.Marshal(e.body)
+	f := wantFailure(t, e.post("/api/v4/verify/rp_00000000000000aa", string(raw)), http.StatusBadRequest, codeAllFailed)
+	if f.Results[0].Code != record.CodeVerificationFailed {
+		t.Fatalf("missing OPRF key: %s", f.Results[0].Code)
+	}
+}
+
+func (e *v4Env) anchor(t *testing.T, kind, id string, p [2]string) {
+	t.Helper()
+	if err := e.reg.AddTrustAnchor(t.Context(), record.TrustAnchor{Kind: kind, ID: id, X: p[0], Y: p[1]}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recordingV4 is a CheckerV4 that records claims and decides by the last
+// byte of proof[3]: 0xee is invalid_proof, 0xbb a checker failure.
+type recordingV4 struct {
+	mu     sync.Mutex
+	claims []record.ClaimV4
+}
+
+func (r *recordingV4) CheckClaimV4(_ context.Context, c record.ClaimV4) error {
+	r.mu.Lock()
+	r.claims = append(r.claims, c)
+	r.mu.Unlock()
+	switch c.Proof[3][31] {
+	case 0xee:
+		return &record.ProofError{Code: record.CodeInvalidProof, Detail: "bad"}
+	case 0xbb:
+		return fmt.Errorf("root source unreachable")
+	}
+	return nil
+}
+
+const v4Item = `{"identifier":"selfie","issuer_schema_id":1,"nullifier":"0x0a0a","expires_at_min":1700000000,"proof":["1","2","3","4","0x05"]}`
+
+func v4Body(members string, list ...string) string {
+	if len(list) == 0 {
+		list = []string{v4Item}
+	}
+	return `{"protocol_version":"4.0","nonce":"0x01","action":"vote",` + members + `"responses":[` + strings.Join(list, ",") + `]}`
+}
+
+func v4ItemWith(old, repl string) string { return strings.Replace(v4Item, old, repl, 1) }
+
+// TestV4Requests: the claim the endpoint builds from an IDKit 4 body, how
+// uniqueness proofs are recorded, and every bad input as a 400 naming the
+// attribute or a per-item code — never a 500.
+func TestV4Requests(t *testing.T) {
+	e := newEnv(t)
+	chk := &recordingV4{}
+	h, err := New(Options{Store: e.store, Checker: e.checker, CheckerV4: chk, Now: func() time.Time { return e.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mux = http.NewServeMux()
+	h.Register(e.mux)
+	w := e.post("/api/v4/verify/"+testRPID, v4Body(""))
+	resp := wantSuccess(t, w)
+	if resp.Nullifier != "0x"+strings.Repeat("0", 60)+"0a0a" || resp.Results[0].Identifier != "selfie" || resp.Message != messageVerified {
+		t.Fatalf("body %s", w.Body)
+	}
+	c := chk.claims[0]
+	action := semaphore.HashSignal("vote")
+	var rp uint64
+	fmt.Sscanf(strings.TrimPrefix(testRPID, "rp_"), "%x", &rp)
+	if c.Action != action.Bytes() || c.RPID != rp || c.Nonce[31] != 1 || c.SignalHash != [32]byte{} || c.IssuerSchemaID != 1 ||
+		c.ExpiresAtMin != 1700000000 || c.GenesisMin != [32]byte{} || c.SessionID != [32]byte{} || c.Proof[4][31] != 5 || c.Environment != "production" {
+		t.Fatalf("claim %+v", c)
+	}
+	if got := e.store.count("vote", "production", resp.Nullifier); got != 1 {
+		t.Fatalf("recorded %d times", got)
+	}
+	w = e.post("/api/v4/verify/"+testAppID, v4Body(`"environment":"sandbox",`))
+	if r := wantSuccess(t, w); r.Environment != "sandbox" || e.store.count("vote", "staging", r.Nullifier) != 1 {
+		t.Fatalf("sandbox: %s", w.Body)
+	}
+	// Sessions verify without recording anything.
+	before := len(e.store.actions)
+	w = e.post("/api/v4/verify/"+testRPID, `{"protocol_version":"4.0","nonce":"1","session_id":"0x07","responses":[`+
+		strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":["0x0b","0x0c"]`, 1)+`]}`)
+	wantStatus(t, w, http.StatusOK)
+	if len(e.store.actions) != before || !strings.Contains(w.Body.String(), `"session_id":"0x07"`) {
+		t.Fatalf("session: %s", w.Body)
+	}
+	if c := chk.claims[len(chk.claims)-1]; c.SessionID[31] != 7 || c.Nullifier[31] != 0xb || c.Action[31] != 0xc {
+		t.Fatalf("session claim %+v", c)
+	}
+
+	const r = "21888242871839275222246405745257275088548364400416034343698204186575808495617"
+	for _, tc := range []struct {
+		name, body, code, attribute string
+	}{
+		{"3.0 item in 4.0", v4Body("", validItem), codeValidation, "responses[0].proof"},
+		{"proof length 4", v4Body("", v4ItemWith(`,"0x05"]`, `]`)), codeValidation, "responses[0].proof"},
+		{"proof length 6", v4Body("", v4ItemWith(`"0x05"]`, `"0x05","6"]`)), codeValidation, "responses[0].proof"},
+		{"proof word not a number", v4Body("", v4ItemWith(`"2"`, `"two"`)), codeValidation, "responses[0].proof[1]"},
+		{"proof word 2^256", v4Body("", v4ItemWith(`"2"`, `"0x1`+strings.Repeat("0", 64)+`"`)), codeValidation, "responses[0].proof[1]"},
+		{"proof word number", v4Body("", v4ItemWith(`"2"`, `2`)), codeValidation, "responses[0].proof"},
+		{"issuer_schema_id missing", v4Body("", v4ItemWith(`"issuer_schema_id":1,`, ``)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id negative", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":-1`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id fraction", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":1.5`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id 2^64", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":18446744073709551616`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id object", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":{}`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id leading zero", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":"01"`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"expires_at_min missing", v4Body("", v4ItemWith(`"expires_at_min":1700000000,`, ``)), codeValidation, "responses[0].expires_at_min"},
+		{"nullifier missing", v4Body("", v4ItemWith(`"nullifier":"0x0a0a",`, ``)), codeValidation, "responses[0].nullifier"},
+		{"nullifier hex without 0x", v4Body("", v4ItemWith(`"0x0a0a"`, `"0a0a"`)), codeValidation, "responses[0].nullifier"},
+		{"signal_hash upper case", v4Body("", v4ItemWith(`"nullifier"`, `"signal_hash":"0xAB","nullifier"`)), codeValidation, "responses[0].signal_hash"},
+		{"merkle_root in 4.0", v4Body("", v4ItemWith(`"nullifier"`, `"merkle_root":"0x01","nullifier"`)), codeValidation, "responses[0]"},
+		{"nonce not a number", `{"protocol_version":"4.0","nonce":"abc","action":"vote","responses":[` + v4Item + `]}`, codeValidation, "nonce"},
+		{"action missing", `{"protocol_version":"4.0","nonce":"1","responses":[` + v4Item + `]}`, codeValidation, "action"},
+		{"session with action", `{"protocol_version":"4.0","nonce":"1","action":"vote","session_id":"1","responses":[` + v4Item + `]}`, codeValidation, "action"},
+		{"session id malformed", `{"protocol_version":"4.0","nonce":"1","session_id":"session_12","responses":[` + v4Item + `]}`, codeValidation, "session_id"},
+		{"session item with nullifier", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` + v4Item + `]}`, codeValidation, "responses[0].nullifier"},
+		{"session_nullifier not an array", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` +
+			strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":"1"`, 1) + `]}`, codeValidation, "responses[0].session_nullifier"},
+		{"session_nullifier missing", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` +
+			strings.Replace(v4Item, `"nullifier":"0x0a0a",`, ``, 1) + `]}`, codeValidation, "responses[0].session_nullifier"},
+		{"session_nullifier of 1", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` +
+			strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":["1"]`, 1) + `]}`, codeValidation, "responses[0].session_nullifier"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantError(t, e.post("/api/v4/verify/"+testRPID, tc.body), http.StatusBadRequest, tc.code, tc.attribute)
+		})
+	}
+	for _, tc := range []struct {
+		name, body, code string
+		status           int
+	}{
+		{"nullifier = r", v4Body("", v4ItemWith(`"0x0a0a"`, `"`+r+`"`)), record.CodeInvalidPublicInput, http.StatusBadRequest},
+		{"root = r", v4Body("", v4ItemWith(`"0x05"`, `"`+r+`"`)), record.CodeInvalidPublicInput, http.StatusBadRequest},
+		{"signal_hash ≥ r", v4Body("", v4ItemWith(`"nullifier"`, `"signal_hash":"0x`+strings.Repeat("f", 64)+`","nullifier"`)), record.CodeInvalidPublicInput, http.StatusBadRequest},
+		{"nonce = r", `{"protocol_version":"4.0","nonce":"` + r + `","action":"vote","responses":[` + v4Item + `]}`, record.CodeInvalidPublicInput, http.StatusBadRequest},
+		{"checker refuses", v4Body("", v4ItemWith(`"4"`, `"0xee"`)), record.CodeInvalidProof, http.StatusBadRequest},
+		{"checker failed", v4Body("", v4ItemWith(`"4"`, `"0xbb"`)), codeVerificationErr, http.StatusInternalServerError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := codeAllFailed
+			if tc.status == http.StatusInternalServerError {
+				want = codeInternal
+			}
+			f := wantFailure(t, e.post("/api/v4/verify/"+testRPID, tc.body), tc.status, want)
+			if f.Results[0].Code != tc.code {
+				t.Fatalf("results %+v, want %s", f.Results, tc.code)
+			}
+		})
+	}
+	// One good and one refused item: the good one is recorded.
+	w = e.post("/api/v4/verify/"+testRPID, v4Body("", v4ItemWith(`"4"`, `"0xee"`), v4ItemWith(`"0x0a0a"`, `"0x0b0b"`)))
+	if r := wantSuccess(t, w); r.Results[0].Success || !r.Results[1].Success || r.Nullifier != "0x"+strings.Repeat("0", 60)+"0b0b" {
+		t.Fatalf("mixed: %s", w.Body)
+	}
+}
+
+// TestV4WithoutChecker: a server without 4.0 verification answers each
+// 4.0 item verification_failed, never 500.
+func TestV4WithoutChecker(t *testing.T) {
+	e := newEnv(t)
+	f := wantFailure(t, e.post("/api/v4/verify/"+testRPID, v4Body("")), http.StatusBadRequest, codeAllFailed)
+	if f.Results[0].Code != record.CodeVerificationFailed {
+		t.Fatalf("%+v", f.Results)
+	}
+}
