@@ -218,8 +218,9 @@ func operatorAppsAndKeys(t *testing.T, storeArgs []string) {
 	if out := cli(0, "keys", "list"); !regexpLine(out, kid, "active") {
 		t.Errorf("keys list text:\n%s", out)
 	}
-	cli(0, "keys", "revoke", kid)
-	cli(1, "keys", "revoke", kid)
+	// "--": a kid is base64url and may begin with "-".
+	cli(0, "keys", "revoke", "--", kid)
+	cli(1, "keys", "revoke", "--", kid)
 	if kids := jwksKids(t, p); slices.Contains(kids, kid) || len(kids) != 1 {
 		t.Errorf("JWKS after revoking %s: %v", kid, kids)
 	}
