@@ -231,7 +231,7 @@ func adminCommands() map[string]adminCommand {
 			},
 		},
 		"keys revoke": {
-			args: "[--] KID",
+			args: "KID", // base64url: may begin with "-", so operators write -- KID
 			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
 				err := c.RevokeKey(ctx, args[0])
 				return map[string]string{"kid": args[0], "status": "revoked"},
