@@ -2,6 +2,7 @@ package oidc
 
 import (
 	"context"
+	"crypto/cipher"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -36,6 +37,7 @@ const (
 type signingKey struct {
 	rec        record.SigningKey
 	priv       *rsa.PrivateKey
+	seal       cipher.AEAD // request tokens (request.go)
 	jwk        jwk
 	headers    map[string]string // typ → base64url protected header
 	activateAt time.Time
@@ -317,7 +319,11 @@ func parseSigningKey(rec record.SigningKey) (*signingKey, error) {
 	if thumbprint(&priv.PublicKey) != rec.ID {
 		return nil, fmt.Errorf("oidc: signing key %q: ID is not the key's thumbprint", rec.ID)
 	}
-	k := &signingKey{rec: rec, priv: priv, activateAt: rec.ActivateAt, jwk: publicJWK(&priv.PublicKey, rec.ID)}
+	seal, err := newSealer(rec.PrivateKey)
+	if err != nil {
+		return nil, fmt.Errorf("oidc: signing key %q: %w", rec.ID, err)
+	}
+	k := &signingKey{rec: rec, priv: priv, seal: seal, activateAt: rec.ActivateAt, jwk: publicJWK(&priv.PublicKey, rec.ID)}
 	k.headers = map[string]string{
 		typIDToken:     encodeHeader(rec.ID, typIDToken),
 		typAccessToken: encodeHeader(rec.ID, typAccessToken),
