@@ -241,18 +241,18 @@ func (p *Provider) Register(mux *http.ServeMux) {
 
 // Route paths.
 const (
-	pathDiscovery  = "/.well-known/openid-configuration"
-	pathJWKS       = "/jwks"
-	pathJWKSAlias  = "/jwks.json"
-	pathAuthorize  = "/authorize"
+	pathDiscovery     = "/.well-known/openid-configuration"
+	pathJWKS          = "/jwks"
+	pathJWKSAlias     = "/jwks.json"
+	pathAuthorize     = "/authorize"
 	pathWait          = "/authorize/wait"
 	pathStatus        = "/authorize/status"
 	pathCancel        = "/authorize/cancel"
 	pathWalletRequest = "/authorize/request"
 	pathComplete      = "/authorize/complete"
-	pathToken      = "/token"
-	pathIntrospect = "/introspect"
-	pathUserinfo   = "/userinfo"
+	pathToken         = "/token"
+	pathIntrospect    = "/introspect"
+	pathUserinfo      = "/userinfo"
 )
 
 // checkEmailDomain requires a DNS name (labels of letters, digits and

@@ -215,4 +215,3 @@ func redirect(w http.ResponseWriter, loc string) {
 	h.Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(http.StatusSeeOther)
 }
-
