@@ -25,7 +25,14 @@ func wantError(t *testing.T, w *httptest.ResponseRecorder, status int, code, oau
 	if w.Code != status || body["code"] != code || body["error"] != oauth {
 		t.Fatalf("got %d code=%q error=%q, want %d %q %q (%v)", w.Code, body["code"], body["error"], status, code, oauth, body)
 	}
-	for _, k := range []string{"code", "detail", "attribute", "error", "error_description"} {
+	members := []string{"code", "detail", "attribute", "error", "error_description"}
+	if oauth == "" { // RFC 6750 §3.1: no error information without credentials
+		members = members[:3]
+		if _, ok := body["error"]; ok || len(body) != 3 {
+			t.Fatalf("error body of a request without credentials: %v", body)
+		}
+	}
+	for _, k := range members {
 		if _, ok := body[k]; !ok {
 			t.Fatalf("error body lacks %q: %v", k, body)
 		}
@@ -314,10 +321,21 @@ func TestTokenErrors(t *testing.T) {
 		{"verifier without challenge", func(c string) url.Values { v := tokenForm(c); v.Set("code_verifier", testVerifier); return v }, auth, 400, "invalid_grant", "invalid_grant"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := f.postForm("/token", tc.form(f.codeFor(authorizeQuery())), tc.header)
+			code := f.codeFor(authorizeQuery())
+			w := f.postForm("/token", tc.form(code), tc.header)
 			wantError(t, w, tc.status, tc.code, tc.oauth)
 			if tc.status == 401 && w.Header().Get("WWW-Authenticate") != `Basic realm="worldid"` {
 				t.Fatalf("WWW-Authenticate %q", w.Header().Get("WWW-Authenticate"))
+			}
+			// A failed call consumes nothing: the client's correct call
+			// still gets tokens, and nothing was revoked.
+			ok := f.postForm("/token", tokenForm(code), auth)
+			var tr tokenResponse
+			if ok.Code != 200 || decodeJSON(ok.Body, &tr) != nil {
+				t.Fatalf("the code did not survive a failed call: %s", describe(ok))
+			}
+			if w := f.do(http.MethodGet, "/userinfo", nil, map[string]string{"Authorization": "Bearer " + tr.AccessToken}); w.Code != 200 {
+				t.Fatalf("userinfo after a failed call: %s", describe(w))
 			}
 		})
 	}
@@ -349,14 +367,28 @@ func TestTokenErrors(t *testing.T) {
 		q := authorizeQuery()
 		q.Set("code_challenge", pkceChallenge(testVerifier))
 		q.Set("code_challenge_method", "S256")
-		wantError(t, f.postForm("/token", tokenForm(f.codeFor(q)), auth), 400, "invalid_grant", "invalid_grant")
-		v := tokenForm(f.codeFor(q))
+		code := f.codeFor(q)
+		wantError(t, f.postForm("/token", tokenForm(code), auth), 400, "invalid_grant", "invalid_grant")
+		v := tokenForm(code)
 		v.Set("code_verifier", testVerifier[:42]+"Y")
 		wantError(t, f.postForm("/token", v, auth), 400, "invalid_grant", "invalid_grant")
-		v = tokenForm(f.codeFor(q))
+		// Neither failure consumed the code.
 		v.Set("code_verifier", testVerifier)
-		if w := f.postForm("/token", v, auth); w.Code != 200 {
+		w := f.postForm("/token", v, auth)
+		var tr tokenResponse
+		if w.Code != 200 || decodeJSON(w.Body, &tr) != nil {
 			t.Fatal(describe(w))
+		}
+		// A replay by another client neither succeeds nor revokes; the
+		// client's own replay revokes.
+		bearer := map[string]string{"Authorization": "Bearer " + tr.AccessToken}
+		wantError(t, f.postForm("/token", v, basicAuth(other.ID, testSecret)), 400, "invalid_grant", "invalid_grant")
+		if w := f.do(http.MethodGet, "/userinfo", nil, bearer); w.Code != 200 {
+			t.Fatalf("another client's replay revoked the grant: %s", describe(w))
+		}
+		wantError(t, f.postForm("/token", tokenForm(code), auth), 400, "invalid_grant", "invalid_grant")
+		if w := f.do(http.MethodGet, "/userinfo", nil, bearer); w.Code != 401 {
+			t.Fatalf("the client's replay did not revoke the grant: %s", describe(w))
 		}
 	})
 	t.Run("store down", func(t *testing.T) {
@@ -486,15 +518,20 @@ func TestUserinfo(t *testing.T) {
 	wantInvalid(f.do(http.MethodGet, "/userinfo", nil, map[string]string{"Authorization": "Bearer a b"}))
 	wantInvalid(f.do(http.MethodGet, "/userinfo", nil, map[string]string{"Authorization": "Bearer " + tr.AccessToken + "x"}))
 
-	w := f.do(http.MethodGet, "/userinfo?access_token="+tr.AccessToken, nil, nil)
-	wantError(t, w, 401, "unauthenticated", "invalid_token")
-	if w.Header().Get("WWW-Authenticate") != `Bearer realm="worldid"` {
-		t.Fatalf("WWW-Authenticate %q", w.Header().Get("WWW-Authenticate"))
+	for _, w := range []*httptest.ResponseRecorder{
+		f.do(http.MethodGet, "/userinfo?access_token="+tr.AccessToken, nil, nil),
+		f.do(http.MethodGet, "/userinfo", nil, nil),
+		f.do(http.MethodPost, "/userinfo", nil, nil),
+		f.do(http.MethodGet, "/userinfo", nil, map[string]string{"Authorization": "Basic eDp5"}),
+	} {
+		wantError(t, w, 401, "unauthenticated", "")
+		if w.Header().Get("WWW-Authenticate") != `Bearer realm="worldid"` {
+			t.Fatalf("WWW-Authenticate %q", w.Header().Get("WWW-Authenticate"))
+		}
 	}
-	wantError(t, f.do(http.MethodGet, "/userinfo", nil, map[string]string{"Authorization": "Basic eDp5"}), 401, "unauthenticated", "invalid_token")
 	wantError(t, f.postForm("/userinfo", url.Values{"access_token": {tr.AccessToken}}, bearer), 400, "invalid_request", "invalid_request")
 	wantError(t, f.do(http.MethodPost, "/userinfo", strings.NewReader("{}"), map[string]string{"Content-Type": "application/json", "Authorization": bearer["Authorization"]}), 415, "invalid_content_type", "invalid_request")
-	w = f.do(http.MethodDelete, "/userinfo", nil, bearer)
+	w := f.do(http.MethodDelete, "/userinfo", nil, bearer)
 	wantError(t, w, 405, "method_not_allowed", "invalid_request")
 	if w.Header().Get("Allow") != "GET, HEAD, OPTIONS, POST" {
 		t.Fatalf("Allow %q", w.Header().Get("Allow"))
