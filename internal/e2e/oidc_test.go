@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
@@ -279,30 +280,87 @@ func (e *hostileEnv) authorizeCases() []hostileCase {
 	}
 }
 
-// walletLinkRE finds the sign-in page's deep link (oidc doc.go).
-var walletLinkRE = regexp.MustCompile(`<a id="wallet-link" href="(worldid://signin\?[^"]*)"`)
+// walletLinkRE finds the wait page's deep link (oidc doc.go).
+var walletLinkRE = regexp.MustCompile(`<a id="wallet-link"[^>]* href="(worldid://signin\?[^"]*)"`)
 
-// pendingSignin opens a valid authorization request and returns the query
-// of the page's wallet link (request_id, signal, app_id, submit).
-func pendingSignin(t *testing.T, authorizeURL string) url.Values {
-	t.Helper()
-	r := call(http.MethodGet, authorizeURL, "", "")(t)
-	m := walletLinkRE.FindSubmatch(r.body)
-	if r.status != http.StatusOK || m == nil {
-		t.Fatalf("sign-in page: %d %.300s", r.status, r.body)
+// pendingBrowser is a browser at its wait page: the page's URL, the
+// binding cookie, and the wallet link the page shows (request, server).
+type pendingBrowser struct {
+	waitURL, cookie string
+	link            url.Values
+}
+
+// openPending runs GET /authorize as a browser and loads the wait page;
+// safe on any goroutine.
+func openPending(authorizeURL string) (pendingBrowser, error) {
+	var b pendingBrowser
+	r, err := get(authorizeURL, "")
+	if err != nil {
+		return b, err
+	}
+	cookie, err := http.ParseSetCookie(r.header.Get("Set-Cookie"))
+	if r.status != http.StatusSeeOther || err != nil {
+		return b, fmt.Errorf("authorize: %d %s %.300s", r.status, r.header.Get("Location"), r.body)
+	}
+	b.waitURL, b.cookie = r.header.Get("Location"), cookie.Name+"="+cookie.Value
+	page, err := get(b.waitURL, b.cookie)
+	if err != nil {
+		return b, err
+	}
+	m := walletLinkRE.FindSubmatch(page.body)
+	if page.status != http.StatusOK || m == nil {
+		return b, fmt.Errorf("wait page: %d %.300s", page.status, page.body)
 	}
 	link, err := url.Parse(html.UnescapeString(string(m[1])))
 	if err != nil {
+		return b, err
+	}
+	b.link = link.Query()
+	return b, nil
+}
+
+func get(target, cookie string) (reply, error) {
+	req, err := http.NewRequest(http.MethodGet, target, nil)
+	if err != nil {
+		return reply{}, err
+	}
+	if cookie != "" {
+		req.Header.Set("Cookie", cookie)
+	}
+	return roundTrip(req)
+}
+
+// pendingSignin is openPending for the test goroutine.
+func pendingSignin(t *testing.T, authorizeURL string) pendingBrowser {
+	t.Helper()
+	b, err := openPending(authorizeURL)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return link.Query()
+	return b
 }
+
+// signal is the request's signal, from the wallet's GET of the request.
+func (b pendingBrowser) signal(t *testing.T) string {
+	t.Helper()
+	r := call(http.MethodGet, b.link.Get("server")+"/authorize/request?"+url.Values{"request": {b.link.Get("request")}}.Encode(), "", "")(t)
+	var d struct{ Signal string }
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &d) != nil || d.Signal == "" {
+		t.Fatalf("wallet request: %d %s", r.status, r.body)
+	}
+	return d.Signal
+}
+
+// finish reloads the wait page: the authorization response once the
+// wallet has approved; safe on any goroutine.
+func (b pendingBrowser) finish() (reply, error) { return get(b.waitURL, b.cookie) }
 
 func (e *hostileEnv) hostileComplete(t *testing.T) {
 	pending := pendingSignin(t, e.authorizeURL(func(url.Values) {}))
 	item := e.prove(t, "hostile-complete") // a real proof, for another signal
 	target := e.p.public + "/authorize/complete"
-	base := url.Values{"request_id": {pending.Get("request_id")}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
+	request := pending.link.Get("request")
+	base := url.Values{"request": {request}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
 		"nullifier_hash": {item.Nullifier}, "verification_level": {"orb"}}
 	post := func(edit func(url.Values)) func(*testing.T) reply {
 		v := url.Values{}
@@ -315,7 +373,7 @@ func (e *hostileEnv) hostileComplete(t *testing.T) {
 	set := func(name string, values ...string) func(url.Values) {
 		return func(v url.Values) { v[name] = values }
 	}
-	page := func(name, code string, edit func(url.Values)) hostileCase {
+	bad := func(name, code string, edit func(url.Values)) hostileCase {
 		return hostileCase{name: name, send: post(edit), status: 400, code: code}
 	}
 	runHostile(t, e.dataDir, []hostileCase{
@@ -323,19 +381,21 @@ func (e *hostileEnv) hostileComplete(t *testing.T) {
 		{name: "no content type", send: call(http.MethodPost, target, "", base.Encode()), status: 415, code: "invalid_content_type"},
 		{name: "over 64 KiB", send: post(set("proof", strings.Repeat("0", 64<<10))), status: 413, code: "request_too_large"},
 		{name: "GET", send: call(http.MethodGet, target+"?"+base.Encode(), "", ""), status: 405, code: "method_not_allowed"},
-		page("unknown request", "invalid_request", set("request_id", strings.Repeat("0", 64))),
-		page("request id traversal", "invalid_request", set("request_id", "../../../../etc/passwd")),
-		page("duplicate request id", "invalid_request", set("request_id", pending.Get("request_id"), pending.Get("request_id"))),
-		page("unknown parameter", "invalid_request", set("signal_hash", "0x1")),
-		page("missing proof", "required", set("proof")),
-		page("nullifier hash equal to p", "invalid_request", set("nullifier_hash", bn254R)),
-		page("merkle root of 65 digits", "invalid_request", set("merkle_root", "0x1"+strings.Repeat("0", 64))),
-		page("verification level face", "invalid_request", set("verification_level", "face")),
-		page("proof over 4096 bytes", "invalid_request", set("proof", strings.Repeat("0", 4097))),
-		// A proof that does not verify consumes the request (oidc doc.go):
-		// the user failed to authenticate and is sent back to the app.
-		{name: "proof for another signal", send: post(func(url.Values) {}), status: 303, code: "access_denied", writes: 1},
-		page("request already consumed", "invalid_request", func(url.Values) {}),
+		bad("unknown request", "invalid_request", set("request", "AAAAAAAA."+strings.Repeat("A", 120))),
+		bad("request traversal", "invalid_request", set("request", "../../../../etc/passwd")),
+		bad("duplicate request", "invalid_request", set("request", request, request)),
+		bad("unknown parameter", "invalid_request", set("signal_hash", "0x1")),
+		bad("missing proof", "required", set("proof")),
+		bad("nullifier hash equal to p", "invalid_request", set("nullifier_hash", bn254R)),
+		bad("merkle root of 65 digits", "invalid_request", set("merkle_root", "0x1"+strings.Repeat("0", 64))),
+		bad("verification level face", "invalid_request", set("verification_level", "face")),
+		bad("proof over 4096 bytes", "invalid_request", set("proof", strings.Repeat("0", 4097))),
+		// A proof that does not verify is refused and consumes nothing
+		// (oidc doc.go): the wallet may try again, the browser waits.
+		{name: "proof for another signal", send: post(func(url.Values) {}), status: 403, code: "access_denied"},
+		{name: "proof for another signal again", send: post(func(url.Values) {}), status: 403, code: "access_denied"},
+		{name: "finish without the cookie", send: call(http.MethodGet, pending.waitURL, "", ""), status: 403, code: "other_browser"},
+		{name: "finish before approval", send: call(http.MethodGet, pending.waitURL, "", "", "Cookie", pending.cookie), status: 200, code: ""},
 	})
 }
 
@@ -416,14 +476,14 @@ func (e *hostileEnv) tokenCases(code1, verifier1, code2, verifier2, code3, verif
 		{name: "unknown code", send: post(unknown, basic), status: 400, code: "invalid_grant"},
 		{name: "malformed verifier", send: post(grant(code2, e2eRedirect, "short"), basic), status: 400, code: "invalid_request"},
 		{name: "over 64 KiB", send: post(grant(strings.Repeat("A", 64<<10), e2eRedirect, ""), basic), status: 413, code: "request_too_large"},
-		// A code is consumed before its bindings are checked (oidc doc.go),
-		// so a stolen code presented wrongly is burnt: one write each.
-		{name: "redirect_uri mismatch", send: post(grant(code2, e2eRedirect+"/", verifier2), basic), status: 400, code: "invalid_grant", writes: 1},
-		{name: "burnt code presented correctly", send: post(grant(code2, e2eRedirect, verifier2), basic), status: 400, code: "invalid_grant", writes: 1},
-		{name: "wrong PKCE verifier", send: post(grant(code3, e2eRedirect, verifier1), basic), status: 400, code: "invalid_grant", writes: 1},
-		{name: "code of another client", send: post(grant(code4, e2eRedirect, ""), basicAuth(e.other.AppID, e.other.ClientSecret)), status: 400, code: "invalid_grant", writes: 1},
-		{name: "missing PKCE verifier", send: post(grant(code3, e2eRedirect, ""), basic), status: 400, code: "invalid_grant", writes: 1},
-		{name: "unused verifier of code 3", send: post(grant(code3, e2eRedirect, verifier3), basic), status: 400, code: "invalid_grant", writes: 1},
+		// Every binding is checked before the code is spent (oidc doc.go):
+		// a failed call writes nothing and the code still redeems.
+		{name: "redirect_uri mismatch", send: post(grant(code2, e2eRedirect+"/", verifier2), basic), status: 400, code: "invalid_grant"},
+		{name: "code presented correctly after a failure", send: post(grant(code2, e2eRedirect, verifier2), basic), status: 200, code: "", writes: 1},
+		{name: "wrong PKCE verifier", send: post(grant(code3, e2eRedirect, verifier1), basic), status: 400, code: "invalid_grant"},
+		{name: "code of another client", send: post(grant(code4, e2eRedirect, ""), basicAuth(e.other.AppID, e.other.ClientSecret)), status: 400, code: "invalid_grant"},
+		{name: "missing PKCE verifier", send: post(grant(code3, e2eRedirect, ""), basic), status: 400, code: "invalid_grant"},
+		{name: "right verifier after failures", send: post(grant(code3, e2eRedirect, verifier3), basic), status: 200, code: "", writes: 1},
 		// Replay revokes every token of the first sign-in (one write).
 		{name: "code replay", send: post(grant(code1, e2eRedirect, verifier1), basic), status: 400, code: "invalid_grant", writes: 1},
 	}
@@ -566,7 +626,10 @@ func TestHostileTokenLifetimeAndIssuer(t *testing.T) {
 	if r, _, err := a.exchange(code); err != nil || r.status != http.StatusBadRequest || r.errorCode() != "invalid_grant" {
 		t.Errorf("expired code: %v %d %s", err, r.status, r.body)
 	}
-	if r, err := a.complete(pending.Get("request_id"), randomFE()); err != nil || r.status != http.StatusBadRequest || r.errorCode() != "invalid_request" {
+	if r, err := a.complete(pending.link.Get("request"), randomFE()); err != nil || r.status != http.StatusBadRequest || r.errorCode() != "expired" {
 		t.Errorf("expired sign-in request: %v %d %s", err, r.status, r.body)
+	}
+	if r, err := pending.finish(); err != nil || r.status != http.StatusGone || !bytes.Contains(r.body, []byte(`id="restart"`)) {
+		t.Errorf("expired wait page: %v %d %s", err, r.status, r.body)
 	}
 }
