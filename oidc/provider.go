@@ -174,7 +174,7 @@ func New(o Options) (*Provider, error) {
 			p.emailDomain = defaultEmailDomain
 		}
 	}
-	if err := checkEmailDomain(p.emailDomain); err != nil {
+	if err := CheckEmailDomain(p.emailDomain); err != nil {
 		return nil, err
 	}
 	if p.log == nil {
@@ -255,10 +255,10 @@ const (
 	pathUserinfo      = "/userinfo"
 )
 
-// checkEmailDomain requires a DNS name (labels of letters, digits and
+// CheckEmailDomain requires a DNS name (labels of letters, digits and
 // inner hyphens), so that "<sub>@<domain>" is a valid
 // address (RFC 5321 §4.1.2).
-func checkEmailDomain(d string) error {
+func CheckEmailDomain(d string) error {
 	if net.ParseIP(d) != nil || strings.HasPrefix(d, "[") {
 		return fmt.Errorf("oidc: email domain %q is an IP address, which makes no valid email address", d)
 	}

@@ -415,8 +415,8 @@ func TestMatchCode(t *testing.T) {
 func TestEmailDomain(t *testing.T) {
 	for domain, ok := range map[string]bool{"id.example": true, "localhost": true, "127.0.0.1": false, "::1": false,
 		"[::1]": false, "a..b": false, "-a.b": false, "a_b.c": false, "": false} {
-		if err := checkEmailDomain(domain); (err == nil) != ok {
-			t.Errorf("checkEmailDomain(%q) = %v", domain, err)
+		if err := CheckEmailDomain(domain); (err == nil) != ok {
+			t.Errorf("CheckEmailDomain(%q) = %v", domain, err)
 		}
 	}
 	f := newFixture(t, func(o *Options) { o.EmailDomain = "users.example" })

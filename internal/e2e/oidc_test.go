@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/mail"
 	"net/url"
 	"regexp"
 	"slices"
@@ -97,7 +98,12 @@ func codeFlow(t *testing.T, ctx context.Context, rp *relyingParty, w *wallet.Wal
 	if err != nil {
 		t.Fatalf("userinfo: %v", err)
 	}
-	if info.Subject != idt.Subject || info.Email != idt.Subject+"@127.0.0.1" {
+	// The base URL's host is an IP address: the email claim uses the
+	// reserved domain, so that it stays an address (oidc Options.EmailDomain).
+	if a, err := mail.ParseAddress(info.Email); err != nil || a.Address != info.Email {
+		t.Errorf("email %q is not an address: %v", info.Email, err)
+	}
+	if info.Subject != idt.Subject || info.Email != idt.Subject+"@worldid.invalid" {
 		t.Errorf("userinfo %+v for sub %s", info, idt.Subject)
 	}
 	if _, err := rp.oauth.Exchange(ctx, code, oauth2.VerifierOption(verifier)); err == nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"worldid/internal/forwarded"
+	"worldid/oidc"
 	"worldid/refresh"
 )
 
@@ -34,6 +35,7 @@ type Config struct {
 	Sunset        string        // -signin-sunset: YYYY-MM-DD
 	SunsetEnforce bool          // -signin-sunset-enforce: 410 Gone after the date
 	KeyRotation   time.Duration // -key-rotation: signing key lifetime
+	EmailDomain   string        // -email-domain: domain of the email claim
 	RefreshLimits bool          // -refresh-rate-limits: per-IP and per-idComm limits on /api/v1/refresh
 	NoBatching    bool          // -no-batching: verify Groth16 proofs one by one (for comparison)
 
@@ -64,6 +66,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the client (default: none)")
 	fs.BoolVar(&c.NoBatching, "no-batching", false, "verify concurrent Groth16 proofs one by one instead of in batches")
 	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
+	fs.StringVar(&c.EmailDomain, "email-domain", "", "domain of the sign-in email claim <sub>@<domain> (default: the base URL's host, or worldid.invalid when that is an IP address)")
 }
 
 // Validate checks every field and names the failing ones.
@@ -94,6 +97,11 @@ func (c *Config) Validate() error {
 	var err error
 	if c.sunset, err = time.Parse(time.DateOnly, c.Sunset); err != nil {
 		errs = append(errs, fmt.Errorf("signin-sunset: %q is not YYYY-MM-DD", c.Sunset))
+	}
+	if c.EmailDomain != "" {
+		if err := oidc.CheckEmailDomain(c.EmailDomain); err != nil {
+			errs = append(errs, fmt.Errorf("email-domain: %w", err))
+		}
 	}
 	if c.KeyRotation < 24*time.Hour {
 		errs = append(errs, errors.New("key-rotation: must be at least 24h"))

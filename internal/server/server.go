@@ -127,7 +127,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	}
 	verifier.Register(public)
 	signin, err := oidc.New(oidc.Options{Issuer: s.cfg.BaseURL, Store: s.db, Checker: ids, Rand: rand.Reader, Now: time.Now, Log: log,
-		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation})
+		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation, EmailDomain: cfg.EmailDomain})
 	if err != nil {
 		return nil, err
 	}
