@@ -69,16 +69,38 @@ func (w *Wallet) PrepareSignIn(ctx context.Context, authorizeURL, verificationLe
 	if m == nil || code == nil {
 		return SignInSubmission{}, errors.New("wallet: the wait page has no wallet link or match code")
 	}
-	link, err := url.Parse(html.UnescapeString(string(m[1])))
+	sub, err := w.prepareApproval(ctx, html.UnescapeString(string(m[1])), verificationLevel)
 	if err != nil {
 		return SignInSubmission{}, err
+	}
+	if sub.MatchCode != string(code[1]) {
+		return SignInSubmission{}, fmt.Errorf("wallet: match code %s differs from the page's %s", sub.MatchCode, code[1])
+	}
+	sub.browser, sub.waitURL = browser, waitURL
+	return sub, nil
+}
+
+// Approve is World App's side alone: for a scanned or tapped wallet link
+// (worldid://signin?request=…&server=…) it fetches the request's details,
+// proves and submits. The browser showing the link then finishes by
+// itself. It returns the match code the user compares with the page's.
+func (w *Wallet) Approve(ctx context.Context, link, verificationLevel string) (string, error) {
+	sub, err := w.prepareApproval(ctx, link, verificationLevel)
+	if err != nil {
+		return "", err
+	}
+	return sub.MatchCode, w.postApproval(ctx, sub)
+}
+
+// prepareApproval reads the request of a wallet link and proves for it.
+func (w *Wallet) prepareApproval(ctx context.Context, rawLink, verificationLevel string) (SignInSubmission, error) {
+	link, err := url.Parse(rawLink)
+	if err != nil || link.Scheme != "worldid" || link.Host != "signin" {
+		return SignInSubmission{}, fmt.Errorf("wallet: %q is not a worldid://signin link", rawLink)
 	}
 	details, err := w.requestDetails(ctx, link.Query())
 	if err != nil {
 		return SignInSubmission{}, err
-	}
-	if details.MatchCode != string(code[1]) {
-		return SignInSubmission{}, fmt.Errorf("wallet: match code %s differs from the page's %s", details.MatchCode, code[1])
 	}
 	// The signal has no 0x prefix, so SDK hashing is its UTF-8 bytes, as
 	// the server expects.
@@ -86,7 +108,7 @@ func (w *Wallet) PrepareSignIn(ctx context.Context, authorizeURL, verificationLe
 	if err != nil {
 		return SignInSubmission{}, err
 	}
-	return SignInSubmission{URL: details.Submit, MatchCode: details.MatchCode, browser: browser, waitURL: waitURL, Form: url.Values{
+	return SignInSubmission{URL: details.Submit, MatchCode: details.MatchCode, Form: url.Values{
 		"request":            {details.Request},
 		"proof":              {item.Proof},
 		"merkle_root":        {item.MerkleRoot},
@@ -158,27 +180,35 @@ func get(ctx context.Context, c *http.Client, target string) (*http.Response, []
 	return resp, body, err
 }
 
-// Submit posts a prepared sign-in as the wallet, then reloads the wait
-// page as the browser and reports where it is sent.
-func (w *Wallet) Submit(ctx context.Context, s SignInSubmission) (SignInResult, error) {
+// postApproval submits the wallet's proof: the server answers JSON.
+func (w *Wallet) postApproval(ctx context.Context, s SignInSubmission) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, strings.NewReader(s.Form.Encode()))
 	if err != nil {
-		return SignInResult{}, err
+		return err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := w.HTTP.Do(req)
 	if err != nil {
-		return SignInResult{}, err
+		return err
 	}
+	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
 	if err != nil {
-		return SignInResult{}, err
+		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return SignInResult{}, fmt.Errorf("wallet: submission: %s: %.300s", resp.Status, body)
+		return fmt.Errorf("wallet: submission: %s: %.300s", resp.Status, body)
 	}
-	resp, body, err = get(ctx, s.browser, s.waitURL)
+	return nil
+}
+
+// Submit posts a prepared sign-in as the wallet, then reloads the wait
+// page as the browser and reports where it is sent.
+func (w *Wallet) Submit(ctx context.Context, s SignInSubmission) (SignInResult, error) {
+	if err := w.postApproval(ctx, s); err != nil {
+		return SignInResult{}, err
+	}
+	resp, body, err := get(ctx, s.browser, s.waitURL)
 	if err != nil {
 		return SignInResult{}, err
 	}
