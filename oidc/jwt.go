@@ -3,6 +3,8 @@ package oidc
 import (
 	"bytes"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
@@ -10,13 +12,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"strings"
 )
 
-// JWS parameters (RFC 7515, RFC 7518 §3.3). Only RS256 exists here: the
-// header allowlist below rejects "none", HS*, and every other algorithm.
+// JWS parameters (RFC 7515, RFC 7518 §3.3, §3.4). ID tokens are RS256,
+// access tokens ES256; the header allowlist below rejects "none", HS* and
+// every other algorithm, and a token's header must be byte-identical to
+// the one its key signs its type with, which pins the algorithm too.
 const (
 	algRS256       = "RS256"
+	algES256       = "ES256"
 	typIDToken     = "JWT"    // OIDC Core §2 ID tokens
 	typAccessToken = "at+jwt" // RFC 9068 §2.1 access tokens
 	// maxJWTBytes bounds a token before any parsing; ours are < 2 KiB.
@@ -25,14 +31,18 @@ const (
 
 // encodeHeader is the base64url protected header of every token a key
 // signs with the given typ; it is computed once per key.
-func encodeHeader(kid, typ string) string {
+func encodeHeader(alg, kid, typ string) string {
 	b, _ := json.Marshal(struct {
 		Alg string `json:"alg"`
 		Kid string `json:"kid"`
 		Typ string `json:"typ"`
-	}{algRS256, kid, typ}) // three strings always encode
+	}{alg, kid, typ}) // three strings always encode
 	return base64.RawURLEncoding.EncodeToString(b)
 }
+
+// es256Size is the length of an ES256 signature: R ‖ S, 32 bytes each
+// (RFC 7518 §3.4).
+const es256Size = 64
 
 // signJWT returns the compact serialization of claims signed by k.
 func signJWT(k *signingKey, typ string, claims any) (string, error) {
@@ -47,13 +57,51 @@ func signJWT(k *signingKey, typ string, claims any) (string, error) {
 	buf = append(buf, '.')
 	buf = enc.AppendEncode(buf, payload)
 	digest := sha256.Sum256(buf)
-	sig, err := rsa.SignPKCS1v15(nil, k.priv, crypto.SHA256, digest[:])
+	sig, err := sign(k, typ, digest[:])
 	if err != nil {
 		return "", fmt.Errorf("oidc: sign: %w", err)
 	}
 	buf = append(buf, '.')
 	buf = enc.AppendEncode(buf, sig)
 	return string(buf), nil
+}
+
+// sign makes the signature of a token type: ES256 with the derived key
+// for access tokens, RS256 for ID tokens.
+func sign(k *signingKey, typ string, digest []byte) ([]byte, error) {
+	if typ != typAccessToken {
+		return rsa.SignPKCS1v15(nil, k.priv, crypto.SHA256, digest)
+	}
+	r, s, err := ecdsa.Sign(rand.Reader, k.ec, digest)
+	if err != nil {
+		return nil, err
+	}
+	sig := make([]byte, es256Size)
+	r.FillBytes(sig[:32])
+	s.FillBytes(sig[32:])
+	return sig, nil
+}
+
+// verifySignature checks a signature of a token type.
+func verifySignature(k *signingKey, typ string, digest, sig []byte) error {
+	if typ != typAccessToken {
+		pub := &k.priv.PublicKey
+		if len(sig) != pub.Size() {
+			return errors.New("jwt: signature length differs from the key size")
+		}
+		if rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest, sig) != nil {
+			return errors.New("jwt: signature does not verify")
+		}
+		return nil
+	}
+	if len(sig) != es256Size {
+		return errors.New("jwt: an ES256 signature is 64 bytes")
+	}
+	r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
+	if !ecdsa.Verify(&k.ec.PublicKey, digest, r, s) {
+		return errors.New("jwt: signature does not verify")
+	}
+	return nil
 }
 
 // jwsHeader is the protected header after the allowlist.
@@ -68,10 +116,12 @@ type jwsHeader struct {
 //  2. each segment is canonical unpadded base64url (RFC 7515 §2);
 //  3. the header is a JSON object of the string members alg, kid and typ
 //     only, each once: "crit", "jku", "jwk", "x5u", "b64", … are rejected,
-//     alg must be RS256 and typ the expected one;
+//     alg must be RS256 or ES256 and typ the expected one;
 //  4. kid names a published key and the header is byte-identical to the
-//     one that key signs with;
-//  5. the signature is exactly the modulus size and verifies.
+//     one that key signs the type with (so ES256 for access tokens under
+//     the EC kid, RS256 for ID tokens under the RSA kid);
+//  5. the signature has the exact length (modulus size, or 64 bytes) and
+//     verifies.
 func verifyJWT(token, typ string, keys map[string]*signingKey) ([]byte, error) {
 	if len(token) > maxJWTBytes {
 		return nil, errors.New("jwt: token too long")
@@ -89,7 +139,7 @@ func verifyJWT(token, typ string, keys map[string]*signingKey) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h.alg != algRS256 {
+	if h.alg != algRS256 && h.alg != algES256 {
 		return nil, fmt.Errorf("jwt: alg %q is not allowed", h.alg)
 	}
 	if h.typ != typ {
@@ -106,13 +156,9 @@ func verifyJWT(token, typ string, keys map[string]*signingKey) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jwt: signature: %w", err)
 	}
-	pub := &k.priv.PublicKey
-	if len(sig) != pub.Size() {
-		return nil, errors.New("jwt: signature length differs from the key size")
-	}
 	digest := sha256.Sum256([]byte(token[:len(rawHeader)+1+len(rawPayload)]))
-	if rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest[:], sig) != nil {
-		return nil, errors.New("jwt: signature does not verify")
+	if err := verifySignature(k, typ, digest[:], sig); err != nil {
+		return nil, err
 	}
 	payload, err := decodeSegment(rawPayload)
 	if err != nil {
