@@ -40,6 +40,7 @@ var pages = template.Must(template.New("").Parse(`
 <p>Your wallet shows the same match code: <strong id="match-code">{{.MatchCode}}</strong></p>
 <p><a id="wallet-link" class="button" href="{{.WalletLink}}">Open the wallet on this device</a></p>
 <p class="warning">Never scan a sign-in code that someone sent you: it would sign them in as you.</p>
+{{with .SimulatorURL}}<p><a id="simulator" href="{{.}}" target="_blank" rel="noopener">Complete with a test identity (developer simulator)</a></p>{{end}}
 <p>{{.AppName}} (<code>{{.ClientID}}</code>) will receive:</p><ul>{{range .Grants}}<li>{{.}}</li>{{end}}</ul>
 <p>This request expires at {{.Expires}}.</p>
 <form method="post" action="{{.CancelURL}}"><input type="hidden" name="r" value="{{.Token}}"><button id="cancel" type="submit">Cancel</button></form>
@@ -95,6 +96,7 @@ type waitPageData struct {
 	Token, CancelURL, StatusURL   string
 	Scanned                       bool
 	Expires, Deprecation          string
+	SimulatorURL                  string // "" unless the developer simulator serves this client
 }
 
 type expiredPageData struct {
@@ -125,8 +127,8 @@ var scopeDescriptions = map[string]string{
 
 // waitPage shows a pending request: the QR code and link of the wallet
 // request, the match code, Cancel, and the polling script.
-func (p *Provider) waitPage(ctx context.Context, w http.ResponseWriter, req pendingRequest, token string, scanned bool) {
-	app, err := p.store.App(ctx, req.ClientID)
+func (p *Provider) waitPage(w http.ResponseWriter, r *http.Request, req pendingRequest, token string, scanned bool) {
+	app, err := p.store.App(r.Context(), req.ClientID)
 	if err != nil {
 		p.errorPage(w, p.errInternal("wait: load app", err))
 		return
@@ -156,6 +158,9 @@ func (p *Provider) waitPage(ctx context.Context, w http.ResponseWriter, req pend
 		QR: template.HTML(qr.svg()), MatchCode: matchCode(req.ID), WalletLink: template.URL(link),
 		Token: token, CancelURL: p.issuer + pathCancel, StatusURL: p.issuer + pathStatus + "?" + url.Values{"r": {token}}.Encode(),
 		Scanned: scanned, Expires: req.expiresAt().UTC().Format(time.RFC1123), Deprecation: p.deprecationSentence(),
+	}
+	if p.simPath != "" && p.simAllowed(r) {
+		data.SimulatorURL = p.simPath + "?" + url.Values{"link": {link}}.Encode()
 	}
 	p.renderPage(w, http.StatusOK, "wait", func(base pageData) any {
 		data.pageData = base

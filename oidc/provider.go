@@ -123,6 +123,12 @@ type Options struct {
 	// make "<sub>@127.0.0.1", not an address: RFC 5322 §3.4.1 wants a
 	// bracketed literal that most validators refuse), defaultEmailDomain.
 	EmailDomain string
+
+	// SimulatorPath, when set, is the developer simulator's page
+	// (internal/simulator): the wait page links to it, with the wallet
+	// link, for requests SimulatorAllowed accepts.
+	SimulatorPath    string
+	SimulatorAllowed func(*http.Request) bool
 }
 
 // Provider is the OpenID Connect provider. Its methods are safe for
@@ -138,6 +144,8 @@ type Provider struct {
 	enforce     bool
 	rotation    time.Duration
 	emailDomain string // host of the issuer, for the email claim
+	simPath     string
+	simAllowed  func(*http.Request) bool
 	betaClaim   string // "{base_url}/beta"
 	v1Claim     string // "{base_url}/v1"
 	deprecation string // Deprecation header value
@@ -167,6 +175,11 @@ func New(o Options) (*Provider, error) {
 		enforce:     o.SunsetEnforce,
 		rotation:    o.KeyRotationPeriod,
 		emailDomain: o.EmailDomain,
+		simPath:     o.SimulatorPath,
+		simAllowed:  o.SimulatorAllowed,
+	}
+	if (p.simPath == "") != (p.simAllowed == nil) {
+		return nil, errors.New("oidc: Options.SimulatorPath and SimulatorAllowed go together")
 	}
 	if p.emailDomain == "" {
 		p.emailDomain = issuer.Hostname()

@@ -117,7 +117,7 @@ func (p *Provider) serveWait(w http.ResponseWriter, r *http.Request) {
 		p.errorPage(w, newError(http.StatusBadRequest, "already_completed", "invalid_request", "r",
 			"this sign-in is already over; go back to the application to sign in again"))
 	default:
-		p.waitPage(ctx, w, req, q.Get("r"), cur.State == record.SigninScanned)
+		p.waitPage(w, r, req, q.Get("r"), cur.State == record.SigninScanned)
 	}
 }
 

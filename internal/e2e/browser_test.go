@@ -144,11 +144,11 @@ type browserEnv struct {
 	browser context.Context // the first tab; new tabs get their own cookie jar
 }
 
-func newBrowserEnv(t *testing.T) *browserEnv {
+func newBrowserEnv(t *testing.T, serveFlags ...string) *browserEnv {
 	exe := browserPath(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
-	p := startProc(t, hardenedDataDir(t))
+	p := startProc(t, hardenedDataDir(t), serveFlags...)
 	t.Cleanup(func() { p.stop(t) })
 	e := &browserEnv{ctx: ctx, p: p, w: keyedWallet(t, ctx, p, [2]string{"orb", "production"}, [2]string{"device", "production"})}
 	e.rp = newTestRP(t, ctx, p)
@@ -282,6 +282,10 @@ func signedIn(t *testing.T, tab context.Context) string {
 
 func TestBrowserSignIn(t *testing.T) {
 	e := newBrowserEnv(t)
+	// Without -simulator there is no simulator, even for loopback.
+	if r := call(http.MethodGet, e.p.public+"/simulator?link=worldid://signin", "", "")(t); r.status != http.StatusNotFound {
+		t.Fatalf("simulator without -simulator: %d", r.status)
+	}
 
 	t.Run("code flow lands on the callback by itself", func(t *testing.T) {
 		tab, violations := e.tab(t)
@@ -292,6 +296,9 @@ func TestBrowserSignIn(t *testing.T) {
 		}
 		if page, _ := chromedp.Run(tab, chromedp.Text(chromedp.ID("match-code"))); page != code {
 			t.Errorf("the page shows match code %q, the wallet %q", page, code)
+		}
+		if sim, _ := chromedp.Run(tab, chromedp.Evaluate[bool](`document.getElementById("simulator") !== null`)); sim {
+			t.Error("the wait page offers the simulator without -simulator")
 		}
 		signedIn(t, tab)
 		if v := violations(); len(v) > 0 {
@@ -404,4 +411,60 @@ func TestBrowserExpiredRequest(t *testing.T) {
 	if err != nil || u.Path != "/authorize/wait" || second == first {
 		t.Fatalf("starting again led to %s with match code %q (was %q)", loc, second, first)
 	}
+}
+
+// TestBrowserSimulator clicks through the developer simulator: an invalid
+// proof is refused and the waiting tab keeps waiting; a test identity's
+// approval sends the waiting tab to the relying party by itself.
+func TestBrowserSimulator(t *testing.T) {
+	e := newBrowserEnv(t, "-simulator")
+	if out := strings.Join(e.p.startup, "\n"); !strings.Contains(out, "WARNING: -simulator is ON") {
+		t.Errorf("no start-up warning:\n%s", out)
+	}
+	// A client that came through a proxy is not served.
+	if r := call(http.MethodGet, e.p.public+"/simulator?link=worldid://signin", "", "", "X-Forwarded-For", "192.0.2.7")(t); r.status != http.StatusNotFound {
+		t.Fatalf("simulator through a proxy: %d", r.status)
+	}
+	waiting, _ := e.tab(t)
+	waitURL, _ := e.waitPage(t, waiting, "")
+	href, err := chromedp.Run(waiting, chromedp.AttributeValue(chromedp.ID("simulator"), "href"))
+	if err != nil || !href.Exists {
+		t.Fatalf("no simulator link on the wait page: %v", err)
+	}
+	sim, _ := e.tab(t)
+	open := func() {
+		t.Helper()
+		if err := chromedp.Do(sim, chromedp.Navigate(e.p.public+href.Value), chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	result := func() string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(sim, time.Minute)
+		defer cancel()
+		if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("result"))); err != nil {
+			t.Fatal(err)
+		}
+		text, _ := chromedp.Run(sim, chromedp.Text(chromedp.ID("result")))
+		return text
+	}
+	open()
+	if err := chromedp.Do(sim, chromedp.Click(chromedp.ID("invalid")), chromedp.Click(chromedp.ID("approve"))); err != nil {
+		t.Fatal(err)
+	}
+	if text := result(); !strings.HasPrefix(text, "Refused:") || !strings.Contains(text, "did not verify") {
+		t.Fatalf("an invalid proof: %q", text)
+	}
+	time.Sleep(2 * time.Second) // two polls
+	if loc, _ := chromedp.Run(waiting, chromedp.Location()); loc != waitURL {
+		t.Fatalf("after a refused proof the waiting tab is at %s", loc)
+	}
+	open()
+	if err := chromedp.Do(sim, chromedp.Click(chromedp.ID("identity-2")), chromedp.Click(chromedp.ID("level-device")), chromedp.Click(chromedp.ID("approve"))); err != nil {
+		t.Fatal(err)
+	}
+	if text := result(); !strings.HasPrefix(text, "Approved as test identity 2 (device)") {
+		t.Fatalf("the simulator says %q", text)
+	}
+	signedIn(t, waiting)
 }

@@ -69,6 +69,7 @@ type serverProc struct {
 	cmd         *exec.Cmd
 	public, adm string
 	stderr      *strings.Builder
+	startup     []string // stdout up to the listener lines
 	adminClient *admin.Client
 	exited      chan error
 }
@@ -90,6 +91,7 @@ func startProc(t testing.TB, dataDir string, extra ...string) *serverProc {
 	deadline := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
 	defer deadline.Stop()
 	for (p.public == "" || p.adm == "") && lines.Scan() {
+		p.startup = append(p.startup, lines.Text())
 		f := strings.Fields(lines.Text())
 		switch {
 		case len(f) >= 4 && f[1] == "public":

@@ -36,6 +36,7 @@ type Config struct {
 	SunsetEnforce bool          // -signin-sunset-enforce: 410 Gone after the date
 	KeyRotation   time.Duration // -key-rotation: signing key lifetime
 	EmailDomain   string        // -email-domain: domain of the email claim
+	Simulator     bool          // -simulator: the developer simulator (test identities; loopback only)
 	RefreshLimits bool          // -refresh-rate-limits: per-IP and per-idComm limits on /api/v1/refresh
 	NoBatching    bool          // -no-batching: verify Groth16 proofs one by one (for comparison)
 
@@ -66,6 +67,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the client (default: none)")
 	fs.BoolVar(&c.NoBatching, "no-batching", false, "verify concurrent Groth16 proofs one by one instead of in batches")
 	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
+	fs.BoolVar(&c.Simulator, "simulator", false, "DEVELOPMENT ONLY: the sign-in simulator; test identities that can sign in to every app are added to the production trees, and the simulator page answers loopback clients only")
 	fs.StringVar(&c.EmailDomain, "email-domain", "", "domain of the sign-in email claim <sub>@<domain> (default: the base URL's host, or worldid.invalid when that is an IP address)")
 }
 

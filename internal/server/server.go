@@ -18,9 +18,11 @@ import (
 	"worldid/admin"
 	"worldid/internal/forwarded"
 	"worldid/internal/metrics"
+	"worldid/internal/simulator"
 	"worldid/oidc"
 	"worldid/refresh"
 	"worldid/registry"
+	"worldid/semaphore"
 	"worldid/store"
 	"worldid/store/postgres"
 	"worldid/verify"
@@ -126,8 +128,15 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 		return nil, err
 	}
 	verifier.Register(public)
-	signin, err := oidc.New(oidc.Options{Issuer: s.cfg.BaseURL, Store: s.db, Checker: ids, Rand: rand.Reader, Now: time.Now, Log: log,
-		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation, EmailDomain: cfg.EmailDomain})
+	listenerURL := strings.SplitN(s.cfg.BaseURL, "://", 2)[0] + "://" + publicLn.Addr().String()
+	signinOpts := oidc.Options{Issuer: s.cfg.BaseURL, Store: s.db, Checker: ids, Rand: rand.Reader, Now: time.Now, Log: log,
+		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation, EmailDomain: cfg.EmailDomain}
+	if cfg.Simulator {
+		if err := startSimulator(ctx, public, ids, pk, listenerURL, &signinOpts, stdout, log); err != nil {
+			return nil, err
+		}
+	}
+	signin, err := oidc.New(signinOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +163,6 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 			return nil, err
 		}
 	}
-	listenerURL := strings.SplitN(s.cfg.BaseURL, "://", 2)[0] + "://" + publicLn.Addr().String()
 	fmt.Fprintf(stdout, "worldid: public listener  %s\n", listenerURL)
 	if s.cfg.BaseURL != listenerURL {
 		fmt.Fprintf(stdout, "worldid: base URL         %s\n", s.cfg.BaseURL)
@@ -267,3 +275,24 @@ func createDemoApp(ctx context.Context, s *Server, stdout io.Writer) error {
 // demoRedirectURI is the demo app's callback: a loopback address where a
 // developer's relying party would listen.
 const demoRedirectURI = "http://localhost:3000/callback"
+
+// startSimulator enrolls the test identities, serves the simulator page
+// and links the wait page to it, with a warning nobody can miss
+// (internal/simulator doc.go).
+func startSimulator(ctx context.Context, mux *http.ServeMux, ids *registry.Registry, pk *semaphore.ProvingKey, listenerURL string,
+	o *oidc.Options, stdout io.Writer, log *slog.Logger) error {
+	commitments, err := simulator.Enroll(ctx, ids)
+	if err != nil {
+		return err
+	}
+	sim, err := simulator.New(listenerURL, pk)
+	if err != nil {
+		return err
+	}
+	sim.Register(mux)
+	o.SimulatorPath, o.SimulatorAllowed = simulator.Path, simulator.Allowed
+	fmt.Fprintf(stdout, "worldid: WARNING: -simulator is ON. Test identities that can sign in to EVERY app are in the production trees.\n"+
+		"worldid: WARNING: never run this in production; the simulator page %s%s answers loopback clients only.\n", listenerURL, simulator.Path)
+	log.Warn("developer simulator on: test identities can sign in to every app; never run this in production", "identities", commitments)
+	return nil
+}

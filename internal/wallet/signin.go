@@ -92,8 +92,25 @@ func (w *Wallet) Approve(ctx context.Context, link, verificationLevel string) (s
 	return sub.MatchCode, w.postApproval(ctx, sub)
 }
 
+// ApproveTampered is Approve with a proof for another signal: a real
+// proof that does not verify for this request, which the server must
+// refuse (the developer simulator's "invalid proof").
+func (w *Wallet) ApproveTampered(ctx context.Context, link, verificationLevel string) (string, error) {
+	sub, err := w.prepareApprovalFor(ctx, link, verificationLevel, "not the request's signal")
+	if err != nil {
+		return "", err
+	}
+	return sub.MatchCode, w.postApproval(ctx, sub)
+}
+
 // prepareApproval reads the request of a wallet link and proves for it.
 func (w *Wallet) prepareApproval(ctx context.Context, rawLink, verificationLevel string) (SignInSubmission, error) {
+	return w.prepareApprovalFor(ctx, rawLink, verificationLevel, "")
+}
+
+// prepareApprovalFor proves for the request's signal, or for signal when
+// it is not empty.
+func (w *Wallet) prepareApprovalFor(ctx context.Context, rawLink, verificationLevel, signal string) (SignInSubmission, error) {
 	link, err := url.Parse(rawLink)
 	if err != nil || link.Scheme != "worldid" || link.Host != "signin" {
 		return SignInSubmission{}, fmt.Errorf("wallet: %q is not a worldid://signin link", rawLink)
@@ -104,7 +121,10 @@ func (w *Wallet) prepareApproval(ctx context.Context, rawLink, verificationLevel
 	}
 	// The signal has no 0x prefix, so SDK hashing is its UTF-8 bytes, as
 	// the server expects.
-	item, err := w.Prove(ctx, ProofRequest{AppID: details.AppID, Action: details.Action, Signal: details.Signal, Identifier: verificationLevel})
+	if signal == "" {
+		signal = details.Signal
+	}
+	item, err := w.Prove(ctx, ProofRequest{AppID: details.AppID, Action: details.Action, Signal: signal, Identifier: verificationLevel})
 	if err != nil {
 		return SignInSubmission{}, err
 	}
