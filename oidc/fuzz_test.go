@@ -188,3 +188,24 @@ func FuzzEndpoints(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOpenTokens feeds arbitrary strings to both request-token parsers:
+// never a panic, and nothing opens that this provider did not seal.
+func FuzzOpenTokens(f *testing.F) {
+	fx := newFixture(f)
+	b := fx.authorize(authorizeQuery())
+	waitQuery := must(url.ParseQuery(must(url.Parse(b.waitURL)).RawQuery))
+	walletToken := walletParams(f, fx.waitPage(b)).Get("request")
+	f.Add(waitQuery.Get("r"))
+	f.Add(walletToken)
+	f.Add(walletToken[:8] + "." + strings.Repeat("A", 40))
+	f.Add("x.")
+	f.Fuzz(func(t *testing.T, token string) {
+		if req, err := fx.p.openPending(token); err == nil && token != waitQuery.Get("r") {
+			t.Fatalf("opened a browser token it did not seal: %q → %+v", token, req)
+		}
+		if req, err := fx.p.openWallet(token); err == nil && token != walletToken {
+			t.Fatalf("opened a wallet token it did not seal: %q → %+v", token, req)
+		}
+	})
+}

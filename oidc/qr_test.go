@@ -12,11 +12,11 @@ import (
 )
 
 // TestQRMatchesReference compares every module of our symbols with
-// symbols made by libqrencode 4.1.1 (testdata/qr, testdata/SOURCES.md) for
+// symbols made by libqrencode 4.1.1 (testdata/oidc/qr, testdata/SOURCES.md) for
 // the same data, version and mask: function patterns, format and version
 // information, the EC tables, Reed-Solomon, interleaving and placement.
 func TestQRMatchesReference(t *testing.T) {
-	files, _ := filepath.Glob("testdata/qr/*.txt")
+	files, _ := filepath.Glob("../testdata/oidc/qr/*.txt")
 	if len(files) < 8 {
 		t.Fatalf("found %d reference symbols", len(files))
 	}
