@@ -180,9 +180,9 @@ func (p *Provider) deprecationSentence() string {
 
 // expiredPage tells the user the request expired and offers the same
 // authorization request again.
-func (p *Provider) expiredPage(w http.ResponseWriter, req pendingRequest) {
+func (p *Provider) expiredPage(ctx context.Context, w http.ResponseWriter, req pendingRequest) {
 	name := req.ClientID
-	if app, err := p.store.App(context.Background(), req.ClientID); err == nil {
+	if app, err := p.store.App(ctx, req.ClientID); err == nil {
 		name = app.Name
 	}
 	p.renderPage(w, http.StatusGone, "expired", func(base pageData) any {

@@ -31,6 +31,10 @@ const (
 	// as the other.
 	purposeBrowser = "browser"
 	purposeWallet  = "wallet"
+	// maxTokenBytes bounds a token before it is decoded: a browser token
+	// with a 512-byte state and nonce and a long redirect URI stays well
+	// below it.
+	maxTokenBytes = 16 << 10
 )
 
 // newSealer derives a signing key's sealing AEAD: HKDF-SHA256 of its
@@ -66,7 +70,7 @@ func (p *Provider) seal(purpose string, plaintext []byte) (string, error) {
 // open authenticates and decrypts a token sealed by any published key.
 func (p *Provider) open(purpose, token string) ([]byte, error) {
 	prefix, body, ok := strings.Cut(token, ".")
-	if !ok || len(prefix) != sealKIDPrefix || len(token) > maxEchoBytes*8 {
+	if !ok || len(prefix) != sealKIDPrefix || len(token) > maxTokenBytes {
 		return nil, errBadToken
 	}
 	raw, err := decodeSegment(body)

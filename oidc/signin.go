@@ -79,9 +79,7 @@ func (p *Provider) serveWalletRequest(w http.ResponseWriter, r *http.Request) {
 		p.writeError(w, p.errInternal("wallet request: load app", err))
 		return
 	}
-	scanned := record.SigninProgress{ID: progressID(req.ID), State: record.SigninScanned, ExpiresAt: time.Unix(req.Expires, 0)}
-	cur, err := p.store.AdvanceSignin(ctx, scanned, "", record.SigninScanned)
-	if e := p.progressError(cur, err); e != nil {
+	if e := p.markScanned(ctx, req); e != nil {
 		p.writeError(w, e)
 		return
 	}
@@ -90,6 +88,24 @@ func (p *Provider) serveWalletRequest(w http.ResponseWriter, r *http.Request) {
 		MatchCode: matchCode(req.ID), Action: "", Signal: signalOf(req.ID),
 		ExpiresAt: time.Unix(req.Expires, 0).UTC().Format(time.RFC3339), Submit: p.issuer + pathComplete,
 	})
+}
+
+// markScanned records the first scan; later reads of a scanned request
+// write nothing, and a cancelled or completed one is refused.
+func (p *Provider) markScanned(ctx context.Context, req walletRequest) *apiError {
+	id := progressID(req.ID)
+	cur, err := p.store.SigninProgress(ctx, id)
+	switch {
+	case errors.Is(err, record.ErrNotFound):
+		scanned := record.SigninProgress{ID: id, State: record.SigninScanned, ExpiresAt: time.Unix(req.Expires, 0)}
+		cur, err = p.store.AdvanceSignin(ctx, scanned, "", record.SigninScanned)
+		return p.progressError(cur, err)
+	case err != nil:
+		return p.errInternal("wallet request: read progress", err)
+	case cur.State == record.SigninScanned:
+		return nil
+	}
+	return p.progressError(cur, record.ErrExists)
 }
 
 // walletRequestOf opens a wallet token that has not expired.

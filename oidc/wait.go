@@ -112,7 +112,7 @@ func (p *Provider) serveWait(w http.ResponseWriter, r *http.Request) {
 	case record.SigninApproved:
 		p.finish(ctx, w, req)
 	case stateExpired:
-		p.expiredPage(w, req)
+		p.expiredPage(ctx, w, req)
 	case record.SigninCancelled, record.SigninFinished:
 		p.errorPage(w, newError(http.StatusBadRequest, "already_completed", "invalid_request", "r",
 			"this sign-in is already over; go back to the application to sign in again"))

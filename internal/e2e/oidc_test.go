@@ -366,6 +366,7 @@ func (e *hostileEnv) hostileComplete(t *testing.T) {
 	item := e.prove(t, "hostile-complete") // a real proof, for another signal
 	target := e.p.public + "/authorize/complete"
 	request := pending.link.Get("request")
+	details := pending.link.Get("server") + "/authorize/request?" + url.Values{"request": {request}}.Encode()
 	base := url.Values{"request": {request}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
 		"nullifier_hash": {item.Nullifier}, "verification_level": {"orb"}}
 	post := func(edit func(url.Values)) func(*testing.T) reply {
@@ -396,6 +397,11 @@ func (e *hostileEnv) hostileComplete(t *testing.T) {
 		bad("merkle root of 65 digits", "invalid_request", set("merkle_root", "0x1"+strings.Repeat("0", 64))),
 		bad("verification level face", "invalid_request", set("verification_level", "face")),
 		bad("proof over 4096 bytes", "invalid_request", set("proof", strings.Repeat("0", 4097))),
+		// Reading the request marks it scanned once; a GET /authorize
+		// wrote nothing at all.
+		{name: "wallet reads the request", send: call(http.MethodGet, details, "", ""), status: 200, code: "", writes: 1},
+		{name: "wallet reads it again", send: call(http.MethodGet, details, "", ""), status: 200, code: ""},
+		{name: "anonymous authorization request", send: call(http.MethodGet, e.authorizeURL(func(url.Values) {}), "", ""), status: 303, code: ""},
 		// A proof that does not verify is refused and consumes nothing
 		// (oidc doc.go): the wallet may try again, the browser waits.
 		{name: "proof for another signal", send: post(func(url.Values) {}), status: 403, code: "access_denied"},
