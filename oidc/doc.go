@@ -92,6 +92,11 @@
 // style-src the nonce; connect-src 'self'; no form-action (the Cancel
 // answer redirects to the app, and form-action would govern that).
 //
+// With Options.SimulatorPath (`worldid serve -simulator`,
+// internal/simulator), the wait page also links to the developer
+// simulator, for clients Options.SimulatorAllowed accepts (loopback, no
+// proxy); the simulator submits through the same wallet routes.
+//
 // Loading the wait page when the wallet has approved finishes the
 // sign-in: the request moves to finished, the code and tokens are issued
 // then (auth_time is the approval), and the browser gets the 303 to
@@ -193,8 +198,7 @@
 //
 // # Not done
 //
-// No developer simulator yet (a phone, or `worldid wallet`, plays the
-// wallet). No sessions or consent memory, no refresh tokens, no dynamic client
+// No sessions or consent memory, no refresh tokens, no dynamic client
 // registration, no request objects, no encrypted or symmetric tokens, no
 // RFC 9207 iss response parameter, no token revocation endpoint.
 // Userinfo does not re-read the app: a token stays valid until it expires
