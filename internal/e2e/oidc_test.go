@@ -15,6 +15,9 @@ import (
 	"net/http"
 	"net/mail"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -644,5 +647,45 @@ func TestHostileTokenLifetimeAndIssuer(t *testing.T) {
 	}
 	if r, err := pending.finish(); err != nil || r.status != http.StatusGone || !bytes.Contains(r.body, []byte(`id="restart"`)) {
 		t.Errorf("expired wait page: %v %d %s", err, r.status, r.body)
+	}
+}
+
+// TestWalletSigninCommand runs `worldid wallet signin URL` as a script
+// would: it plays browser and wallet, and its last line is the final
+// redirect URL, or for form_post the auto-submitting page ends the output.
+func TestWalletSigninCommand(t *testing.T) {
+	ctx := context.Background()
+	p := startProc(t, hardenedDataDir(t))
+	rp := newRelyingParty(t, ctx, p)
+	file := filepath.Join(t.TempDir(), "wallet.json")
+	id, err := wallet.NewIdentityFile(file, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := id.Commitment()
+	if _, err := p.adminClient.AddIdentity(ctx, admin.AddIdentityRequest{Identifier: "orb", Environment: "production", IdentityCommitment: field.Format(&c)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sharedKeyFile(t), file+".pk"); err != nil {
+		t.Fatal(err)
+	}
+	run := func(authURL string) string {
+		t.Helper()
+		out, err := exec.Command(worldidBinary(t), "wallet", "signin", "-wallet", file, "-server", p.public, authURL).Output()
+		if err != nil {
+			t.Fatalf("wallet signin: %v\n%s", err, out)
+		}
+		return strings.TrimRight(string(out), "\n")
+	}
+	out := run(rp.oauth.AuthCodeURL("st-cli", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())))
+	last := out[strings.LastIndexByte(out, '\n')+1:]
+	u, err := url.Parse(last)
+	if err != nil || !strings.HasPrefix(last, e2eRedirect+"?") || u.Query().Get("state") != "st-cli" || u.Query().Get("code") == "" {
+		t.Fatalf("last line %q is not the redirect with a code; output:\n%s", last, out)
+	}
+	out = run(rp.oauth.AuthCodeURL("st-form", oauth2.SetAuthURLParam("response_mode", "form_post")))
+	if !strings.HasSuffix(out, "</html>") || !strings.Contains(out, `<form method="post" action="`+e2eRedirect+`">`) ||
+		!strings.Contains(out, `name="state" value="st-form"`) {
+		t.Fatalf("form_post output:\n%s", out)
 	}
 }
