@@ -159,6 +159,9 @@ type walletRequest struct {
 }
 
 func (p *Provider) sealWallet(r walletRequest) (string, error) {
+	if len(r.ClientID) > 255 {
+		return "", errors.New("oidc: client_id longer than 255 bytes")
+	}
 	b := append([]byte{}, r.ID...)
 	b = binary.BigEndian.AppendUint64(b, uint64(r.Expires))
 	b = append(b, byte(len(r.ClientID)))
