@@ -122,12 +122,13 @@
 //
 //   - 200 {"status":"approved","return_to":"<host>"}: the proof verified
 //     (Checker: Identifier = verification_level, Environment "production",
-//     AppID = client_id, Action ""), was spent once (nullifier hash and
-//     signal) and the request is approved.
+//     AppID = client_id, Action ""), and the request is approved, in one
+//     atomic step. The signal is unique to the request and a request is
+//     approved at most once, so a proof approves one request once.
 //   - 400 for a malformed form or token (invalid_request, required), an
 //     expired request ("expired"); 403 access_denied for a proof that does
-//     not verify; 409 "cancelled" or "already_completed" (also for a spent
-//     proof); 500/503 for store or checker failures. None of these consumes
+//     not verify; 409 "cancelled" or "already_completed"; 500/503 for
+//     store or checker failures. None of these consumes
 //     the request: the wallet may try again while the browser waits.
 //
 // # Tokens

@@ -188,14 +188,14 @@ func TestMaintainPrunes(t *testing.T) {
 	f := newFixture(t)
 	f.codeFor(authorizeQuery())
 	f.do(http.MethodGet, "/authorize?"+authorizeQuery().Encode(), nil, nil) // stores nothing
-	if len(f.store.progress) != 1 || len(f.store.codes) != 1 || len(f.store.proofs) != 1 {
-		t.Fatalf("state before pruning: %d sign-ins, %d codes, %d proofs", len(f.store.progress), len(f.store.codes), len(f.store.proofs))
+	if len(f.store.progress) != 1 || len(f.store.codes) != 1 {
+		t.Fatalf("state before pruning: %d sign-ins, %d codes", len(f.store.progress), len(f.store.codes))
 	}
 	f.clock.Advance(codeLifetime + tokenLifetime)
 	if err := f.p.maintain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.store.progress) != 0 || len(f.store.codes) != 0 || len(f.store.proofs) != 0 {
+	if len(f.store.progress) != 0 || len(f.store.codes) != 0 {
 		t.Fatalf("state after pruning: %v", f.store)
 	}
 }

@@ -58,10 +58,6 @@ type Store interface {
 	// progress with an error wrapping record.ErrExists. Of concurrent
 	// calls from the same state at most one succeeds.
 	AdvanceSignin(ctx context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error)
-	// UseProofOnce records key and fails with an error wrapping
-	// record.ErrExists if it was recorded before. The backend may forget
-	// key after expiresAt.
-	UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error
 
 	// SaveCode stores a new authorization code; an existing c.ID is
 	// record.ErrExists.
@@ -81,9 +77,9 @@ type Store interface {
 	// Unknown grants are not revoked.
 	IsGrantRevoked(ctx context.Context, grantID string) (bool, error)
 
-	// PruneExpired forgets sign-in progress and spent proofs whose
-	// ExpiresAt / expiresAt is not after now, and codes (with their
-	// revocations) whose RetainUntil is not after now.
+	// PruneExpired forgets sign-in progress whose ExpiresAt is not after
+	// now, and codes (with their revocations) whose RetainUntil is not
+	// after now. (Backends may prune other expired records too.)
 	PruneExpired(ctx context.Context, now time.Time) error
 }
 

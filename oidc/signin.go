@@ -215,9 +215,8 @@ type approval struct {
 // serveComplete takes the wallet's proof for a pending request. Nothing is
 // consumed until the proof verifies: a malformed form, an unknown, expired,
 // cancelled or completed request, or a proof that does not verify leaves
-// the request pending (the wallet may retry). A verified proof is spent
-// once (nullifier hash and signal) and approves the request; the browser
-// then finishes it.
+// the request pending (the wallet may retry). A verified proof approves
+// the request, once; the browser then finishes it.
 func (p *Provider) serveComplete(w http.ResponseWriter, r *http.Request) {
 	v, e := readForm(w, r)
 	if e != nil {
@@ -242,7 +241,7 @@ func (p *Provider) serveComplete(w http.ResponseWriter, r *http.Request) {
 }
 
 // approve checks the state, then the proof against the request's signal,
-// spends it and records the approval.
+// and records the approval.
 func (p *Provider) approve(ctx context.Context, req walletRequest, s submission) *apiError {
 	id := progressID(req.ID)
 	cur, err := p.store.SigninProgress(ctx, id)
@@ -263,16 +262,11 @@ func (p *Provider) approve(ctx context.Context, req walletRequest, s submission)
 	if err != nil {
 		return p.errInternal("complete: check proof", err)
 	}
-	expires := time.Unix(req.Expires, 0)
-	err = p.store.UseProofOnce(ctx, proofKey(s.nullifierHash, signalHash), expires)
-	if errors.Is(err, record.ErrExists) {
-		return newError(http.StatusConflict, "already_completed", "invalid_request", "proof", "the World ID proof was already used")
-	}
-	if err != nil {
-		return p.errInternal("complete: spend proof", err)
-	}
+	// The approval is the one write: the signal is unique to the request
+	// and a request is approved at most once, so a proof can approve only
+	// this request, once; a crash after it leaves the request approved.
 	approved := record.SigninProgress{ID: id, State: record.SigninApproved, Subject: s.sub, VerificationLevel: s.level,
-		AuthTime: p.now(), ExpiresAt: expires}
+		AuthTime: p.now(), ExpiresAt: time.Unix(req.Expires, 0)}
 	cur, err = p.store.AdvanceSignin(ctx, approved, "", record.SigninScanned)
 	return p.progressError(cur, err)
 }
@@ -286,12 +280,6 @@ func errAccessDenied(detail string) *apiError {
 func signalHash(signal string) [32]byte {
 	h := semaphore.HashToField([]byte(signal))
 	return h.Bytes()
-}
-
-// proofKey identifies a proof for single use: the nullifier hash (one
-// identity and app) and the signal hash (one sign-in request).
-func proofKey(nullifierHash, signalHash [32]byte) string {
-	return hashHex(string(nullifierHash[:]) + string(signalHash[:]))
 }
 
 // hashHex is the lowercase hex SHA-256 under which the store keeps a

@@ -341,12 +341,6 @@ func TestCompleteErrors(t *testing.T) {
 		defer func() { f.checker.err = nil }()
 		wantError(t, f.postForm("/authorize/complete", newSubmission(), nil), 503, "unavailable", "temporarily_unavailable")
 	})
-	t.Run("proof spent", func(t *testing.T) {
-		d, form := f.walletSubmission(f.waitPage(f.authorize(authorizeQuery())), "orb")
-		nullifier, _, _ := parseFE("n", testNullifier)
-		f.store.proofs[proofKey(nullifier, signalHash(d.Signal))] = testStart.Add(time.Hour)
-		wantError(t, f.postForm("/authorize/complete", form, nil), 409, "already_completed", "invalid_request")
-	})
 }
 
 // TestAcrossProviders: a second provider on the same store (a replica, or

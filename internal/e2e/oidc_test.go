@@ -192,11 +192,20 @@ func jwksKids(t *testing.T, p *serverProc) []string {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var set struct{ Keys []struct{ Kid string } }
+	var set struct{ Keys []struct{ Kid, Kty string } }
 	json.NewDecoder(resp.Body).Decode(&set)
+	// The RSA keys; each brings its ES256 access-token key (oidc doc.go).
 	var kids []string
+	ec := 0
 	for _, k := range set.Keys {
+		if k.Kty == "EC" {
+			ec++
+			continue
+		}
 		kids = append(kids, k.Kid)
+	}
+	if ec != len(kids) {
+		t.Errorf("JWKS has %d RSA and %d EC keys", len(kids), ec)
 	}
 	return kids
 }
