@@ -26,7 +26,7 @@ const (
 	TableActions        = "actions"         // record.Action
 	TableNullifiers     = "nullifiers"      // Nullifier
 	TableSigningKeys    = "signing_keys"    // record.SigningKey
-	TableSigninRequests = "signin_requests" // record.SigninRequest
+	TableSigninProgress = "signin_progress" // record.SigninProgress
 	TableSpentProofs    = "spent_proofs"    // SpentProof
 	TableAuthCodes      = "auth_codes"      // AuthCode
 	TableRevokedGrants  = "revoked_grants"  // RevokedGrant
@@ -42,7 +42,7 @@ const (
 )
 
 // Tables lists every table in order.
-var Tables = []string{TableApps, TableActions, TableNullifiers, TableSigningKeys, TableSigninRequests,
+var Tables = []string{TableApps, TableActions, TableNullifiers, TableSigningKeys, TableSigninProgress,
 	TableSpentProofs, TableAuthCodes, TableRevokedGrants, TableLeaves, TableExternalRoots, TableSettings,
 	TableSignups, TableOrbKeys, TablePinnedSubs, TablePCPBindings, TableRefreshes, TableFiles}
 
@@ -378,8 +378,8 @@ func decodeRow(table string, raw json.RawMessage) (any, error) {
 		row = &Nullifier{}
 	case TableSigningKeys:
 		row = &record.SigningKey{}
-	case TableSigninRequests:
-		row = &record.SigninRequest{}
+	case TableSigninProgress:
+		row = &record.SigninProgress{}
 	case TableSpentProofs:
 		row = &SpentProof{}
 	case TableAuthCodes:
@@ -425,7 +425,7 @@ func deref(p any) any {
 		return *v
 	case *record.SigningKey:
 		return *v
-	case *record.SigninRequest:
+	case *record.SigninProgress:
 		return *v
 	case *SpentProof:
 		return *v

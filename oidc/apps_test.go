@@ -7,30 +7,29 @@ import (
 	"testing"
 )
 
-// A staging app signs in on the staging trees and says so in the wallet
-// link; a production app's link is unchanged.
+// A staging app signs in on the staging trees and its wallet request says
+// so; a production app's request names no environment.
 func TestStagingAppSignIn(t *testing.T) {
 	f := newFixture(t)
-	page := f.do(http.MethodGet, "/authorize?"+authorizeQuery().Encode(), nil, nil)
-	if walletParams(t, page.Body.String()).Has("environment") {
-		t.Error("a production app's wallet link names an environment")
+	if d, _ := f.walletRequest(f.waitPage(f.authorize(authorizeQuery()))); d.Environment != "" {
+		t.Errorf("a production app's wallet request names environment %q", d.Environment)
 	}
 	f.app.Staging = true
 	f.store.apps[f.app.ID] = f.app
-	page = f.do(http.MethodGet, "/authorize?"+authorizeQuery().Encode(), nil, nil)
-	if env := walletParams(t, page.Body.String()).Get("environment"); env != "staging" {
-		t.Errorf("staging app's wallet link: environment %q", env)
+	if d, _ := f.walletRequest(f.waitPage(f.authorize(authorizeQuery()))); d.Environment != "staging" {
+		t.Errorf("staging app's wallet request: environment %q", d.Environment)
 	}
 	// (The fake checker accepts production claims only; what matters is
 	// the claim it was asked to check.)
-	f.signIn(authorizeQuery(), "orb")
+	_, form := f.walletSubmission(f.waitPage(f.authorize(authorizeQuery())), "orb")
+	f.postForm("/authorize/complete", form, nil)
 	if c := f.checker.last(); c.Environment != "staging" || c.AppID != testClientID {
 		t.Errorf("proof checked as %s for %s", c.Environment, c.AppID)
 	}
 }
 
-// A disabled app cannot sign in or redeem a code, and its tokens are
-// inactive until it is enabled again.
+// A disabled app cannot sign in, finish an approved sign-in or redeem a
+// code, and its tokens are inactive until it is enabled again.
 func TestDisabledApp(t *testing.T) {
 	f := newFixture(t)
 	code := responseParams(t, f.signIn(authorizeQuery(), "orb"), modeQuery).Get("code")
@@ -40,12 +39,20 @@ func TestDisabledApp(t *testing.T) {
 	if w := f.postForm("/token", tokenForm, auth); w.Code != 200 || decodeJSON(w.Body, &tok) != nil {
 		t.Fatalf("token: %s", describe(w))
 	}
-	// Between authorize and the wallet's submission.
-	page := f.do(http.MethodGet, "/authorize?"+authorizeQuery().Encode(), nil, nil)
+	// Disabled between authorize and the wallet's submission.
+	page := f.waitPage(f.authorize(authorizeQuery()))
 	setDisabled(f, true)
-	_, form := walletSubmission(t, page.Body.String(), "orb")
-	if w := f.postForm("/authorize/complete", form, nil); responseParams(t, w, modeQuery).Get("error") != "access_denied" {
+	_, form := f.walletSubmission(page, "orb")
+	if w := f.postForm("/authorize/complete", form, nil); w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "access_denied") {
 		t.Errorf("completing a sign-in of a disabled app: %s", describe(w))
+	}
+	// Disabled between the wallet's approval and the browser's finish.
+	setDisabled(f, false)
+	b := f.authorize(authorizeQuery())
+	f.approve(b, "orb")
+	setDisabled(f, true)
+	if got := responseParams(t, f.open(b), modeQuery); got.Get("error") != "access_denied" || got.Has("code") {
+		t.Errorf("finishing a sign-in of a disabled app: %v", got)
 	}
 	if w := f.do(http.MethodGet, "/authorize?"+authorizeQuery().Encode(), nil, nil); w.Code != 400 || !strings.Contains(w.Body.String(), "client_disabled") {
 		t.Errorf("authorize for a disabled app: %s", describe(w))

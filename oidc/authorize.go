@@ -322,7 +322,7 @@ func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		p.errorPage(w, local)
 		return
 	}
-	app, target, e := p.validateClient(r.Context(), req.clientID, req.redirectURI)
+	_, target, e := p.validateClient(r.Context(), req.clientID, req.redirectURI)
 	if e != nil {
 		p.errorPage(w, e)
 		return
@@ -331,7 +331,7 @@ func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		p.respond(w, target, req.mode, errorParams(redirect, req.state))
 		return
 	}
-	p.startSignin(r.Context(), w, app, req)
+	p.startSignin(w, req)
 }
 
 func authorizeParams(w http.ResponseWriter, r *http.Request) (url.Values, *apiError) {
@@ -401,9 +401,5 @@ func (p *Provider) respond(w http.ResponseWriter, target *url.URL, mode string, 
 	if mode == modeFragment {
 		loc += "#" + params.Encode()
 	}
-	h := w.Header()
-	h.Set("Location", loc)
-	h.Set("Cache-Control", "no-store")
-	h.Set("Referrer-Policy", "no-referrer")
-	w.WriteHeader(http.StatusSeeOther)
+	redirect(w, loc)
 }

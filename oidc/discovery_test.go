@@ -64,7 +64,9 @@ func TestJWKSServed(t *testing.T) {
 		}
 	}
 	var doc struct{ Keys []map[string]string }
-	if err := json.Unmarshal(f.p.keySet().jwks, &doc); err != nil || len(doc.Keys) != 1 || len(doc.Keys[0]) != 6 || doc.Keys[0]["kid"] != sharedKey().ID {
+	ec := must(accessTokenKey(sharedKey().PrivateKey))
+	if err := json.Unmarshal(f.p.keySet().jwks, &doc); err != nil || len(doc.Keys) != 2 || len(doc.Keys[0]) != 6 || doc.Keys[0]["kid"] != sharedKey().ID ||
+		len(doc.Keys[1]) != 7 || doc.Keys[1]["kid"] != ecJWK(&ec.PublicKey).Kid || doc.Keys[1]["alg"] != "ES256" {
 		t.Fatalf("JWKS %s", f.p.keySet().jwks)
 	}
 }

@@ -10,8 +10,12 @@
 //
 //	GET, OPTIONS   /.well-known/openid-configuration   discovery (pre-encoded; HEAD too)
 //	GET, OPTIONS   /jwks, /jwks.json                    published keys (re-encoded only when the key set changes)
-//	GET, POST      /authorize                           authorization request → sign-in page
-//	POST           /authorize/complete                  the wallet's proof submission
+//	GET, POST      /authorize                           authorization request → 303 to the wait page
+//	GET            /authorize/wait?r=…                  the browser's wait page; finishes an approved sign-in
+//	GET            /authorize/status?r=…                the wait page's polling (JSON)
+//	POST           /authorize/cancel                    Cancel → error=access_denied to the app
+//	GET            /authorize/request?request=…         the wallet reads a request (JSON); marks it scanned
+//	POST           /authorize/complete                  the wallet's proof (JSON answer)
 //	POST, OPTIONS  /token                               authorization_code grant
 //	POST           /introspect                          RFC 7662
 //	GET, POST, OPTIONS /userinfo                        RFC 6750 bearer
@@ -19,10 +23,13 @@
 // Every response carries "Deprecation: @<unix>" (RFC 9745) and
 // "Sunset: <HTTP-date>" (RFC 8594), both with Options.SunsetDate as
 // design.md §4 specifies (default 2026-01-31); with SunsetEnforce every
-// route answers 410 Gone (code "gone") from that date on. Discovery, JWKS,
-// token and userinfo send "Access-Control-Allow-Origin: *" and answer CORS
-// preflights; credentials are never allowed. Token, introspect, userinfo,
-// every page and every error send "Cache-Control: no-store".
+// route answers 410 Gone (code "gone") from that date on. The wait page
+// says "shuts down on <date>" before the date and that the announced date
+// has passed after it, so the sentence is true on the day it is shown.
+// Discovery, JWKS, token and userinfo send "Access-Control-Allow-Origin: *"
+// and answer CORS preflights; credentials are never allowed. Token,
+// introspect, userinfo, every page and every error send
+// "Cache-Control: no-store".
 //
 // # Flows
 //
@@ -47,69 +54,117 @@
 // mode itself is invalid). A parameter given twice is an error (RFC 6749
 // §3.1): on the page for client_id and redirect_uri, redirected otherwise.
 //
+// # Pending sign-ins
+//
+// A valid authorization request costs no store write and no memory: it is
+// sealed (AES-256-GCM, request.go) into two tokens. The browser token (in
+// the wait page's URL) holds the whole request, a random 128-bit request
+// id, the expiry (10 minutes) and the SHA-256 of a 256-bit binding secret;
+// the wallet token (in the QR code, about 150 characters) holds the id,
+// expiry, client_id and the redirect URI's host. The sealing key is
+// HKDF-SHA256 of the current RSA signing key's PKCS #8 bytes, which every
+// replica loads from the store: any replica, before or after a restart,
+// opens a token, and a token names its key by the first 8 characters of
+// the kid, so it opens as long as that key is published (24 h after its
+// successor starts signing). The store records only what happens to a
+// request (record.SigninProgress, keyed by the SHA-256 of the id): scanned,
+// approved (with the subject and level), cancelled, finished; each step
+// is one atomic transition (Store.AdvanceSignin), so a request is approved
+// at most once and finished at most once. The proof's signal is the hex
+// SHA-256 of a label and the id (64 lowercase hex digits, no "0x", so SDKs
+// hash it as text), the match code 5 characters of another hash of it.
+//
+// # Wait page
+//
+// /authorize answers 303 to {issuer}/authorize/wait?r=<browser token> and
+// sets the binding cookie "worldid-signin-<8 hex of the id>" (HttpOnly,
+// SameSite=Lax, Path=/, 10 minutes; "__Host-" and Secure when the issuer is
+// https), one per request, so two tabs can sign in at once. The page (200,
+// its own URL, so a reload shows the same request) shows the app's name,
+// the host it returns to, the QR code of the wallet link as inline SVG
+// (qr.go: byte mode, level M, drawn server-side), the match code, the
+// expiry, the wallet link as "open the wallet on this device", a Cancel
+// button, and a warning never to scan a code someone sent. A nonce'd
+// script polls /authorize/status every 1.5 s and on visibilitychange; it
+// shows "confirm in your wallet" once scanned and reloads when the state
+// is no longer pending or scanned. A <noscript> meta refresh reloads it
+// every 2 s without JavaScript. CSP: default-src 'none'; script-src and
+// style-src the nonce; connect-src 'self'; no form-action (the Cancel
+// answer redirects to the app, and form-action would govern that).
+//
+// With Options.SimulatorPath (`worldid serve -simulator`,
+// internal/simulator), the wait page also links to the developer
+// simulator, for clients Options.SimulatorAllowed accepts (loopback, no
+// proxy); the simulator submits through the same wallet routes.
+//
+// Loading the wait page when the wallet has approved finishes the
+// sign-in: the request moves to finished, the code and tokens are issued
+// then (auth_time is the approval), and the browser gets the 303 to
+// redirect_uri or the self-submitting form_post page. Only the browser
+// with the binding cookie can load it (otherwise 403 "other_browser"), so
+// a phone's approval completes the browser that started the sign-in and
+// no other; a finished or cancelled request shows "already over" (400);
+// an expired one a page (410) whose "Start again" link repeats the
+// authorization request with the app's state, nonce and PKCE challenge.
+//
 // # Wallet protocol
 //
-// A valid authorization request creates a pending sign-in request (random
-// 256-bit id, 10 minutes, stored under its SHA-256) with a signal of 64
-// lowercase hex digits (256 random bits, no "0x", so SDKs hash it as
-// text). The page (200, strict CSP) contains exactly one
+// The wallet link is worldid://signin?request=<wallet token>&server=<issuer>.
+// The wallet GETs {server}/authorize/request?request=… and receives
+// {"request","app_id","app_name","return_host","match_code","action"
+// (always ""),"signal","expires_at","submit"}; the request is then
+// "scanned". It proves with external nullifier ExternalNullifier(app_id, "")
+// and signal_hash = hashToField(UTF-8 bytes of signal) (crypto.md §g), then
+// POSTs application/x-www-form-urlencoded to submit with exactly request,
+// proof (any encoding of crypto.md §g), merkle_root and nullifier_hash
+// (VerifyHex syntax, < p) and verification_level (orb or device). The
+// wallet never receives the code. Answers (JSON):
 //
-//	<a id="wallet-link" href="worldid://signin?action=&app_id=…&request_id=…&signal=…&submit=…">
-//
-// whose query (form-encoded) carries request_id (64 lowercase hex),
-// app_id (the client_id), action (always empty), signal and submit
-// ({issuer}/authorize/complete), and for a staging app environment=staging
-// (its proofs are checked against the staging trees). The wallet proves with external nullifier
-// ExternalNullifier(app_id, "") and signal_hash = hashToField(UTF-8 bytes
-// of signal) (crypto.md §g), then POSTs application/x-www-form-urlencoded
-// to submit with exactly request_id, proof (any encoding of crypto.md §g),
-// merkle_root and nullifier_hash (VerifyHex syntax, < p) and
-// verification_level (orb or device); signal_hash is not sent. Answers:
-//
-//   - malformed form, unknown parameter, or a request id that is unknown,
-//     expired or already used: an HTML error page (400, 413 or 415); the
-//     request is not consumed by a malformed form.
-//   - otherwise the request is consumed atomically (single use) and the
-//     proof is checked (Checker) with Identifier = verification_level,
-//     Environment "production", AppID = client_id, Action "".
-//   - success: 303 to redirect_uri with the response parameters (query or
-//     fragment), or for form_post a 200 page that auto-submits under a
-//     nonce'd script with a no-script button.
-//   - a proof that does not verify, or one already spent (each proof is
-//     recorded once): redirected error=access_denied with state — the user
-//     failed to authenticate (RFC 6749 §4.1.2.1), and the relying party
-//     must start a new request. Store or checker failures: server_error
-//     or temporarily_unavailable, redirected.
-//
-// The wallet is the user agent of this flow: it follows the 303 (or posts
-// the form) to the relying party.
+//   - 200 {"status":"approved","return_to":"<host>"}: the proof verified
+//     (Checker: Identifier = verification_level, Environment = the
+//     app's (staging apps prove from the staging trees; the wallet request
+//     says "environment":"staging"), AppID = client_id, Action ""), and the request is approved, in one
+//     atomic step. The signal is unique to the request and a request is
+//     approved at most once, so a proof approves one request once.
+//   - 400 for a malformed form or token (invalid_request, required), an
+//     expired request ("expired"); 403 access_denied for a proof that does
+//     not verify; 409 "cancelled" or "already_completed"; 500/503 for
+//     store or checker failures. None of these consumes
+//     the request: the wallet may try again while the browser waits.
 //
 // # Tokens
 //
-// RS256 JWTs only, hand-written in jwt.go. ID token (typ "JWT"): iss, sub
-// (the nullifier hash, "0x" + 64 lowercase hex: pairwise by construction),
-// aud (client_id), exp (3600 s), iat, auth_time, jti, nonce when given,
+// Hand-written JWTs (jwt.go). ID token: RS256 (typ "JWT"): iss, sub (the
+// nullifier hash, "0x" + 64 lowercase hex: pairwise by construction), aud
+// (client_id), exp (3600 s), iat, auth_time, jti, nonce when given,
 // c_hash / at_hash where OIDC Core §3.3.2.11 requires them (front-channel
 // responses that issue a code or access token alongside), the
 // {base_url}/beta {likely_human: strong for orb, weak for device,
 // credential_type} and {base_url}/v1 {verification_level} claims, email
-// "<sub>@<issuer host>" with scope email and name "World ID User",
-// given_name "World ID", family_name "User" with scope profile. Access
-// token (typ "at+jwt", RFC 9068): iss, sub, aud = client_id, client_id,
-// exp (3600 s), iat, auth_time, jti, scope, verification_level, grant_id.
-// Verification (jwt.go, claims.go) is strict: at most 8 KiB, exactly two
-// dots before splitting, a header segment byte-identical to the one a
-// published key writes for the expected typ (looked up, never parsed, so
-// no none, HS*, crit, jku, jwk, x5u…; RFC 7515 §4, RFC 8725 §3.1),
-// canonical unpadded base64url, a signature of the modulus length, claims
+// "<sub>@<domain>" with scope email (Options.EmailDomain, default the
+// issuer's host, or "worldid.invalid" when that is an IP address, so the
+// value is always an address) and name "World ID User", given_name "World
+// ID", family_name "User" with scope profile. Access token: ES256 (typ
+// "at+jwt", RFC 9068): iss, sub, aud = client_id, client_id, exp (3600 s),
+// iat, auth_time, jti, scope, verification_level, grant_id. An ES256
+// signature costs tens of microseconds where RS256-2048 costs about a
+// millisecond, so /token makes one RSA signature. Verification (jwt.go,
+// claims.go) is strict: at most 8 KiB, exactly two dots before splitting,
+// a header segment byte-identical to the one a published key writes for
+// the expected typ (looked up, never parsed, so no none, HS*, crit, jku,
+// jwk, x5u…; RFC 7515 §4, RFC 8725 §3.1; the typ pins RS256 or ES256),
+// canonical unpadded base64url, a signature of the exact length, claims
 // read by internal/strictjson (exact member names, no duplicates, no
 // unknown members), then exact iss, aud = client_id, now < exp with the
 // injected clock.
 //
 // Codes: 256 random bits (base64url), stored under their SHA-256, bound to
 // client, redirect URI, nonce, scope and PKCE challenge, 10 minutes, single
-// use. A second redemption fails with invalid_grant and revokes the grant:
-// every token issued for that sign-in (from the code, or in the same hybrid
+// use. /token checks everything (client authentication, the code's client,
+// redirect_uri, PKCE) before it redeems the code atomically, so a failed
+// call consumes nothing. Presenting a redeemed code again, by the client
+// it was issued to, fails with invalid_grant and revokes the grant: every
+// token issued for that sign-in (from the code, or in the same hybrid
 // response) is then inactive at /introspect and invalid at /userinfo.
 //
 // # Keys
@@ -117,7 +172,10 @@
 // RSA-2048 (the size every OIDC relying party accepts and twice as fast
 // to sign as 3072, which matters for /token throughput; 2048 is rated
 // through 2030 by NIST SP 800-57). Keys live in the Store (so replicas
-// share them), kid = RFC 7638 thumbprint, created on first start. A
+// share them), kid = RFC 7638 thumbprint, created on first start. Each RSA
+// key brings a P-256 access-token key, HKDF-SHA256 of its PKCS #8 bytes
+// reduced to [1, n−1], published right after it in the JWKS under its own
+// thumbprint; it is stored nowhere and rotates with the RSA key. A
 // successor is published 24 h before it signs (the JWKS is cacheable for
 // 1 h), the rotation period (default 30 days) is counted from the current
 // key's activation, and a retired key stays published 24 h (> the 1 h
@@ -150,8 +208,12 @@
 // request_too_large (64 KiB bodies), 400 required / invalid_request /
 // invalid_grant_type→unsupported_grant_type / invalid_grant, 401
 // unauthenticated→invalid_client (WWW-Authenticate: Basic) at token and
-// introspect, 401 unauthenticated / invalid_token (WWW-Authenticate:
-// Bearer) at userinfo, 500/503 for store failures. /introspect answers
+// introspect; at userinfo 401 invalid_token (WWW-Authenticate: Bearer
+// realm="worldid", error="invalid_token", …) for a bad token, and for a
+// request without any token 401 "unauthenticated" with the bare challenge
+// Bearer realm="worldid" and no error / error_description members (RFC
+// 6750 §3.1); 500/503 for store failures. The wait page, Cancel and the
+// wait page's errors are HTML pages. /introspect answers
 // {"active":false} (200) for any invalid, expired, revoked or foreign
 // token, so its invalid_token code never appears.
 //

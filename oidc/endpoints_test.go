@@ -25,7 +25,14 @@ func wantError(t *testing.T, w *httptest.ResponseRecorder, status int, code, oau
 	if w.Code != status || body["code"] != code || body["error"] != oauth {
 		t.Fatalf("got %d code=%q error=%q, want %d %q %q (%v)", w.Code, body["code"], body["error"], status, code, oauth, body)
 	}
-	for _, k := range []string{"code", "detail", "attribute", "error", "error_description"} {
+	members := []string{"code", "detail", "attribute", "error", "error_description"}
+	if oauth == "" { // RFC 6750 §3.1: no error information without credentials
+		members = members[:3]
+		if _, ok := body["error"]; ok || len(body) != 3 {
+			t.Fatalf("error body of a request without credentials: %v", body)
+		}
+	}
+	for _, k := range members {
 		if _, ok := body[k]; !ok {
 			t.Fatalf("error body lacks %q: %v", k, body)
 		}
@@ -138,7 +145,7 @@ func (failingReader) Read([]byte) (int, error) { return 0, errors.New("no entrop
 func TestRandomnessFailure(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.Rand = failingReader{} })
 	w := f.do(http.MethodGet, "/authorize?"+authorizeQuery().Encode(), nil, nil)
-	if w.Code != http.StatusInternalServerError || len(f.store.requests) != 0 {
+	if w.Code != http.StatusInternalServerError || len(f.store.progress) != 0 || w.Header().Get("Set-Cookie") != "" {
 		t.Fatal(describe(w))
 	}
 }
@@ -224,44 +231,6 @@ func TestPKCEAppendixB(t *testing.T) {
 	}
 }
 
-func TestAuthorizePage(t *testing.T) {
-	f := newFixture(t)
-	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		var w *httptest.ResponseRecorder
-		if method == http.MethodGet {
-			w = f.do(method, "/authorize?"+authorizeQuery().Encode(), nil, nil)
-		} else {
-			w = f.postForm("/authorize", authorizeQuery(), nil)
-		}
-		if w.Code != 200 {
-			t.Fatalf("%s: %s", method, describe(w))
-		}
-		h := w.Header()
-		if h.Get("Cache-Control") != "no-store" || h.Get("X-Frame-Options") != "DENY" || h.Get("Deprecation") == "" || h.Get("Sunset") == "" {
-			t.Fatalf("page headers %v", h)
-		}
-		csp := h.Get("Content-Security-Policy")
-		if strings.Contains(csp, "script-src") || !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") {
-			t.Fatalf("CSP %q", csp)
-		}
-		body := w.Body.String()
-		if !strings.Contains(body, "Test &lt;RP&gt;") || strings.Contains(body, "<script") {
-			t.Fatalf("page body %s", body)
-		}
-		link := walletParams(t, body)
-		if len(link) != 5 || !isLowerHex(link.Get("request_id"), 64) || !isLowerHex(link.Get("signal"), 64) ||
-			link.Get("app_id") != testClientID || link.Get("action") != "" || link.Get("submit") != f.issuer+"/authorize/complete" {
-			t.Fatalf("wallet link %v", link)
-		}
-		id := hashHex(link.Get("request_id"))
-		req := f.store.requests[id]
-		if req.Signal != link.Get("signal") || req.ResponseType != "code" || req.ResponseMode != modeQuery ||
-			req.Scope != "openid email profile" || req.State != "st-1" || req.Nonce != "n-1" || !req.ExpiresAt.Equal(testStart.Add(10*time.Minute)) {
-			t.Fatalf("stored request %+v", req)
-		}
-	}
-}
-
 func TestAuthorizeScopeAndRedirectForms(t *testing.T) {
 	f := newFixture(t)
 	q := authorizeQuery()
@@ -285,112 +254,6 @@ func TestAuthorizeScopeAndRedirectForms(t *testing.T) {
 	if v := responseParams(t, f.signIn(q, "orb"), modeFragment); v.Get("code") == "" {
 		t.Fatalf("custom scheme: %v", v)
 	}
-}
-
-func TestCompleteErrors(t *testing.T) {
-	f := newFixture(t)
-	newSubmission := func() url.Values {
-		page := f.do(http.MethodGet, "/authorize?"+authorizeQuery().Encode(), nil, nil)
-		_, form := walletSubmission(t, page.Body.String(), "orb")
-		return form
-	}
-	for _, tc := range []struct {
-		name   string
-		edit   func(url.Values)
-		status int
-		code   string
-	}{
-		{"no request_id", func(v url.Values) { v.Del("request_id") }, 400, "required"},
-		{"no proof", func(v url.Values) { v.Del("proof") }, 400, "required"},
-		{"no merkle_root", func(v url.Values) { v.Del("merkle_root") }, 400, "required"},
-		{"no nullifier_hash", func(v url.Values) { v.Del("nullifier_hash") }, 400, "required"},
-		{"no verification_level", func(v url.Values) { v.Del("verification_level") }, 400, "required"},
-		{"two proofs", func(v url.Values) { v.Add("proof", "x") }, 400, "invalid_request"},
-		{"signal_hash sent", func(v url.Values) { v.Set("signal_hash", "0x01") }, 400, "invalid_request"},
-		{"request_id upper", func(v url.Values) { v.Set("request_id", strings.ToUpper(v.Get("request_id"))) }, 400, "invalid_request"},
-		{"request_id short", func(v url.Values) { v.Set("request_id", v.Get("request_id")[1:]) }, 400, "invalid_request"},
-		{"nullifier = p", func(v url.Values) {
-			v.Set("nullifier_hash", "0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001")
-		}, 400, "invalid_request"},
-		{"nullifier not hex", func(v url.Values) { v.Set("nullifier_hash", "0xzz") }, 400, "invalid_request"},
-		{"root too long", func(v url.Values) { v.Set("merkle_root", "0x"+strings.Repeat("0", 65)) }, 400, "invalid_request"},
-		{"level document", func(v url.Values) { v.Set("verification_level", "document") }, 400, "invalid_request"},
-		{"proof oversize", func(v url.Values) { v.Set("proof", strings.Repeat("0", maxProofBytes+1)) }, 400, "invalid_request"},
-		{"unknown request", func(v url.Values) { v.Set("request_id", strings.Repeat("0", 64)) }, 400, "invalid_request"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			form := newSubmission()
-			tc.edit(form)
-			wantPage(t, f.postForm("/authorize/complete", form, nil), tc.status, tc.code)
-		})
-	}
-	t.Run("content type", func(t *testing.T) {
-		w := f.do(http.MethodPost, "/authorize/complete", strings.NewReader(newSubmission().Encode()), map[string]string{"Content-Type": "application/json"})
-		wantPage(t, w, 415, "invalid_content_type")
-	})
-	t.Run("method", func(t *testing.T) {
-		wantPage(t, f.do(http.MethodGet, "/authorize/complete", nil, nil), 405, "method_not_allowed")
-	})
-	t.Run("malformed form does not consume", func(t *testing.T) {
-		form := newSubmission()
-		bad := url.Values{}
-		for k, v := range form {
-			bad[k] = v
-		}
-		bad.Set("verification_level", "face")
-		wantPage(t, f.postForm("/authorize/complete", bad, nil), 400, "invalid_request")
-		responseParams(t, f.postForm("/authorize/complete", form, nil), modeQuery)
-	})
-	t.Run("replay", func(t *testing.T) {
-		form := newSubmission()
-		responseParams(t, f.postForm("/authorize/complete", form, nil), modeQuery)
-		wantPage(t, f.postForm("/authorize/complete", form, nil), 400, "invalid_request")
-	})
-	t.Run("expired", func(t *testing.T) {
-		form := newSubmission()
-		f.clock.Advance(signinLifetime)
-		defer f.clock.Advance(-signinLifetime)
-		wantPage(t, f.postForm("/authorize/complete", form, nil), 400, "invalid_request")
-	})
-	t.Run("bad proof", func(t *testing.T) {
-		form := newSubmission()
-		form.Set("proof", "0x1234")
-		wantRedirectError(t, f.postForm("/authorize/complete", form, nil), modeQuery, "access_denied", "st-1")
-	})
-	t.Run("wrong level for proof", func(t *testing.T) {
-		f.checker.err = &record.ProofError{Code: record.CodeInvalidMerkleRoot, Detail: "root not in device tree"}
-		defer func() { f.checker.err = nil }()
-		form := newSubmission()
-		form.Set("verification_level", "device")
-		wantRedirectError(t, f.postForm("/authorize/complete", form, nil), modeQuery, "access_denied", "st-1")
-	})
-	t.Run("checker down", func(t *testing.T) {
-		f.checker.err = errors.New("disk on fire")
-		defer func() { f.checker.err = nil }()
-		wantRedirectError(t, f.postForm("/authorize/complete", newSubmission(), nil), modeQuery, "server_error", "st-1")
-	})
-	t.Run("checker unavailable", func(t *testing.T) {
-		f.checker.err = record.ErrUnavailable
-		defer func() { f.checker.err = nil }()
-		wantRedirectError(t, f.postForm("/authorize/complete", newSubmission(), nil), modeQuery, "temporarily_unavailable", "st-1")
-	})
-	t.Run("proof spent", func(t *testing.T) {
-		form := newSubmission()
-		id := hashHex(form.Get("request_id"))
-		req := f.store.requests[id]
-		nullifier, _, _ := parseFE("n", testNullifier)
-		f.store.proofs[proofKey(nullifier, signalHash(req.Signal))] = req.ExpiresAt
-		wantRedirectError(t, f.postForm("/authorize/complete", form, nil), modeQuery, "access_denied", "st-1")
-	})
-	t.Run("signal hash", func(t *testing.T) {
-		form := newSubmission()
-		req := f.store.requests[hashHex(form.Get("request_id"))]
-		responseParams(t, f.postForm("/authorize/complete", form, nil), modeQuery)
-		c := f.checker.last()
-		if c.SignalHash != keccakHashToField([]byte(req.Signal)) || c.NullifierHash != must(parseFEBytes(testNullifier)) || c.MerkleRoot[31] != 1 {
-			t.Fatalf("claim %+v", c)
-		}
-	})
 }
 
 func parseFEBytes(s string) ([32]byte, error) {
@@ -458,10 +321,21 @@ func TestTokenErrors(t *testing.T) {
 		{"verifier without challenge", func(c string) url.Values { v := tokenForm(c); v.Set("code_verifier", testVerifier); return v }, auth, 400, "invalid_grant", "invalid_grant"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := f.postForm("/token", tc.form(f.codeFor(authorizeQuery())), tc.header)
+			code := f.codeFor(authorizeQuery())
+			w := f.postForm("/token", tc.form(code), tc.header)
 			wantError(t, w, tc.status, tc.code, tc.oauth)
 			if tc.status == 401 && w.Header().Get("WWW-Authenticate") != `Basic realm="worldid"` {
 				t.Fatalf("WWW-Authenticate %q", w.Header().Get("WWW-Authenticate"))
+			}
+			// A failed call consumes nothing: the client's correct call
+			// still gets tokens, and nothing was revoked.
+			ok := f.postForm("/token", tokenForm(code), auth)
+			var tr tokenResponse
+			if ok.Code != 200 || decodeJSON(ok.Body, &tr) != nil {
+				t.Fatalf("the code did not survive a failed call: %s", describe(ok))
+			}
+			if w := f.do(http.MethodGet, "/userinfo", nil, map[string]string{"Authorization": "Bearer " + tr.AccessToken}); w.Code != 200 {
+				t.Fatalf("userinfo after a failed call: %s", describe(w))
 			}
 		})
 	}
@@ -493,14 +367,28 @@ func TestTokenErrors(t *testing.T) {
 		q := authorizeQuery()
 		q.Set("code_challenge", pkceChallenge(testVerifier))
 		q.Set("code_challenge_method", "S256")
-		wantError(t, f.postForm("/token", tokenForm(f.codeFor(q)), auth), 400, "invalid_grant", "invalid_grant")
-		v := tokenForm(f.codeFor(q))
+		code := f.codeFor(q)
+		wantError(t, f.postForm("/token", tokenForm(code), auth), 400, "invalid_grant", "invalid_grant")
+		v := tokenForm(code)
 		v.Set("code_verifier", testVerifier[:42]+"Y")
 		wantError(t, f.postForm("/token", v, auth), 400, "invalid_grant", "invalid_grant")
-		v = tokenForm(f.codeFor(q))
+		// Neither failure consumed the code.
 		v.Set("code_verifier", testVerifier)
-		if w := f.postForm("/token", v, auth); w.Code != 200 {
+		w := f.postForm("/token", v, auth)
+		var tr tokenResponse
+		if w.Code != 200 || decodeJSON(w.Body, &tr) != nil {
 			t.Fatal(describe(w))
+		}
+		// A replay by another client neither succeeds nor revokes; the
+		// client's own replay revokes.
+		bearer := map[string]string{"Authorization": "Bearer " + tr.AccessToken}
+		wantError(t, f.postForm("/token", v, basicAuth(other.ID, testSecret)), 400, "invalid_grant", "invalid_grant")
+		if w := f.do(http.MethodGet, "/userinfo", nil, bearer); w.Code != 200 {
+			t.Fatalf("another client's replay revoked the grant: %s", describe(w))
+		}
+		wantError(t, f.postForm("/token", tokenForm(code), auth), 400, "invalid_grant", "invalid_grant")
+		if w := f.do(http.MethodGet, "/userinfo", nil, bearer); w.Code != 401 {
+			t.Fatalf("the client's replay did not revoke the grant: %s", describe(w))
 		}
 	})
 	t.Run("store down", func(t *testing.T) {
@@ -630,15 +518,20 @@ func TestUserinfo(t *testing.T) {
 	wantInvalid(f.do(http.MethodGet, "/userinfo", nil, map[string]string{"Authorization": "Bearer a b"}))
 	wantInvalid(f.do(http.MethodGet, "/userinfo", nil, map[string]string{"Authorization": "Bearer " + tr.AccessToken + "x"}))
 
-	w := f.do(http.MethodGet, "/userinfo?access_token="+tr.AccessToken, nil, nil)
-	wantError(t, w, 401, "unauthenticated", "invalid_token")
-	if w.Header().Get("WWW-Authenticate") != `Bearer realm="worldid"` {
-		t.Fatalf("WWW-Authenticate %q", w.Header().Get("WWW-Authenticate"))
+	for _, w := range []*httptest.ResponseRecorder{
+		f.do(http.MethodGet, "/userinfo?access_token="+tr.AccessToken, nil, nil),
+		f.do(http.MethodGet, "/userinfo", nil, nil),
+		f.do(http.MethodPost, "/userinfo", nil, nil),
+		f.do(http.MethodGet, "/userinfo", nil, map[string]string{"Authorization": "Basic eDp5"}),
+	} {
+		wantError(t, w, 401, "unauthenticated", "")
+		if w.Header().Get("WWW-Authenticate") != `Bearer realm="worldid"` {
+			t.Fatalf("WWW-Authenticate %q", w.Header().Get("WWW-Authenticate"))
+		}
 	}
-	wantError(t, f.do(http.MethodGet, "/userinfo", nil, map[string]string{"Authorization": "Basic eDp5"}), 401, "unauthenticated", "invalid_token")
 	wantError(t, f.postForm("/userinfo", url.Values{"access_token": {tr.AccessToken}}, bearer), 400, "invalid_request", "invalid_request")
 	wantError(t, f.do(http.MethodPost, "/userinfo", strings.NewReader("{}"), map[string]string{"Content-Type": "application/json", "Authorization": bearer["Authorization"]}), 415, "invalid_content_type", "invalid_request")
-	w = f.do(http.MethodDelete, "/userinfo", nil, bearer)
+	w := f.do(http.MethodDelete, "/userinfo", nil, bearer)
 	wantError(t, w, 405, "method_not_allowed", "invalid_request")
 	if w.Header().Get("Allow") != "GET, HEAD, OPTIONS, POST" {
 		t.Fatalf("Allow %q", w.Header().Get("Allow"))

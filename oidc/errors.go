@@ -17,9 +17,11 @@ type apiError struct {
 	Code      string `json:"code"`
 	Detail    string `json:"detail"`
 	Attribute string `json:"attribute"`
-	OAuth     string `json:"error"`
+	// OAuth is omitted, with Description, only for a request without any
+	// credentials at a bearer route (RFC 6750 §3.1).
+	OAuth string `json:"error,omitempty"`
 	// Description mirrors Detail under the OAuth member name.
-	Description string `json:"error_description"`
+	Description string `json:"error_description,omitempty"`
 
 	allow     string // Allow header (405)
 	challenge string // WWW-Authenticate header (401)
@@ -76,9 +78,12 @@ func errUnauthenticated(detail string) *apiError {
 	return e
 }
 
-// Bearer token errors (RFC 6750 §3).
+// Bearer token errors (RFC 6750 §3). A request without any token gets the
+// bare challenge and no OAuth error code (§3.1: "SHOULD NOT include an
+// error code or other error information").
 func errNoBearer() *apiError {
-	e := newError(http.StatusUnauthorized, "unauthenticated", "invalid_token", "Authorization", "a bearer access token is required")
+	e := newError(http.StatusUnauthorized, "unauthenticated", "", "Authorization", "a bearer access token is required")
+	e.Description = ""
 	e.challenge = `Bearer realm="worldid"`
 	return e
 }

@@ -77,8 +77,8 @@ func FuzzParseAuthorize(f *testing.F) {
 }
 
 func FuzzParseSubmission(f *testing.F) {
-	f.Add("request_id=" + strings.Repeat("ab", 32) + "&proof=0x00&merkle_root=0x01&nullifier_hash=" + testNullifier + "&verification_level=orb")
-	f.Add("request_id=x&request_id=y")
+	f.Add("request=" + strings.Repeat("ab", 32) + "&proof=0x00&merkle_root=0x01&nullifier_hash=" + testNullifier + "&verification_level=orb")
+	f.Add("request=x&request=y")
 	f.Add("merkle_root=%20%200X1f%20")
 	f.Fuzz(func(t *testing.T, raw string) {
 		v, e := parseQuery(raw)
@@ -89,7 +89,7 @@ func FuzzParseSubmission(f *testing.F) {
 		if e != nil {
 			return
 		}
-		if !isLowerHex(s.requestID, 64) || (s.level != levelOrb && s.level != levelDevice) || len(s.sub) != 66 || !isLowerHex(s.sub[2:], 64) {
+		if s.request == "" || len(s.request) > maxWalletToken || (s.level != levelOrb && s.level != levelDevice) || len(s.sub) != 66 || !isLowerHex(s.sub[2:], 64) {
 			t.Fatalf("accepted %q: %+v", raw, s)
 		}
 	})
@@ -134,13 +134,16 @@ func FuzzParseBearer(f *testing.F) {
 // never a redirect to anything but a registered redirect URI.
 func FuzzEndpoints(f *testing.F) {
 	fx := newFixture(f)
-	paths := []string{pathDiscovery, pathJWKS, pathAuthorize, pathComplete, pathToken, pathIntrospect, pathUserinfo}
+	paths := []string{pathDiscovery, pathJWKS, pathAuthorize, pathComplete, pathToken, pathIntrospect, pathUserinfo,
+		pathWait, pathStatus, pathCancel, pathWalletRequest}
 	methods := []string{http.MethodGet, http.MethodPost, http.MethodOptions, http.MethodPut, http.MethodHead}
 	f.Add(uint8(2), uint8(0), authorizeQuery().Encode(), "", "", "")
 	f.Add(uint8(2), uint8(1), "", "application/x-www-form-urlencoded", authorizeQuery().Encode(), "")
 	f.Add(uint8(4), uint8(1), "", "application/x-www-form-urlencoded", "grant_type=authorization_code&code=x&redirect_uri=y", "Basic YTpi")
 	f.Add(uint8(6), uint8(0), "", "", "", "Bearer x.y.z")
-	f.Add(uint8(3), uint8(1), "", "application/x-www-form-urlencoded; charset=utf-8", "request_id=00&proof=1", "")
+	f.Add(uint8(3), uint8(1), "", "application/x-www-form-urlencoded; charset=utf-8", "request=00&proof=1", "")
+	f.Add(uint8(7), uint8(0), "r=abcdefgh.AAAA", "", "", "")
+	f.Add(uint8(10), uint8(0), "request=abcdefgh.AAAA", "", "", "")
 	f.Add(uint8(2), uint8(0), "response_type=code&scope=openid&client_id="+testClientID+"&redirect_uri="+url.QueryEscape(testRedirect)+"&state=%00", "", "", "")
 	f.Fuzz(func(t *testing.T, path, method uint8, query, contentType, body, authorization string) {
 		target := paths[int(path)%len(paths)]
@@ -161,9 +164,30 @@ func FuzzEndpoints(f *testing.F) {
 		if w.Code >= 500 {
 			t.Fatalf("%d for %s %q: %s", w.Code, target, body, w.Body)
 		}
-		if loc := w.Header().Get("Location"); loc != "" && !strings.HasPrefix(loc, testRedirect) &&
+		if loc := w.Header().Get("Location"); loc != "" && !strings.HasPrefix(loc, testRedirect) && !strings.HasPrefix(loc, fx.issuer+pathWait+"?r=") &&
 			!strings.HasPrefix(loc, "https://rp.example/cb?x=1") && !strings.HasPrefix(loc, "com.example.app:/cb") {
 			t.Fatalf("redirect to %q", loc)
+		}
+	})
+}
+
+// FuzzOpenTokens feeds arbitrary strings to both request-token parsers:
+// never a panic, and nothing opens that this provider did not seal.
+func FuzzOpenTokens(f *testing.F) {
+	fx := newFixture(f)
+	b := fx.authorize(authorizeQuery())
+	waitQuery := must(url.ParseQuery(must(url.Parse(b.waitURL)).RawQuery))
+	walletToken := walletParams(f, fx.waitPage(b)).Get("request")
+	f.Add(waitQuery.Get("r"))
+	f.Add(walletToken)
+	f.Add(walletToken[:8] + "." + strings.Repeat("A", 40))
+	f.Add("x.")
+	f.Fuzz(func(t *testing.T, token string) {
+		if req, err := fx.p.openPending(token); err == nil && token != waitQuery.Get("r") {
+			t.Fatalf("opened a browser token it did not seal: %q → %+v", token, req)
+		}
+		if req, err := fx.p.openWallet(token); err == nil && token != walletToken {
+			t.Fatalf("opened a wallet token it did not seal: %q → %+v", token, req)
 		}
 	})
 }

@@ -32,7 +32,7 @@ type memStore struct {
 	mu       sync.Mutex
 	apps     map[string]record.App
 	keys     map[string]record.SigningKey
-	requests map[string]record.SigninRequest
+	progress map[string]record.SigninProgress
 	proofs   map[string]time.Time
 	codes    map[string]*memCode
 	revoked  map[string]bool
@@ -47,7 +47,7 @@ type memCode struct {
 func newMemStore() *memStore {
 	return &memStore{
 		apps: map[string]record.App{}, keys: map[string]record.SigningKey{},
-		requests: map[string]record.SigninRequest{}, proofs: map[string]time.Time{},
+		progress: map[string]record.SigninProgress{}, proofs: map[string]time.Time{},
 		codes: map[string]*memCode{}, revoked: map[string]bool{},
 	}
 }
@@ -115,29 +115,29 @@ func (s *memStore) RevokeSigningKey(_ context.Context, id string, replacement *r
 	return nil
 }
 
-func (s *memStore) CreateSigninRequest(_ context.Context, r record.SigninRequest) error {
+func (s *memStore) SigninProgress(_ context.Context, id string) (record.SigninProgress, error) {
 	defer s.lock()()
 	if s.fail != nil {
-		return s.fail
+		return record.SigninProgress{}, s.fail
 	}
-	if _, ok := s.requests[r.ID]; ok {
-		return record.ErrExists
+	p, ok := s.progress[id]
+	if !ok {
+		return p, record.ErrNotFound
 	}
-	s.requests[r.ID] = r
-	return nil
+	return p, nil
 }
 
-func (s *memStore) ConsumeSigninRequest(_ context.Context, id string, now time.Time) (record.SigninRequest, error) {
+func (s *memStore) AdvanceSignin(_ context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error) {
 	defer s.lock()()
 	if s.fail != nil {
-		return record.SigninRequest{}, s.fail
+		return record.SigninProgress{}, s.fail
 	}
-	r, ok := s.requests[id]
-	delete(s.requests, id)
-	if !ok || !now.Before(r.ExpiresAt) {
-		return record.SigninRequest{}, record.ErrNotFound
+	prev := s.progress[p.ID]
+	if !slices.Contains(from, prev.State) {
+		return prev, record.ErrExists
 	}
-	return r, nil
+	s.progress[p.ID] = p
+	return prev, nil
 }
 
 func (s *memStore) UseProofOnce(_ context.Context, key string, expiresAt time.Time) error {
@@ -162,6 +162,23 @@ func (s *memStore) SaveCode(_ context.Context, c record.AuthCode) error {
 	}
 	s.codes[c.ID] = &memCode{rec: c}
 	return nil
+}
+
+func (s *memStore) Code(_ context.Context, id string, now time.Time) (record.AuthCode, error) {
+	defer s.lock()()
+	if s.fail != nil {
+		return record.AuthCode{}, s.fail
+	}
+	c, ok := s.codes[id]
+	switch {
+	case !ok:
+		return record.AuthCode{}, record.ErrNotFound
+	case c.redeemed:
+		return c.rec, record.ErrCodeReused
+	case !now.Before(c.rec.ExpiresAt):
+		return record.AuthCode{}, record.ErrNotFound
+	}
+	return c.rec, nil
 }
 
 func (s *memStore) RedeemCode(_ context.Context, id string, now time.Time) (record.AuthCode, error) {
@@ -196,7 +213,7 @@ func (s *memStore) PruneExpired(_ context.Context, now time.Time) error {
 	if s.fail != nil {
 		return s.fail
 	}
-	maps.DeleteFunc(s.requests, func(_ string, r record.SigninRequest) bool { return !r.ExpiresAt.After(now) })
+	maps.DeleteFunc(s.progress, func(_ string, r record.SigninProgress) bool { return !r.ExpiresAt.After(now) })
 	maps.DeleteFunc(s.proofs, func(_ string, t time.Time) bool { return !t.After(now) })
 	maps.DeleteFunc(s.codes, func(_ string, c *memCode) bool {
 		if c.rec.RetainUntil.After(now) {
@@ -352,9 +369,9 @@ func authorizeQuery() url.Values {
 	}
 }
 
-var walletLinkRE = regexp.MustCompile(`<a id="wallet-link" href="([^"]+)">`)
+var walletLinkRE = regexp.MustCompile(`<a id="wallet-link" class="button" href="([^"]+)">`)
 
-// walletParams extracts the wallet link's query from a sign-in page.
+// walletParams extracts the wallet link's query from a wait page.
 func walletParams(t testing.TB, page string) url.Values {
 	t.Helper()
 	m := walletLinkRE.FindAllStringSubmatch(page, -1)
@@ -371,28 +388,97 @@ func walletParams(t testing.TB, page string) url.Values {
 // testNullifier is a valid field element in canonical form.
 const testNullifier = "0x0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
 
-// walletSubmission is what a wallet posts for the page's request.
-func walletSubmission(t testing.TB, page, level string) (url.Values, url.Values) {
-	t.Helper()
-	link := walletParams(t, page)
-	sh := keccakHashToField([]byte(link.Get("signal")))
-	form := url.Values{
-		"request_id": {link.Get("request_id")}, "proof": {fakeProof(sh)},
-		"merkle_root": {"0x01"}, "nullifier_hash": {testNullifier}, "verification_level": {level},
-	}
-	return link, form
+// browser is the state of one user agent: its cookies and the wait page
+// it was sent to.
+type browser struct {
+	cookie  string // Cookie header
+	waitURL string // path and query of the wait page
 }
 
-// signIn runs authorize and the wallet's submission through the mux and
-// returns the submission's response.
+// authorize runs GET /authorize as a browser and returns it at its wait
+// page.
+func (f *fixture) authorize(q url.Values) browser {
+	f.t.Helper()
+	w := f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, nil)
+	if w.Code != http.StatusSeeOther {
+		f.t.Fatalf("authorize: %s", describe(w))
+	}
+	loc := must(url.Parse(w.Header().Get("Location")))
+	if !strings.HasPrefix(loc.String(), f.issuer+"/authorize/wait?r=") {
+		f.t.Fatalf("authorize redirects to %s", loc)
+	}
+	cookies := w.Result().Cookies()
+	if len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteLaxMode || cookies[0].Path != "/" {
+		f.t.Fatalf("binding cookie: %v", w.Header()["Set-Cookie"])
+	}
+	return browser{cookie: cookies[0].Name + "=" + cookies[0].Value, waitURL: loc.RequestURI()}
+}
+
+// open loads the browser's wait page (which finishes an approved sign-in).
+func (f *fixture) open(b browser) *httptest.ResponseRecorder {
+	return f.do(http.MethodGet, b.waitURL, nil, map[string]string{"Cookie": b.cookie})
+}
+
+// waitPage loads the wait page and requires it to be one.
+func (f *fixture) waitPage(b browser) string {
+	f.t.Helper()
+	w := f.open(b)
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `id="match-code"`) {
+		f.t.Fatalf("wait page: %s", describe(w))
+	}
+	return w.Body.String()
+}
+
+// walletRequest fetches the details of the request on a wait page, as the
+// wallet does after scanning.
+func (f *fixture) walletRequest(page string) (walletDetails, *httptest.ResponseRecorder) {
+	f.t.Helper()
+	link := walletParams(f.t, page)
+	if link.Get("server") != f.issuer {
+		f.t.Fatalf("wallet link server %q", link.Get("server"))
+	}
+	w := f.do(http.MethodGet, "/authorize/request?"+url.Values{"request": {link.Get("request")}}.Encode(), nil, nil)
+	var d walletDetails
+	if w.Code == http.StatusOK {
+		if err := decodeJSON(w.Body, &d); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	return d, w
+}
+
+// walletSubmission is what a wallet posts for the request of a wait page.
+func (f *fixture) walletSubmission(page, level string) (walletDetails, url.Values) {
+	f.t.Helper()
+	d, w := f.walletRequest(page)
+	if w.Code != http.StatusOK {
+		f.t.Fatalf("wallet request: %s", describe(w))
+	}
+	sh := keccakHashToField([]byte(d.Signal))
+	return d, url.Values{
+		"request": {d.Request}, "proof": {fakeProof(sh)},
+		"merkle_root": {"0x01"}, "nullifier_hash": {testNullifier}, "verification_level": {level},
+	}
+}
+
+// approve runs the wallet's side for the browser's request and requires
+// the approval.
+func (f *fixture) approve(b browser, level string) {
+	f.t.Helper()
+	_, form := f.walletSubmission(f.waitPage(b), level)
+	if w := f.postForm("/authorize/complete", form, nil); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"status":"approved"`) {
+		f.t.Fatalf("complete: %s", describe(w))
+	}
+}
+
+// signIn runs authorize, the wallet's side and the browser's finish
+// through the mux and returns the finish's response: the authorization
+// response.
 func (f *fixture) signIn(q url.Values, level string) *httptest.ResponseRecorder {
 	f.t.Helper()
-	page := f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, nil)
-	if page.Code != http.StatusOK {
-		f.t.Fatalf("authorize: %d %s", page.Code, page.Body)
-	}
-	_, form := walletSubmission(f.t, page.Body.String(), level)
-	return f.postForm("/authorize/complete", form, nil)
+	b := f.authorize(q)
+	f.approve(b, level)
+	return f.open(b)
 }
 
 // responseParams reads the parameters of a 303 in the given mode.
@@ -454,4 +540,16 @@ func TestMemStoreConformance(t *testing.T) {
 		s := newMemStore()
 		return s, func() storetest.OIDCBackend { return s }
 	})
+}
+
+func isLowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -2,20 +2,25 @@ package oidc
 
 import (
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 )
 
-// JWS parameters (RFC 7515, RFC 7518 §3.3). Only RS256 exists here:
-// verifyJWT accepts only the exact headers encodeHeader writes, so "none",
-// HS* and every other algorithm are rejected.
+// JWS parameters (RFC 7515, RFC 7518 §3.3, §3.4). ID tokens are RS256,
+// access tokens ES256. verifyJWT accepts only the exact headers
+// encodeHeader writes for the expected token type, so "none", HS* and
+// every other algorithm are rejected, and the type pins the algorithm.
 const (
 	algRS256       = "RS256"
+	algES256       = "ES256"
 	typIDToken     = "JWT"    // OIDC Core §2 ID tokens
 	typAccessToken = "at+jwt" // RFC 9068 §2.1 access tokens
 	// maxJWTBytes bounds a token before any parsing; ours are < 2 KiB.
@@ -24,14 +29,18 @@ const (
 
 // encodeHeader is the base64url protected header of every token a key
 // signs with the given typ; it is computed once per key.
-func encodeHeader(kid, typ string) string {
+func encodeHeader(alg, kid, typ string) string {
 	b, _ := json.Marshal(struct {
 		Alg string `json:"alg"`
 		Kid string `json:"kid"`
 		Typ string `json:"typ"`
-	}{algRS256, kid, typ}) // three strings always encode
+	}{alg, kid, typ}) // three strings always encode
 	return base64.RawURLEncoding.EncodeToString(b)
 }
+
+// es256Size is the length of an ES256 signature: R ‖ S, 32 bytes each
+// (RFC 7518 §3.4).
+const es256Size = 64
 
 // signJWT returns the compact serialization of claims signed by k.
 func signJWT(k *signingKey, typ string, claims any) (string, error) {
@@ -46,7 +55,7 @@ func signJWT(k *signingKey, typ string, claims any) (string, error) {
 	buf = append(buf, '.')
 	buf = enc.AppendEncode(buf, payload)
 	digest := sha256.Sum256(buf)
-	sig, err := rsa.SignPKCS1v15(nil, k.priv, crypto.SHA256, digest[:])
+	sig, err := sign(k, typ, digest[:])
 	if err != nil {
 		return "", fmt.Errorf("oidc: sign: %w", err)
 	}
@@ -55,18 +64,57 @@ func signJWT(k *signingKey, typ string, claims any) (string, error) {
 	return string(buf), nil
 }
 
+// sign makes the signature of a token type: ES256 with the derived key
+// for access tokens, RS256 for ID tokens.
+func sign(k *signingKey, typ string, digest []byte) ([]byte, error) {
+	if typ != typAccessToken {
+		return rsa.SignPKCS1v15(nil, k.priv, crypto.SHA256, digest)
+	}
+	r, s, err := ecdsa.Sign(rand.Reader, k.ec, digest)
+	if err != nil {
+		return nil, err
+	}
+	sig := make([]byte, es256Size)
+	r.FillBytes(sig[:32])
+	s.FillBytes(sig[32:])
+	return sig, nil
+}
+
+// verifySignature checks a signature of a token type.
+func verifySignature(k *signingKey, typ string, digest, sig []byte) error {
+	if typ != typAccessToken {
+		pub := &k.priv.PublicKey
+		if len(sig) != pub.Size() {
+			return errors.New("jwt: signature length differs from the key size")
+		}
+		if rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest, sig) != nil {
+			return errors.New("jwt: signature does not verify")
+		}
+		return nil
+	}
+	if len(sig) != es256Size {
+		return errors.New("jwt: an ES256 signature is 64 bytes")
+	}
+	r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
+	if !ecdsa.Verify(&k.ec.PublicKey, digest, r, s) {
+		return errors.New("jwt: signature does not verify")
+	}
+	return nil
+}
+
 // verifyJWT checks token's structure and RS256 signature against the
 // published keys and returns the payload bytes. Claims are checked by the
 // caller. Every check runs before the bytes it guards are interpreted:
 //  1. length ≤ maxJWTBytes, then exactly two dots, before splitting;
 //  2. the header segment is, byte for byte, the base64url header a
 //     published key writes for typ (encodeHeader): it is looked up, never
-//     decoded or parsed. So alg is RS256 and typ the expected one (RFC 8725
+//     decoded or parsed. So alg is the one of typ (RS256 for ID tokens, ES256 for access tokens), typ the expected one (RFC 8725
 //     §3.1, §3.11), the kid names the key, and no other header parameter —
 //     crit, jku, jwk, x5u, b64 (RFC 7515 §4.1) — nor a second copy of one,
 //     other spacing, member order or escaping can reach a verifier;
 //  3. the other segments are canonical unpadded base64url (RFC 7515 §2);
-//  4. the signature is exactly the modulus size and verifies.
+//  4. the signature has the exact length (the modulus size for RS256, 64
+//     bytes for ES256) and verifies.
 func verifyJWT(token, typ string, byHeader map[string]*signingKey) ([]byte, error) {
 	if len(token) > maxJWTBytes {
 		return nil, errors.New("jwt: token too long")
@@ -84,13 +132,9 @@ func verifyJWT(token, typ string, byHeader map[string]*signingKey) ([]byte, erro
 	if err != nil {
 		return nil, fmt.Errorf("jwt: signature: %w", err)
 	}
-	pub := &k.priv.PublicKey
-	if len(sig) != pub.Size() {
-		return nil, errors.New("jwt: signature length differs from the key size")
-	}
 	digest := sha256.Sum256([]byte(token[:len(rawHeader)+1+len(rawPayload)]))
-	if rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest[:], sig) != nil {
-		return nil, errors.New("jwt: signature does not verify")
+	if err := verifySignature(k, typ, digest[:], sig); err != nil {
+		return nil, err
 	}
 	payload, err := decodeSegment(rawPayload)
 	if err != nil {

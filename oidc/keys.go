@@ -2,6 +2,10 @@ package oidc
 
 import (
 	"context"
+	"crypto/cipher"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -40,7 +44,10 @@ const (
 type signingKey struct {
 	rec        record.SigningKey
 	priv       *rsa.PrivateKey
-	jwk        jwk
+	seal       cipher.AEAD       // request tokens (request.go)
+	ec         *ecdsa.PrivateKey // ES256 access tokens, derived from priv
+	jwk        jwk               // the RSA key
+	ecJWK      jwk               // the EC key
 	headers    map[string]string // typ → base64url protected header
 	activateAt time.Time
 }
@@ -50,6 +57,7 @@ type signingKey struct {
 type keySet struct {
 	signer      *signingKey
 	byHeader    map[string]*signingKey // base64url protected header → the published key that writes it
+	published   map[string]*signingKey // kid (RSA and EC) → published key, for sealed tokens
 	jwks        []byte                 // pre-encoded /jwks body
 	from, until time.Time
 }
@@ -85,7 +93,7 @@ func (p *Provider) keySet() *keySet {
 // buildKeySet selects the signer and the published keys at t. Keys are
 // sorted by activateAt; New guarantees at least one.
 func buildKeySet(keys []*signingKey, t time.Time) *keySet {
-	s := &keySet{byHeader: map[string]*signingKey{}, until: farFuture}
+	s := &keySet{byHeader: map[string]*signingKey{}, published: map[string]*signingKey{}, until: farFuture}
 	active := activeIndex(keys, t)
 	if active >= 0 {
 		s.from = keys[active].activateAt
@@ -112,7 +120,9 @@ func buildKeySet(keys []*signingKey, t time.Time) *keySet {
 		for _, h := range k.headers {
 			s.byHeader[h] = k
 		}
-		entries = append(entries, k.jwk)
+		s.published[k.jwk.Kid] = k
+		s.published[k.ecJWK.Kid] = k
+		entries = append(entries, k.jwk, k.ecJWK)
 	}
 	s.jwks, _ = json.Marshal(struct {
 		Keys []jwk `json:"keys"`
@@ -381,22 +391,66 @@ func parseSigningKey(rec record.SigningKey) (*signingKey, error) {
 	if thumbprint(&priv.PublicKey) != rec.ID {
 		return nil, fmt.Errorf("oidc: signing key %q: ID is not the key's thumbprint", rec.ID)
 	}
-	k := &signingKey{rec: rec, priv: priv, activateAt: rec.ActivateAt, jwk: publicJWK(&priv.PublicKey, rec.ID)}
+	seal, err := newSealer(rec.PrivateKey)
+	if err != nil {
+		return nil, fmt.Errorf("oidc: signing key %q: %w", rec.ID, err)
+	}
+	ec, err := accessTokenKey(rec.PrivateKey)
+	if err != nil {
+		return nil, fmt.Errorf("oidc: signing key %q: %w", rec.ID, err)
+	}
+	k := &signingKey{rec: rec, priv: priv, seal: seal, ec: ec, activateAt: rec.ActivateAt,
+		jwk: publicJWK(&priv.PublicKey, rec.ID), ecJWK: ecJWK(&ec.PublicKey)}
 	k.headers = map[string]string{
-		typIDToken:     encodeHeader(rec.ID, typIDToken),
-		typAccessToken: encodeHeader(rec.ID, typAccessToken),
+		typIDToken:     encodeHeader(algRS256, rec.ID, typIDToken),
+		typAccessToken: encodeHeader(algES256, k.ecJWK.Kid, typAccessToken),
 	}
 	return k, nil
 }
 
-// jwk is one entry of the JWKS (RFC 7517 §4, RFC 7518 §6.3.1).
+// jwk is one entry of the JWKS (RFC 7517 §4): an RSA key (RFC 7518
+// §6.3.1) or a P-256 key (§6.2.1).
 type jwk struct {
 	Kty string `json:"kty"`
 	Use string `json:"use"`
 	Alg string `json:"alg"`
 	Kid string `json:"kid"`
-	N   string `json:"n"`
-	E   string `json:"e"`
+	N   string `json:"n,omitempty"`
+	E   string `json:"e,omitempty"`
+	Crv string `json:"crv,omitempty"`
+	X   string `json:"x,omitempty"`
+	Y   string `json:"y,omitempty"`
+}
+
+// accessTokenInfo is the HKDF info of the access-token key.
+const accessTokenInfo = "worldid oidc access token ES256 key v1"
+
+// accessTokenKey derives the P-256 key that signs access tokens from the
+// RSA key's PKCS #8 encoding: HKDF-SHA256 to 48 bytes, reduced to
+// [1, n−1] (FIPS 186-5 A.2.1, "extra random bits"). It is stored nowhere,
+// rotates with the RSA key and is the same on every replica. ES256 costs
+// a few tens of microseconds where RS256 costs about a millisecond, so
+// /token makes one RSA signature: the ID token's (doc.go "Tokens").
+func accessTokenKey(der []byte) (*ecdsa.PrivateKey, error) {
+	seed, err := hkdf.Key(sha256.New, der, nil, accessTokenInfo, 48)
+	if err != nil {
+		return nil, err
+	}
+	n := elliptic.P256().Params().N
+	d := new(big.Int).SetBytes(seed)
+	d.Mod(d, new(big.Int).Sub(n, big.NewInt(1)))
+	d.Add(d, big.NewInt(1))
+	return ecdsa.ParseRawPrivateKey(elliptic.P256(), d.FillBytes(make([]byte, 32)))
+}
+
+// ecJWK is the public JWK of an access-token key; its kid is its RFC 7638
+// thumbprint.
+func ecJWK(pub *ecdsa.PublicKey) jwk {
+	raw, _ := pub.Bytes() // a P-256 key always encodes: 0x04 ‖ X ‖ Y
+	enc := base64.RawURLEncoding
+	x, y := enc.EncodeToString(raw[1:33]), enc.EncodeToString(raw[33:])
+	sum := sha256.Sum256([]byte(`{"crv":"P-256","kty":"EC","x":"` + x + `","y":"` + y + `"}`))
+	return jwk{Kty: "EC", Use: "sig", Alg: algES256, Kid: enc.EncodeToString(sum[:]), Crv: "P-256", X: x, Y: y}
 }
 
 func publicJWK(pub *rsa.PublicKey, kid string) jwk {

@@ -30,12 +30,23 @@ func jwksKids(t *testing.T, p *Provider) []string {
 	if err := json.Unmarshal(p.keySet().jwks, &doc); err != nil {
 		t.Fatal(err)
 	}
+	// Each RSA key is followed by its access-token key.
 	var kids []string
-	for _, k := range doc.Keys {
-		if k.Kty != "RSA" || k.Use != "sig" || k.Alg != "RS256" || k.E != "AQAB" || len(k.N) != 342 {
+	for i, k := range doc.Keys {
+		if i%2 == 1 {
+			if k.Kty != "EC" || k.Use != "sig" || k.Alg != "ES256" || k.Crv != "P-256" || len(k.X) != 43 || len(k.Y) != 43 || k.N != "" ||
+				k.Kid != p.keySet().published[doc.Keys[i-1].Kid].ecJWK.Kid {
+				t.Fatalf("JWKS entry %+v", k)
+			}
+			continue
+		}
+		if k.Kty != "RSA" || k.Use != "sig" || k.Alg != "RS256" || k.E != "AQAB" || len(k.N) != 342 || k.Crv != "" {
 			t.Fatalf("JWKS entry %+v", k)
 		}
 		kids = append(kids, k.Kid)
+	}
+	if len(doc.Keys)%2 != 0 {
+		t.Fatalf("JWKS without the access-token key: %s", p.keySet().jwks)
 	}
 	return kids
 }
@@ -176,15 +187,15 @@ func TestOptions(t *testing.T) {
 func TestMaintainPrunes(t *testing.T) {
 	f := newFixture(t)
 	f.codeFor(authorizeQuery())
-	f.do(http.MethodGet, "/authorize?"+authorizeQuery().Encode(), nil, nil)
-	if len(f.store.requests) != 1 || len(f.store.codes) != 1 || len(f.store.proofs) != 1 {
-		t.Fatalf("state before pruning: %d requests, %d codes, %d proofs", len(f.store.requests), len(f.store.codes), len(f.store.proofs))
+	f.do(http.MethodGet, "/authorize?"+authorizeQuery().Encode(), nil, nil) // stores nothing
+	if len(f.store.progress) != 1 || len(f.store.codes) != 1 {
+		t.Fatalf("state before pruning: %d sign-ins, %d codes", len(f.store.progress), len(f.store.codes))
 	}
 	f.clock.Advance(codeLifetime + tokenLifetime)
 	if err := f.p.maintain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.store.requests) != 0 || len(f.store.codes) != 0 || len(f.store.proofs) != 0 {
+	if len(f.store.progress) != 0 || len(f.store.codes) != 0 {
 		t.Fatalf("state after pruning: %v", f.store)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -21,6 +22,11 @@ const (
 	signinLifetime  = 10 * time.Minute // a sign-in page waiting for the wallet
 	defaultRotation = 30 * 24 * time.Hour
 )
+
+// defaultEmailDomain is the email claim's domain when the issuer's host is
+// an IP address: reserved, never resolvable (RFC 2606 §2), and a valid
+// dot-atom.
+const defaultEmailDomain = "worldid.invalid"
 
 // defaultSunset is the shutdown date of sign-in v1 (interfaces.md §9).
 var defaultSunset = time.Date(2026, time.January, 31, 0, 0, 0, 0, time.UTC)
@@ -47,21 +53,24 @@ type Store interface {
 	// record.ErrNotFound and changes nothing.
 	RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error
 
-	// CreateSigninRequest stores r; an existing r.ID is record.ErrExists.
-	CreateSigninRequest(ctx context.Context, r record.SigninRequest) error
-	// ConsumeSigninRequest removes and returns the request with the given
-	// ID if it exists and now is before its ExpiresAt; otherwise it returns
-	// an error wrapping record.ErrNotFound. Two concurrent calls never both
-	// succeed.
-	ConsumeSigninRequest(ctx context.Context, id string, now time.Time) (record.SigninRequest, error)
-	// UseProofOnce records key and fails with an error wrapping
-	// record.ErrExists if it was recorded before. The backend may forget
-	// key after expiresAt.
-	UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error
+	// SigninProgress returns what happened to a pending sign-in request,
+	// or an error wrapping record.ErrNotFound when nothing was recorded.
+	SigninProgress(ctx context.Context, id string) (record.SigninProgress, error)
+	// AdvanceSignin stores p if the request's current state ("" when
+	// nothing is recorded) is one of from, and returns the previous
+	// progress; otherwise it stores nothing and returns the current
+	// progress with an error wrapping record.ErrExists. Of concurrent
+	// calls from the same state at most one succeeds.
+	AdvanceSignin(ctx context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error)
 
 	// SaveCode stores a new authorization code; an existing c.ID is
 	// record.ErrExists.
 	SaveCode(ctx context.Context, c record.AuthCode) error
+	// Code returns the code with the given ID without redeeming it if it
+	// was never redeemed and now is before its ExpiresAt. A redeemed code
+	// is returned with an error wrapping record.ErrCodeReused (nothing is
+	// revoked); an unknown or expired code yields record.ErrNotFound.
+	Code(ctx context.Context, id string, now time.Time) (record.AuthCode, error)
 	// RedeemCode marks the code with the given ID redeemed and returns it
 	// if it was never redeemed and now is before its ExpiresAt. A code
 	// redeemed before yields an error wrapping record.ErrCodeReused and
@@ -72,9 +81,9 @@ type Store interface {
 	// Unknown grants are not revoked.
 	IsGrantRevoked(ctx context.Context, grantID string) (bool, error)
 
-	// PruneExpired forgets sign-in requests and spent proofs whose
-	// ExpiresAt / expiresAt is not after now, and codes (with their
-	// revocations) whose RetainUntil is not after now.
+	// PruneExpired forgets sign-in progress whose ExpiresAt is not after
+	// now, and codes (with their revocations) whose RetainUntil is not
+	// after now. (Backends may prune other expired records too.)
 	PruneExpired(ctx context.Context, now time.Time) error
 }
 
@@ -108,6 +117,18 @@ type Options struct {
 	// KeyRotationPeriod is how long a signing key signs (default 30 days,
 	// at least keyPrepublish).
 	KeyRotationPeriod time.Duration
+
+	// EmailDomain is the domain of the email claim: a DNS name. Default:
+	// the issuer's host, or, when that is an IP address (which would
+	// make "<sub>@127.0.0.1", not an address: RFC 5322 §3.4.1 wants a
+	// bracketed literal that most validators refuse), defaultEmailDomain.
+	EmailDomain string
+
+	// SimulatorPath, when set, is the developer simulator's page
+	// (internal/simulator): the wait page links to it, with the wallet
+	// link, for requests SimulatorAllowed accepts.
+	SimulatorPath    string
+	SimulatorAllowed func(*http.Request) bool
 }
 
 // Provider is the OpenID Connect provider. Its methods are safe for
@@ -123,6 +144,8 @@ type Provider struct {
 	enforce     bool
 	rotation    time.Duration
 	emailDomain string // host of the issuer, for the email claim
+	simPath     string
+	simAllowed  func(*http.Request) bool
 	betaClaim   string // "{base_url}/beta"
 	v1Claim     string // "{base_url}/v1"
 	deprecation string // Deprecation header value
@@ -151,7 +174,21 @@ func New(o Options) (*Provider, error) {
 		sunset:      o.SunsetDate,
 		enforce:     o.SunsetEnforce,
 		rotation:    o.KeyRotationPeriod,
-		emailDomain: issuer.Hostname(),
+		emailDomain: o.EmailDomain,
+		simPath:     o.SimulatorPath,
+		simAllowed:  o.SimulatorAllowed,
+	}
+	if (p.simPath == "") != (p.simAllowed == nil) {
+		return nil, errors.New("oidc: Options.SimulatorPath and SimulatorAllowed go together")
+	}
+	if p.emailDomain == "" {
+		p.emailDomain = issuer.Hostname()
+		if net.ParseIP(p.emailDomain) != nil {
+			p.emailDomain = defaultEmailDomain
+		}
+	}
+	if err := CheckEmailDomain(p.emailDomain); err != nil {
+		return nil, err
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -205,7 +242,11 @@ func (p *Provider) Register(mux *http.ServeMux) {
 	p.route(mux, pathJWKS, apiRoute|corsRoute, methods{http.MethodGet: p.serveJWKS})
 	p.route(mux, pathJWKSAlias, apiRoute|corsRoute, methods{http.MethodGet: p.serveJWKS})
 	p.route(mux, pathAuthorize, pageRoute, methods{http.MethodGet: p.serveAuthorize, http.MethodPost: p.serveAuthorize})
-	p.route(mux, pathComplete, pageRoute, methods{http.MethodPost: p.serveComplete})
+	p.route(mux, pathWait, pageRoute, methods{http.MethodGet: p.serveWait})
+	p.route(mux, pathStatus, apiRoute, methods{http.MethodGet: p.serveStatus})
+	p.route(mux, pathCancel, pageRoute, methods{http.MethodPost: p.serveCancel})
+	p.route(mux, pathWalletRequest, apiRoute, methods{http.MethodGet: p.serveWalletRequest})
+	p.route(mux, pathComplete, apiRoute, methods{http.MethodPost: p.serveComplete})
 	p.route(mux, pathToken, apiRoute|corsRoute, methods{http.MethodPost: p.serveToken})
 	p.route(mux, pathIntrospect, apiRoute, methods{http.MethodPost: p.serveIntrospect})
 	p.route(mux, pathUserinfo, apiRoute|corsRoute, methods{http.MethodGet: p.serveUserinfo, http.MethodPost: p.serveUserinfo})
@@ -213,12 +254,32 @@ func (p *Provider) Register(mux *http.ServeMux) {
 
 // Route paths.
 const (
-	pathDiscovery  = "/.well-known/openid-configuration"
-	pathJWKS       = "/jwks"
-	pathJWKSAlias  = "/jwks.json"
-	pathAuthorize  = "/authorize"
-	pathComplete   = "/authorize/complete"
-	pathToken      = "/token"
-	pathIntrospect = "/introspect"
-	pathUserinfo   = "/userinfo"
+	pathDiscovery     = "/.well-known/openid-configuration"
+	pathJWKS          = "/jwks"
+	pathJWKSAlias     = "/jwks.json"
+	pathAuthorize     = "/authorize"
+	pathWait          = "/authorize/wait"
+	pathStatus        = "/authorize/status"
+	pathCancel        = "/authorize/cancel"
+	pathWalletRequest = "/authorize/request"
+	pathComplete      = "/authorize/complete"
+	pathToken         = "/token"
+	pathIntrospect    = "/introspect"
+	pathUserinfo      = "/userinfo"
 )
+
+// CheckEmailDomain requires a DNS name (labels of letters, digits and
+// inner hyphens), so that "<sub>@<domain>" is a valid
+// address (RFC 5321 §4.1.2).
+func CheckEmailDomain(d string) error {
+	if net.ParseIP(d) != nil || strings.HasPrefix(d, "[") {
+		return fmt.Errorf("oidc: email domain %q is an IP address, which makes no valid email address", d)
+	}
+	labels := strings.Split(d, ".")
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' || strings.Trim(strings.ToLower(l), "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			return fmt.Errorf("oidc: email domain %q is not a DNS name", d)
+		}
+	}
+	return nil
+}

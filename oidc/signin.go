@@ -3,7 +3,6 @@ package oidc
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -20,50 +19,142 @@ import (
 	"worldid/semaphore"
 )
 
+// The wallet's side of a sign-in (doc.go "Wallet protocol"): it reads the
+// request's details, proves, and posts the proof. It never receives the
+// authorization response; the browser that started the sign-in does.
+
 const (
 	// maxProofBytes bounds the posted proof; every encoding of
 	// crypto.md §g fits in well under 2 KiB.
 	maxProofBytes = 4096
-	// walletScheme is the deep link the sign-in page hands to the wallet.
+	// maxWalletToken bounds the wallet token (about 150 characters).
+	maxWalletToken = 1024
+	// walletScheme is the deep link the wait page and its QR code carry.
 	walletScheme = "worldid://signin?"
 )
 
-// startSignin stores a pending sign-in request for a validated
-// authorization request and renders the sign-in page with the wallet link.
-func (p *Provider) startSignin(ctx context.Context, w http.ResponseWriter, app record.App, req authzRequest) {
-	id, err1 := p.randomHex(32)
-	signal, err2 := p.randomHex(32)
-	if err := errors.Join(err1, err2); err != nil {
-		p.errorPage(w, p.errInternal("authorize: random", err))
-		return
-	}
-	rec := record.SigninRequest{
-		ID: hashHex(id), ClientID: app.ID, RedirectURI: req.redirectURI,
-		ResponseType: req.responseType.String(), ResponseMode: req.mode, Scope: req.scope,
-		State: req.state, Nonce: req.nonce, CodeChallenge: req.codeChallenge,
-		Signal: signal, ExpiresAt: p.now().Add(signinLifetime),
-	}
-	if err := p.store.CreateSigninRequest(ctx, rec); err != nil {
-		p.errorPage(w, p.errInternal("authorize: store sign-in request", err))
-		return
-	}
-	p.signinPage(w, app.Name, app.ID, req.scope, walletLink(id, app, signal, p.issuer+pathComplete), rec.ExpiresAt)
+// walletLink is the deep link of a pending request: the wallet token and
+// the server to ask for its details.
+func (p *Provider) walletLink(token string) string {
+	return walletScheme + url.Values{"request": {token}, "server": {p.issuer}}.Encode()
 }
 
-// walletLink is the deep link of the sign-in page (doc.go "Wallet
-// protocol"); the action is always empty, and environment=staging tells
-// the wallet to prove from the staging trees for a staging app.
-func walletLink(requestID string, app record.App, signal, submit string) string {
-	v := url.Values{"request_id": {requestID}, "app_id": {app.ID}, "action": {""}, "signal": {signal}, "submit": {submit}}
-	if app.Staging {
-		v.Set("environment", "staging")
+// walletDetails answers GET /authorize/request: what the wallet shows and
+// needs to prove.
+type walletDetails struct {
+	Request    string `json:"request"`
+	AppID      string `json:"app_id"`
+	AppName    string `json:"app_name"`
+	ReturnHost string `json:"return_host"`
+	MatchCode  string `json:"match_code"`
+	Action     string `json:"action"`
+	Signal     string `json:"signal"`
+	ExpiresAt  string `json:"expires_at"` // RFC 3339, UTC
+	Submit     string `json:"submit"`
+	// Environment is "staging" for a staging app, whose proofs come from
+	// the staging trees; absent for production.
+	Environment string `json:"environment,omitempty"`
+}
+
+// serveWalletRequest returns the details of a pending request and marks it
+// scanned, so that the wait page asks the user to confirm in the wallet.
+func (p *Provider) serveWalletRequest(w http.ResponseWriter, r *http.Request) {
+	q, e := parseQuery(r.URL.RawQuery)
+	if e != nil {
+		p.writeError(w, e)
+		return
 	}
-	return walletScheme + v.Encode()
+	params, e := strictParams(q)
+	if e != nil {
+		p.writeError(w, e)
+		return
+	}
+	req, e := p.walletRequestOf(params["request"])
+	if e != nil {
+		p.writeError(w, e)
+		return
+	}
+	ctx := r.Context()
+	app, err := p.store.App(ctx, req.ClientID)
+	if err != nil {
+		p.writeError(w, p.errInternal("wallet request: load app", err))
+		return
+	}
+	if e := p.markScanned(ctx, req); e != nil {
+		p.writeError(w, e)
+		return
+	}
+	p.writeJSON(w, http.StatusOK, walletDetails{
+		Request: params["request"], AppID: app.ID, AppName: app.Name, ReturnHost: req.ReturnHost,
+		MatchCode: matchCode(req.ID), Action: "", Signal: signalOf(req.ID),
+		ExpiresAt: time.Unix(req.Expires, 0).UTC().Format(time.RFC3339), Submit: p.issuer + pathComplete,
+		Environment: stagingOnly(app),
+	})
+}
+
+// stagingOnly is "staging" for a staging app and "" for production, whose
+// environment the wallet assumes.
+func stagingOnly(app record.App) string {
+	if app.Staging {
+		return app.Environment()
+	}
+	return ""
+}
+
+// markScanned records the first scan; later reads of a scanned request
+// write nothing, and a cancelled or completed one is refused.
+func (p *Provider) markScanned(ctx context.Context, req walletRequest) *apiError {
+	id := progressID(req.ID)
+	cur, err := p.store.SigninProgress(ctx, id)
+	switch {
+	case errors.Is(err, record.ErrNotFound):
+		scanned := record.SigninProgress{ID: id, State: record.SigninScanned, ExpiresAt: time.Unix(req.Expires, 0)}
+		cur, err = p.store.AdvanceSignin(ctx, scanned, "", record.SigninScanned)
+		return p.progressError(cur, err)
+	case err != nil:
+		return p.errInternal("wallet request: read progress", err)
+	case cur.State == record.SigninScanned:
+		return nil
+	}
+	return p.progressError(cur, record.ErrExists)
+}
+
+// walletRequestOf opens a wallet token that has not expired.
+func (p *Provider) walletRequestOf(token string) (walletRequest, *apiError) {
+	if token == "" {
+		return walletRequest{}, errRequired("request")
+	}
+	req, err := p.openWallet(token)
+	if err != nil {
+		return req, errInvalid("request", "the sign-in request is unknown or damaged")
+	}
+	if !p.now().Before(time.Unix(req.Expires, 0)) {
+		return req, errExpired()
+	}
+	return req, nil
+}
+
+// progressError explains why a wallet action cannot proceed: the request
+// was cancelled or already completed. err is AdvanceSignin's.
+func (p *Provider) progressError(cur record.SigninProgress, err error) *apiError {
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, record.ErrExists):
+		return p.errInternal("sign-in progress", err)
+	case cur.State == record.SigninCancelled:
+		return newError(http.StatusConflict, "cancelled", "access_denied", "request", "the sign-in was cancelled in the browser")
+	}
+	return newError(http.StatusConflict, "already_completed", "invalid_request", "request", "the sign-in request was already completed")
+}
+
+func errExpired() *apiError {
+	return newError(http.StatusBadRequest, "expired", "invalid_request", "request", "the sign-in request expired; start again in the browser")
 }
 
 // submission is the wallet's POST to /authorize/complete.
 type submission struct {
-	requestID     string
+	request       string // the wallet token
 	proof         string
 	merkleRoot    [32]byte
 	nullifierHash [32]byte
@@ -71,10 +162,10 @@ type submission struct {
 	level         string
 }
 
-var submissionFields = []string{"request_id", "proof", "merkle_root", "nullifier_hash", "verification_level"}
+var submissionFields = []string{"request", "proof", "merkle_root", "nullifier_hash", "verification_level"}
 
 // parseSubmission checks the wallet's form: exactly the five fields, each
-// once; request_id 64 lowercase hex; field elements in VerifyHex syntax
+// once; request at most 1 KiB; field elements in VerifyHex syntax
 // and below p (crypto.md §a, §g); verification_level orb or device.
 func parseSubmission(v url.Values) (submission, *apiError) {
 	var s submission
@@ -92,8 +183,8 @@ func parseSubmission(v url.Values) (submission, *apiError) {
 			return s, errRequired(name)
 		}
 	}
-	if s.requestID = params["request_id"]; !isLowerHex(s.requestID, 64) {
-		return s, errInvalid("request_id", "request_id must be 64 lowercase hex digits")
+	if s.request = params["request"]; len(s.request) > maxWalletToken {
+		return s, errInvalid("request", "request is longer than 1024 bytes")
 	}
 	if s.proof = params["proof"]; len(s.proof) > maxProofBytes {
 		return s, errInvalid("proof", "proof is longer than 4096 bytes")
@@ -126,152 +217,82 @@ func parseFE(name, s string) ([32]byte, fr.Element, *apiError) {
 	return b, x, nil
 }
 
-func isLowerHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
+// approval is the wallet's answer to a completed proof.
+type approval struct {
+	Status   string `json:"status"`    // "approved"
+	ReturnTo string `json:"return_to"` // the host the browser returns to
 }
 
-// serveComplete takes the wallet's proof for a pending sign-in request.
-// Before the request is consumed, errors are local pages (the wallet may
-// retry); after it, every outcome goes to the validated redirect URI:
-// a proof that does not verify is the user failing to authenticate,
-// error=access_denied (RFC 6749 §4.1.2.1).
+// serveComplete takes the wallet's proof for a pending request. Nothing is
+// consumed until the proof verifies: a malformed form, an unknown, expired,
+// cancelled or completed request, or a proof that does not verify leaves
+// the request pending (the wallet may retry). A verified proof approves
+// the request, once; the browser then finishes it.
 func (p *Provider) serveComplete(w http.ResponseWriter, r *http.Request) {
 	v, e := readForm(w, r)
 	if e != nil {
-		p.errorPage(w, e)
+		p.writeError(w, e)
 		return
 	}
 	s, e := parseSubmission(v)
 	if e != nil {
-		p.errorPage(w, e)
+		p.writeError(w, e)
 		return
 	}
-	ctx := r.Context()
-	req, err := p.store.ConsumeSigninRequest(ctx, hashHex(s.requestID), p.now())
-	if errors.Is(err, record.ErrNotFound) {
-		p.errorPage(w, errInvalid("request_id", "the sign-in request is unknown, expired or already used"))
-		return
-	}
-	if err != nil {
-		p.errorPage(w, p.errInternal("complete: consume sign-in request", err))
-		return
-	}
-	target, err := url.Parse(req.RedirectURI)
-	if err != nil {
-		p.errorPage(w, p.errInternal("complete: stored redirect_uri", err))
-		return
-	}
-	params, e := p.completeSignin(ctx, req, s)
+	req, e := p.walletRequestOf(s.request)
 	if e != nil {
-		params = errorParams(e, req.State)
+		p.writeError(w, e)
+		return
 	}
-	p.respond(w, target, req.ResponseMode, params)
+	if e := p.approve(r.Context(), req, s); e != nil {
+		p.writeError(w, e)
+		return
+	}
+	p.writeJSON(w, http.StatusOK, approval{Status: record.SigninApproved, ReturnTo: req.ReturnHost})
 }
 
-// completeSignin checks the proof against the request's signal, spends it
-// and issues the authorization response parameters.
-func (p *Provider) completeSignin(ctx context.Context, req record.SigninRequest, s submission) (url.Values, *apiError) {
+// approve checks the state, then the proof against the request's signal,
+// and records the approval.
+func (p *Provider) approve(ctx context.Context, req walletRequest, s submission) *apiError {
+	id := progressID(req.ID)
+	cur, err := p.store.SigninProgress(ctx, id)
+	if err != nil && !errors.Is(err, record.ErrNotFound) {
+		return p.errInternal("complete: read progress", err)
+	}
+	if cur.State != "" && cur.State != record.SigninScanned {
+		return p.progressError(cur, record.ErrExists)
+	}
 	// The app may have been disabled or deleted since the request began;
 	// a staging app's proofs use the staging trees.
 	app, err := p.store.App(ctx, req.ClientID)
 	if errors.Is(err, record.ErrNotFound) || err == nil && app.Disabled {
-		return nil, errAccessDenied("the client was disabled or deleted by the operator")
+		return errAccessDenied("the client was disabled or deleted by the operator")
 	}
 	if err != nil {
-		return nil, p.errInternal("complete: load app", err)
+		return p.errInternal("complete: load app", err)
 	}
-	signalHash := signalHash(req.Signal)
+	signalHash := signalHash(signalOf(req.ID))
 	err = p.checker.CheckClaim(ctx, record.Claim{
 		Identifier: s.level, Environment: app.Environment(), AppID: req.ClientID, Action: "",
 		MerkleRoot: s.merkleRoot, NullifierHash: s.nullifierHash, SignalHash: signalHash, Proof: s.proof,
 	})
 	if pe, ok := errors.AsType[*record.ProofError](err); ok {
-		return nil, errAccessDenied("the World ID proof did not verify (" + pe.Code + ")")
+		return errAccessDenied("the World ID proof did not verify (" + pe.Code + ")")
 	}
 	if err != nil {
-		return nil, p.errInternal("complete: check proof", err)
+		return p.errInternal("complete: check proof", err)
 	}
-	err = p.store.UseProofOnce(ctx, proofKey(s.nullifierHash, signalHash), req.ExpiresAt)
-	if errors.Is(err, record.ErrExists) {
-		return nil, errAccessDenied("the World ID proof was already used")
-	}
-	if err != nil {
-		return nil, p.errInternal("complete: spend proof", err)
-	}
-	grantID, err := p.randomHex(16)
-	if err != nil {
-		return nil, p.errInternal("complete: random", err)
-	}
-	g := grant{
-		id: grantID, clientID: req.ClientID, scope: req.Scope, nonce: req.Nonce,
-		sub: s.sub, level: s.level, authTime: p.now(),
-	}
-	params, err := p.authorizationResponse(ctx, req, g)
-	if err != nil {
-		return nil, p.errInternal("complete: issue", err)
-	}
-	return params, nil
+	// The approval is the one write: the signal is unique to the request
+	// and a request is approved at most once, so a proof can approve only
+	// this request, once; a crash after it leaves the request approved.
+	approved := record.SigninProgress{ID: id, State: record.SigninApproved, Subject: s.sub, VerificationLevel: s.level,
+		AuthTime: p.now(), ExpiresAt: time.Unix(req.Expires, 0)}
+	cur, err = p.store.AdvanceSignin(ctx, approved, "", record.SigninScanned)
+	return p.progressError(cur, err)
 }
 
 func errAccessDenied(detail string) *apiError {
 	return newError(http.StatusForbidden, "access_denied", "access_denied", "proof", detail)
-}
-
-// authorizationResponse issues what the response type asks for: a code
-// (stored), an access token and an ID token with c_hash / at_hash of the
-// values issued alongside (OIDC Core §3.3.2.11).
-func (p *Provider) authorizationResponse(ctx context.Context, req record.SigninRequest, g grant) (url.Values, error) {
-	rt, _ := parseResponseType(req.ResponseType)
-	now := g.authTime
-	v := url.Values{}
-	if req.State != "" {
-		v.Set("state", req.State)
-	}
-	var code, accessToken string
-	if rt&rtCode != 0 {
-		raw, err := p.random(32)
-		if err != nil {
-			return nil, err
-		}
-		code = base64.RawURLEncoding.EncodeToString(raw)
-		err = p.store.SaveCode(ctx, record.AuthCode{
-			ID: hashHex(code), GrantID: g.id, ClientID: g.clientID, RedirectURI: req.RedirectURI,
-			Scope: g.scope, Nonce: g.nonce, CodeChallenge: req.CodeChallenge,
-			Subject: g.sub, VerificationLevel: g.level, AuthTime: g.authTime,
-			ExpiresAt: now.Add(codeLifetime), RetainUntil: now.Add(codeLifetime + tokenLifetime),
-		})
-		if err != nil {
-			return nil, err
-		}
-		v.Set("code", code)
-	}
-	set := p.keySet()
-	if rt&rtToken != 0 {
-		var err error
-		if accessToken, err = p.signAccessToken(set, g, now); err != nil {
-			return nil, err
-		}
-		v.Set("access_token", accessToken)
-		v.Set("token_type", "Bearer")
-		v.Set("expires_in", strconv.Itoa(int(tokenLifetime.Seconds())))
-		v.Set("scope", g.scope)
-	}
-	if rt&rtIDToken != 0 {
-		idToken, err := p.signIDToken(set, g, now, code, accessToken)
-		if err != nil {
-			return nil, err
-		}
-		v.Set("id_token", idToken)
-	}
-	return v, nil
 }
 
 // signalHash is the proof's expected signal_hash: IDKit 4's hashSignal
@@ -281,12 +302,6 @@ func (p *Provider) authorizationResponse(ctx context.Context, req record.SigninR
 func signalHash(signal string) [32]byte {
 	h := semaphore.HashSignal(signal)
 	return h.Bytes()
-}
-
-// proofKey identifies a proof for single use: the nullifier hash (one
-// identity and app) and the signal hash (one sign-in request).
-func proofKey(nullifierHash, signalHash [32]byte) string {
-	return hashHex(string(nullifierHash[:]) + string(signalHash[:]))
 }
 
 // hashHex is the lowercase hex SHA-256 under which the store keeps a
@@ -300,26 +315,4 @@ func (p *Provider) random(n int) ([]byte, error) {
 	b := make([]byte, n)
 	_, err := io.ReadFull(p.rand, b)
 	return b, err
-}
-
-func (p *Provider) randomHex(n int) (string, error) {
-	b, err := p.random(n)
-	return hex.EncodeToString(b), err
-}
-
-// signAccessToken and signIDToken issue the two JWTs (design.md §4).
-func (p *Provider) signAccessToken(set *keySet, g grant, now time.Time) (string, error) {
-	jti, err := p.random(16)
-	if err != nil {
-		return "", err
-	}
-	return signJWT(set.signer, typAccessToken, newAccessClaims(p.issuer, g, now, base64.RawURLEncoding.EncodeToString(jti)))
-}
-
-func (p *Provider) signIDToken(set *keySet, g grant, now time.Time, code, accessToken string) (string, error) {
-	jti, err := p.random(16)
-	if err != nil {
-		return "", err
-	}
-	return signJWT(set.signer, typIDToken, p.idTokenClaims(g, now, base64.RawURLEncoding.EncodeToString(jti), code, accessToken))
 }

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"worldid/record"
 )
@@ -63,23 +65,6 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 	p.writeJSON(w, http.StatusOK, resp)
 }
 
-// issueTokens signs the access token and the ID token of a redeemed code.
-// The ID token carries no at_hash: OIDC Core §3.1.3.6 makes it optional
-// for the token endpoint.
-func (p *Provider) issueTokens(g grant) (tokenResponse, error) {
-	now := p.now()
-	set := p.keySet()
-	at, err := p.signAccessToken(set, g, now)
-	if err != nil {
-		return tokenResponse{}, err
-	}
-	id, err := p.signIDToken(set, g, now, "", "")
-	if err != nil {
-		return tokenResponse{}, err
-	}
-	return tokenResponse{AccessToken: at, TokenType: "Bearer", ExpiresIn: int(tokenLifetime.Seconds()), Scope: g.scope, IDToken: id}, nil
-}
-
 // parseTokenRequest checks the grant parameters (RFC 6749 §4.1.3,
 // RFC 7636 §4.5).
 func parseTokenRequest(params map[string]string) (tokenRequest, *apiError) {
@@ -118,18 +103,21 @@ func validVerifier(s string) bool {
 	return true
 }
 
-// redeem spends the code and checks what it is bound to. The code is
-// consumed before the checks, so a stolen code presented with the wrong
-// client, redirect URI or verifier is burnt as well.
+// redeem checks everything the code is bound to, then spends it. A call
+// that fails a check consumes nothing, so a relying party's mistake (or an
+// attacker without the verifier) cannot burn a user's sign-in; only a
+// replay of a redeemed code by its own client revokes the tokens issued
+// from it (RFC 6749 §4.1.2).
 func (p *Provider) redeem(ctx context.Context, clientID string, req tokenRequest) (grant, *apiError) {
-	c, err := p.store.RedeemCode(ctx, hashHex(req.code), p.now())
+	id := hashHex(req.code)
+	c, err := p.store.Code(ctx, id, p.now())
 	switch {
-	case errors.Is(err, record.ErrCodeReused):
-		return grant{}, errInvalidGrant("the authorization code was already used; the tokens issued from it are revoked")
-	case errors.Is(err, record.ErrNotFound):
+	case errors.Is(err, record.ErrCodeReused) && c.ClientID == clientID:
+		return grant{}, p.replayed(ctx, id)
+	case errors.Is(err, record.ErrNotFound), errors.Is(err, record.ErrCodeReused):
 		return grant{}, errInvalidGrant("the authorization code is invalid or expired")
 	case err != nil:
-		return grant{}, p.errInternal("token: redeem code", err)
+		return grant{}, p.errInternal("token: look up code", err)
 	case c.ClientID != clientID:
 		return grant{}, errInvalidGrant("the authorization code was issued to another client")
 	case c.RedirectURI != req.redirectURI:
@@ -138,10 +126,32 @@ func (p *Provider) redeem(ctx context.Context, clientID string, req tokenRequest
 	if e := checkPKCE(c.CodeChallenge, req.verifier); e != nil {
 		return grant{}, e
 	}
+	c, err = p.store.RedeemCode(ctx, id, p.now())
+	switch {
+	case errors.Is(err, record.ErrCodeReused): // a concurrent redemption won: this one is the replay
+		return grant{}, errReplayed()
+	case errors.Is(err, record.ErrNotFound):
+		return grant{}, errInvalidGrant("the authorization code is invalid or expired")
+	case err != nil:
+		return grant{}, p.errInternal("token: redeem code", err)
+	}
 	return grant{
 		id: c.GrantID, clientID: c.ClientID, scope: c.Scope, nonce: c.Nonce,
 		sub: c.Subject, level: c.VerificationLevel, authTime: c.AuthTime,
 	}, nil
+}
+
+// replayed revokes the grant of a redeemed code presented again:
+// RedeemCode does so atomically for a redeemed code.
+func (p *Provider) replayed(ctx context.Context, id string) *apiError {
+	if _, err := p.store.RedeemCode(ctx, id, p.now()); err != nil && !errors.Is(err, record.ErrCodeReused) && !errors.Is(err, record.ErrNotFound) {
+		return p.errInternal("token: revoke replayed code", err)
+	}
+	return errReplayed()
+}
+
+func errReplayed() *apiError {
+	return errInvalidGrant("the authorization code was already used; the tokens issued from it are revoked")
 }
 
 // checkPKCE: BASE64URL(SHA256(verifier)) == challenge (RFC 7636 §4.6). A
@@ -162,6 +172,89 @@ func checkPKCE(challenge, verifier string) *apiError {
 		return errInvalidGrant("code_verifier does not match code_challenge")
 	}
 	return nil
+}
+
+// issueTokens signs the access token and the ID token of a redeemed code.
+// The ID token carries no at_hash: OIDC Core §3.1.3.6 makes it optional
+// for the token endpoint.
+func (p *Provider) issueTokens(g grant) (tokenResponse, error) {
+	now := p.now()
+	set := p.keySet()
+	at, err := p.signAccessToken(set, g, now)
+	if err != nil {
+		return tokenResponse{}, err
+	}
+	id, err := p.signIDToken(set, g, now, "", "")
+	if err != nil {
+		return tokenResponse{}, err
+	}
+	return tokenResponse{AccessToken: at, TokenType: "Bearer", ExpiresIn: int(tokenLifetime.Seconds()), Scope: g.scope, IDToken: id}, nil
+}
+
+// authorizationResponse issues what the response type asks for: a code
+// (stored), an access token and an ID token with c_hash / at_hash of the
+// values issued alongside (OIDC Core §3.3.2.11).
+func (p *Provider) authorizationResponse(ctx context.Context, req pendingRequest, g grant) (url.Values, error) {
+	rt, _ := parseResponseType(req.ResponseType)
+	now := p.now()
+	v := url.Values{}
+	if req.State != "" {
+		v.Set("state", req.State)
+	}
+	var code, accessToken string
+	if rt&rtCode != 0 {
+		raw, err := p.random(32)
+		if err != nil {
+			return nil, err
+		}
+		code = base64.RawURLEncoding.EncodeToString(raw)
+		err = p.store.SaveCode(ctx, record.AuthCode{
+			ID: hashHex(code), GrantID: g.id, ClientID: g.clientID, RedirectURI: req.RedirectURI,
+			Scope: g.scope, Nonce: g.nonce, CodeChallenge: req.CodeChallenge,
+			Subject: g.sub, VerificationLevel: g.level, AuthTime: g.authTime,
+			ExpiresAt: now.Add(codeLifetime), RetainUntil: now.Add(codeLifetime + tokenLifetime),
+		})
+		if err != nil {
+			return nil, err
+		}
+		v.Set("code", code)
+	}
+	set := p.keySet()
+	if rt&rtToken != 0 {
+		var err error
+		if accessToken, err = p.signAccessToken(set, g, now); err != nil {
+			return nil, err
+		}
+		v.Set("access_token", accessToken)
+		v.Set("token_type", "Bearer")
+		v.Set("expires_in", strconv.Itoa(int(tokenLifetime.Seconds())))
+		v.Set("scope", g.scope)
+	}
+	if rt&rtIDToken != 0 {
+		idToken, err := p.signIDToken(set, g, now, code, accessToken)
+		if err != nil {
+			return nil, err
+		}
+		v.Set("id_token", idToken)
+	}
+	return v, nil
+}
+
+// signAccessToken and signIDToken issue the two JWTs (design.md §4).
+func (p *Provider) signAccessToken(set *keySet, g grant, now time.Time) (string, error) {
+	jti, err := p.random(16)
+	if err != nil {
+		return "", err
+	}
+	return signJWT(set.signer, typAccessToken, newAccessClaims(p.issuer, g, now, base64.RawURLEncoding.EncodeToString(jti)))
+}
+
+func (p *Provider) signIDToken(set *keySet, g grant, now time.Time, code, accessToken string) (string, error) {
+	jti, err := p.random(16)
+	if err != nil {
+		return "", err
+	}
+	return signJWT(set.signer, typIDToken, p.idTokenClaims(g, now, base64.RawURLEncoding.EncodeToString(jti), code, accessToken))
 }
 
 // authenticatedForm reads a back-channel form request (token, introspect)

@@ -35,22 +35,28 @@ type KeyInfo struct {
 	RetiresAt time.Time `json:"retires_at,omitzero"`
 }
 
-// SigninRequest is a validated authorization request waiting for the
-// wallet's proof.
-type SigninRequest struct {
-	// ID is the lowercase hex SHA-256 of the request id handed to the
-	// wallet; the store never holds the bearer value itself.
-	ID            string    `json:"id"`
-	ClientID      string    `json:"client_id"`
-	RedirectURI   string    `json:"redirect_uri"`
-	ResponseType  string    `json:"response_type"` // canonical order, e.g. "code id_token"
-	ResponseMode  string    `json:"response_mode"` // query, fragment or form_post
-	Scope         string    `json:"scope"`         // the granted scopes, space-separated
-	State         string    `json:"state,omitempty"`
-	Nonce         string    `json:"nonce,omitempty"`
-	CodeChallenge string    `json:"code_challenge,omitempty"` // PKCE S256
-	Signal        string    `json:"signal"`                   // the proof's signal (hex text)
-	ExpiresAt     time.Time `json:"expires_at"`
+// Sign-in progress states. A pending request is not stored at all (the
+// browser and the wallet carry it as sealed tokens); a record appears when
+// the wallet or the browser acts on it.
+const (
+	SigninScanned   = "scanned"   // the wallet fetched the request's details
+	SigninApproved  = "approved"  // the wallet's proof verified; the browser may finish
+	SigninCancelled = "cancelled" // the user cancelled in the browser
+	SigninFinished  = "finished"  // the browser received the authorization response
+)
+
+// SigninProgress is what has happened to one pending sign-in request.
+type SigninProgress struct {
+	// ID is the lowercase hex SHA-256 of the request id; the store never
+	// holds the bearer value itself.
+	ID    string `json:"id"`
+	State string `json:"state"` // one of the Signin* states
+	// Subject, VerificationLevel and AuthTime are set from approval on:
+	// who the wallet proved to be, and when.
+	Subject           string    `json:"sub,omitempty"`
+	VerificationLevel string    `json:"verification_level,omitempty"`
+	AuthTime          time.Time `json:"auth_time,omitzero"`
+	ExpiresAt         time.Time `json:"expires_at"` // the backend may forget the record from here on
 }
 
 // AuthCode is an issued authorization code and the grant it carries.

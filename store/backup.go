@@ -202,8 +202,8 @@ var exportTables = []exportTable{
 		k := row.(record.SigningKey)
 		return set(st, tableSigningKeys, k.ID, k)
 	}},
-	{tableSignins, backup.TableSigninRequests, as[record.SigninRequest](nil), func(st tables, row any) error {
-		r := row.(record.SigninRequest)
+	{tableSignins, backup.TableSigninProgress, as[record.SigninProgress](nil), func(st tables, row any) error {
+		r := row.(record.SigninProgress)
 		return set(st, tableSignins, r.ID, r)
 	}},
 	{tableProofs, backup.TableSpentProofs, func(key string, v json.RawMessage) ([]any, error) {

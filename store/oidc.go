@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"worldid/record"
@@ -14,7 +15,7 @@ import (
 // already hashed: the keys below are their SHA-256, never the values.
 const (
 	tableSigningKeys = "oidc_keys"    // kid → record.SigningKey
-	tableSignins     = "oidc_signins" // request id hash → record.SigninRequest
+	tableSignins     = "oidc_signins" // request id hash → record.SigninProgress
 	tableProofs      = "oidc_proofs"  // proof key → expiry (time.Time)
 	tableCodes       = "oidc_codes"   // code hash → storedCode
 	tableRevoked     = "oidc_revoked" // grant id → retain-until (time.Time)
@@ -83,34 +84,31 @@ func (db *DB) RevokeSigningKey(ctx context.Context, id string, replacement *reco
 	})
 }
 
-// CreateSigninRequest stores r; an existing ID wraps record.ErrExists.
-func (db *DB) CreateSigninRequest(ctx context.Context, r record.SigninRequest) error {
-	return db.Update(ctx, func(tx *Tx) error { return tx.Insert(tableSignins, r.ID, r) })
+// SigninProgress returns the progress of a sign-in request, or an error
+// wrapping record.ErrNotFound when nothing was recorded for it.
+func (db *DB) SigninProgress(_ context.Context, id string) (p record.SigninProgress, err error) {
+	err = db.View(func(tx *ReadTx) error { return getJSON(tx, tableSignins, id, &p) })
+	return p, err
 }
 
-// ConsumeSigninRequest deletes the request and returns it if it has not
-// expired at now; an unknown or expired request wraps record.ErrNotFound
-// (an expired one is deleted all the same).
-// SQL: DELETE FROM signins WHERE id = $1 RETURNING * — then the expiry check.
-func (db *DB) ConsumeSigninRequest(ctx context.Context, id string, now time.Time) (record.SigninRequest, error) {
-	var r record.SigninRequest
-	found := false
-	err := db.Update(ctx, func(tx *Tx) error {
-		err := getJSON(tx, tableSignins, id, &r)
-		if err != nil {
+// AdvanceSignin stores p if the request's current state (""
+// when nothing is recorded) is one of from, and returns the previous
+// progress; otherwise it stores nothing and returns the current progress
+// with an error wrapping record.ErrExists.
+// SQL: INSERT … ON CONFLICT DO NOTHING, then SELECT … FOR UPDATE and UPDATE
+// in one transaction.
+func (db *DB) AdvanceSignin(ctx context.Context, p record.SigninProgress, from ...string) (prev record.SigninProgress, err error) {
+	err = db.Update(ctx, func(tx *Tx) error {
+		prev = record.SigninProgress{}
+		if err := getJSON(tx, tableSignins, p.ID, &prev); err != nil && !errors.Is(err, record.ErrNotFound) {
 			return err
 		}
-		tx.Delete(tableSignins, id)
-		found = true
-		return nil
+		if !slices.Contains(from, prev.State) {
+			return fmt.Errorf("store: sign-in %q is %q: %w", p.ID, prev.State, record.ErrExists)
+		}
+		return tx.Put(tableSignins, p.ID, p)
 	})
-	switch {
-	case err != nil:
-		return record.SigninRequest{}, err
-	case !found || !now.Before(r.ExpiresAt):
-		return record.SigninRequest{}, fmt.Errorf("store: sign-in request %q expired: %w", id, record.ErrNotFound)
-	}
-	return r, nil
+	return prev, err
 }
 
 // UseProofOnce records key; a key recorded before wraps record.ErrExists.
@@ -121,6 +119,30 @@ func (db *DB) UseProofOnce(ctx context.Context, key string, expiresAt time.Time)
 // SaveCode stores a new code; an existing ID wraps record.ErrExists.
 func (db *DB) SaveCode(ctx context.Context, c record.AuthCode) error {
 	return db.Update(ctx, func(tx *Tx) error { return tx.Insert(tableCodes, c.ID, storedCode{Code: c}) })
+}
+
+// Code returns a code without redeeming it if it was never redeemed and
+// now is before its ExpiresAt. A redeemed code is returned with an error
+// wrapping record.ErrCodeReused (nothing is revoked); an unknown or
+// expired one wraps record.ErrNotFound.
+// SQL: SELECT … FROM codes WHERE id = $1.
+func (db *DB) Code(_ context.Context, id string, now time.Time) (record.AuthCode, error) {
+	var sc storedCode
+	if err := db.View(func(tx *ReadTx) error { return getJSON(tx, tableCodes, id, &sc) }); err != nil {
+		return record.AuthCode{}, err
+	}
+	return checkStoredCode(id, sc, now)
+}
+
+// checkStoredCode applies Code's rules to a stored code.
+func checkStoredCode(id string, sc storedCode, now time.Time) (record.AuthCode, error) {
+	switch {
+	case sc.Redeemed:
+		return sc.Code, fmt.Errorf("store: code %q: %w", id, record.ErrCodeReused)
+	case !now.Before(sc.Code.ExpiresAt):
+		return record.AuthCode{}, fmt.Errorf("store: code %q expired: %w", id, record.ErrNotFound)
+	}
+	return sc.Code, nil
 }
 
 // RedeemCode marks the code redeemed and returns it. A code redeemed
@@ -188,7 +210,7 @@ func (db *DB) PruneExpired(ctx context.Context, now time.Time) error {
 		}
 		return errors.Join(
 			expired(tableSignins, func(v json.RawMessage) (time.Time, error) {
-				var r record.SigninRequest
+				var r record.SigninProgress
 				err := json.Unmarshal(v, &r)
 				return r.ExpiresAt, err
 			}),

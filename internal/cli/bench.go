@@ -287,8 +287,9 @@ func (e *benchEnv) signinSubmissions(ctx context.Context, n int, progress io.Wri
 	})
 }
 
-// signinOp times the wallet's submission (proof check, single-use request,
-// code issuance); the codes it yields feed the token scenario.
+// signinOp times the wallet's submission and the browser's finish (proof
+// check, approval, then code issuance at the wait page); the codes it
+// yields feed the token scenario.
 func (e *benchEnv) signinOp(ctx context.Context, n int, progress io.Writer) (bench.Op, error) {
 	subs, err := e.signinSubmissions(ctx, n, progress)
 	if err != nil {
@@ -315,7 +316,8 @@ func (e *benchEnv) signinOp(ctx context.Context, n int, progress io.Writer) (ben
 	}, nil
 }
 
-// tokenOp times code redemption at /token (two RS256 signatures each).
+// tokenOp times code redemption at /token (an RS256 ID token and an ES256
+// access token each).
 func (e *benchEnv) tokenOp(ctx context.Context, n int, progress io.Writer) (bench.Op, error) {
 	if len(e.codes) == 0 {
 		subs, err := e.signinSubmissions(ctx, n, progress)

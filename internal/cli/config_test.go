@@ -63,6 +63,8 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{[]string{"-log-level", "loud"}, nil, "log-level:"},
 		{[]string{"-signin-sunset", "31/01/2026"}, nil, "signin-sunset:"},
 		{[]string{"-key-rotation", "1h"}, nil, "key-rotation:"},
+		{[]string{"-email-domain", "192.0.2.1"}, nil, "email-domain:"},
+		{[]string{"-email-domain", "a..example"}, nil, "email-domain:"},
 		{[]string{"-store", "mysql://x"}, nil, "store:"},
 		{[]string{"-trusted-proxies", "10.0.0.0/40"}, nil, "trusted-proxies:"},
 		{[]string{"-tls-cert", "a.pem"}, nil, "tls-cert, tls-key: give both"},

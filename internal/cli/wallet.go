@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/secp256k1/ecdsa"
@@ -118,14 +119,14 @@ func walletSignIn(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args [
 	if err != nil {
 		return err
 	}
+	// The last line is what a script reads: the final redirect URL, or the
+	// form_post page's HTML (which ends the output).
+	fmt.Fprintf(stdout, "approved in the wallet (match code %s); the browser is sent to:\n", res.MatchCode)
 	if res.Location != "" {
-		fmt.Fprintf(stdout, "redirect to %s\n", res.Location)
+		fmt.Fprintln(stdout, res.Location)
 		return nil
 	}
-	fmt.Fprintln(stdout, "form_post to the redirect URI with:")
-	for k, v := range res.Params {
-		fmt.Fprintf(stdout, "  %s=%s\n", k, v[0])
-	}
+	fmt.Fprint(stdout, strings.TrimRight(res.FormPage, "\n")+"\n")
 	return nil
 }
 

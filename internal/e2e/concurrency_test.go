@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -231,8 +229,8 @@ func (h *signinHarness) authorizeURL() string {
 
 // complete submits the wallet's form for a pending request; the proof
 // fields are placeholders the accepting checker takes.
-func (h *signinHarness) complete(requestID, nullifier string) (reply, error) {
-	form := url.Values{"request_id": {requestID}, "proof": {"0x00"}, "merkle_root": {"0x01"}, "nullifier_hash": {nullifier}, "verification_level": {"orb"}}
+func (h *signinHarness) complete(request, nullifier string) (reply, error) {
+	form := url.Values{"request": {request}, "proof": {"0x00"}, "merkle_root": {"0x01"}, "nullifier_hash": {nullifier}, "verification_level": {"orb"}}
 	req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/authorize/complete", strings.NewReader(form.Encode()))
 	if err != nil {
 		return reply{}, err
@@ -253,31 +251,27 @@ func codeOf(r reply) string {
 	return u.Query().Get("code")
 }
 
-// signIn runs one code flow without PKCE and returns the code; safe on
-// any goroutine.
+// signIn runs one code flow without PKCE, as browser and wallet, and
+// returns the code; safe on any goroutine.
 func (h *signinHarness) signIn(nullifier string) (string, error) {
-	resp, err := http.Get(h.authorizeURL())
+	b, err := openPending(h.authorizeURL())
 	if err != nil {
 		return "", err
 	}
-	page, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	m := walletLinkRE.FindSubmatch(page)
-	if err != nil || m == nil {
-		return "", fmt.Errorf("sign-in page %d: %v", resp.StatusCode, err)
-	}
-	link, err := url.Parse(html.UnescapeString(string(m[1])))
+	r, err := h.complete(b.link.Get("request"), nullifier)
 	if err != nil {
 		return "", err
 	}
-	r, err := h.complete(link.Query().Get("request_id"), nullifier)
-	if err != nil {
+	if r.status != http.StatusOK {
+		return "", fmt.Errorf("complete: %d %s", r.status, r.body)
+	}
+	if r, err = b.finish(); err != nil {
 		return "", err
 	}
 	if code := codeOf(r); code != "" {
 		return code, nil
 	}
-	return "", fmt.Errorf("complete: %d %s", r.status, r.header.Get("Location"))
+	return "", fmt.Errorf("finish: %d %s", r.status, r.header.Get("Location"))
 }
 
 type tokens struct {
@@ -354,23 +348,37 @@ func TestConcurrentSingleUseCodes(t *testing.T) {
 			t.Errorf("userinfo with the tokens of a replayed code: %d", r.status)
 		}
 	})
-	t.Run("one sign-in request, many submissions", func(t *testing.T) {
+	t.Run("one sign-in request, many submissions and finishes", func(t *testing.T) {
 		pending := pendingSignin(t, h.authorizeURL())
 		replies := make([]reply, n)
 		nullifier := randomFE()
-		together(n, func(i int) { replies[i], _ = h.complete(pending.Get("request_id"), nullifier) })
+		together(n, func(i int) { replies[i], _ = h.complete(pending.link.Get("request"), nullifier) })
+		approved := 0
+		for i, r := range replies {
+			switch {
+			case r.status == http.StatusOK:
+				approved++
+			case r.status == http.StatusConflict && r.errorCode() == "already_completed":
+			default:
+				t.Errorf("submission %d: %d %s", i, r.status, r.body)
+			}
+		}
+		if approved != 1 {
+			t.Fatalf("%d submissions approved, want 1", approved)
+		}
+		together(n, func(i int) { replies[i], _ = pending.finish() })
 		var codes []string
 		for i, r := range replies {
 			switch code := codeOf(r); {
 			case code != "":
 				codes = append(codes, code)
-			case r.status == http.StatusBadRequest && r.errorCode() == "invalid_request":
+			case r.status == http.StatusBadRequest && r.errorCode() == "already_completed":
 			default:
-				t.Errorf("submission %d: %d %s", i, r.status, r.body)
+				t.Errorf("finish %d: %d %s", i, r.status, r.body)
 			}
 		}
 		if len(codes) != 1 {
-			t.Fatalf("%d submissions issued a code, want 1", len(codes))
+			t.Fatalf("%d finishes issued a code, want 1", len(codes))
 		}
 		if r, _, err := h.exchange(codes[0]); err != nil || r.status != http.StatusOK {
 			t.Errorf("the one code does not redeem: %v %d", err, r.status)

@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +36,8 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("refresh credential-only and with a PCP", func(t *testing.T) { pinned = refreshBothModes(t, ctx, p, w) })
 
 	keysBefore := jwksKids(t, p)
+	pendingVerifier := oauth2.GenerateVerifier()
+	pending := pendingSignin(t, rp.oauth.AuthCodeURL("across-restart", oauth2.S256ChallengeOption(pendingVerifier)))
 	p.stop(t)
 	p = startProc(t, dataDir)
 	w.Server = p.public
@@ -43,6 +48,13 @@ func TestEndToEnd(t *testing.T) {
 		}
 		if _, err := rp.oauth.Exchange(ctx, code.code, oauth2.VerifierOption(code.verifier)); err == nil {
 			t.Error("a redeemed code was accepted after restart")
+		}
+		// A sign-in pending before the restart (stored nowhere) completes
+		// after it; the restart moved the server to another port.
+		if code := finishAfterRestart(t, ctx, p, rp, w, pending); code != "" {
+			if _, err := rp.oauth.Exchange(ctx, code, oauth2.VerifierOption(pendingVerifier)); err != nil {
+				t.Errorf("code of a sign-in pending across the restart: %v", err)
+			}
 		}
 		again := postVerify(t, ctx, p, rp.app.RPID, []byte(first.request))
 		if again.status != 200 || again.CreatedAt != first.CreatedAt || !strings.Contains(again.Message, "reuse") {
@@ -62,4 +74,38 @@ func TestEndToEnd(t *testing.T) {
 		}
 		codeFlow(t, ctx, rp, w) // and the server still signs people in
 	})
+}
+
+// finishAfterRestart completes a pending sign-in on the restarted server
+// p as wallet and browser, and returns its code ("" after reporting).
+func finishAfterRestart(t *testing.T, ctx context.Context, p *serverProc, rp *relyingParty, w *wallet.Wallet, pending pendingBrowser) string {
+	t.Helper()
+	moved := func(u string) string {
+		parsed, err := url.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.public + parsed.RequestURI()
+	}
+	r := call(http.MethodGet, p.public+"/authorize/request?"+url.Values{"request": {pending.link.Get("request")}}.Encode(), "", "")(t)
+	var d struct{ Signal, Request string }
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &d) != nil {
+		t.Errorf("wallet request after restart: %d %s", r.status, r.body)
+		return ""
+	}
+	item, err := w.Prove(ctx, wallet.ProofRequest{AppID: rp.app.AppID, Signal: d.Signal, Identifier: "orb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"request": {d.Request}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
+		"nullifier_hash": {item.Nullifier}, "verification_level": {"orb"}}
+	if r := call(http.MethodPost, p.public+"/authorize/complete", "application/x-www-form-urlencoded", form.Encode())(t); r.status != http.StatusOK {
+		t.Errorf("completion after restart: %d %s", r.status, r.body)
+		return ""
+	}
+	r = call(http.MethodGet, moved(pending.waitURL), "", "", "Cookie", pending.cookie)(t)
+	if codeOf(r) == "" {
+		t.Errorf("finish after restart: %d %s %s", r.status, r.header.Get("Location"), r.body)
+	}
+	return codeOf(r)
 }

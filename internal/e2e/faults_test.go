@@ -44,8 +44,9 @@ const faultLimit = 40
 // faultRound is the single-use work prepared for one round: proofs cannot
 // be made fast enough while the server is under load.
 type faultRound struct {
-	fresh    string     // a verify request for an action of its own
-	signin   url.Values // the wallet's submission for a pending sign-in request
+	fresh    string         // a verify request for an action of its own
+	browser  pendingBrowser // a browser waiting for a sign-in
+	signin   url.Values     // the wallet's submission for its request
 	identity semaphore.Identity
 	idComm   string           // identity's commitment, enrolled, never refreshed
 	refresh  [2]*http.Request // refreshes of idComm for two different subs
@@ -76,7 +77,7 @@ type faultLoad struct {
 	codes      map[string]bool   // acknowledged code → redemption acknowledged
 	leaves     map[string]int    // acknowledged identity commitment → leaf index
 	pins       map[string]*pinState
-	unanswered []url.Values // sign-in submissions whose answer was lost
+	unanswered []signinWork // sign-ins whose answer was lost
 	lostFresh  []string     // fresh verifications whose answer was lost
 	retried    int          // how many of both were retried
 }
@@ -148,12 +149,12 @@ func (f *faultLoad) prepareRound(t *testing.T, r int) faultRound {
 	t.Helper()
 	round := faultRound{fresh: f.verifyRequest(t, fmt.Sprintf("fault-%d", r))}
 	v := url.Values{"response_type": {"code"}, "client_id": {f.app.AppID}, "redirect_uri": {e2eRedirect}, "scope": {"openid"}, "state": {"st"}}
-	link := pendingSignin(t, f.p.public+"/authorize?"+v.Encode())
-	item, err := f.w.Prove(f.ctx, wallet.ProofRequest{AppID: f.app.AppID, Signal: link.Get("signal"), Identifier: "orb"})
+	round.browser = pendingSignin(t, f.p.public+"/authorize?"+v.Encode())
+	item, err := f.w.Prove(f.ctx, wallet.ProofRequest{AppID: f.app.AppID, Signal: round.browser.signal(t), Identifier: "orb"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	round.signin = url.Values{"request_id": {link.Get("request_id")}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
+	round.signin = url.Values{"request": {round.browser.link.Get("request")}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
 		"nullifier_hash": {item.Nullifier}, "verification_level": {"orb"}}
 
 	id, err := semaphore.NewIdentity(rand.Reader)
@@ -209,7 +210,7 @@ func (f *faultLoad) loadAndKill(t *testing.T, r int) {
 	var once, load sync.WaitGroup
 	round := f.rounds[r]
 	once.Go(func() { f.postFresh(t, ctx, round.fresh) })
-	once.Go(func() { f.submitSignin(t, ctx, round.signin) })
+	once.Go(func() { f.submitSignin(t, ctx, signinWork{round.browser, round.signin}) })
 	for _, req := range round.refresh {
 		once.Go(func() { f.sendRefresh(t, ctx, round.idComm, req) })
 	}
@@ -356,29 +357,58 @@ func (f *faultLoad) addLeaf(t *testing.T, ctx context.Context) {
 	}
 }
 
-// submitSignin submits the wallet's proof for a pending request and, on a
-// code, redeems it. A lost answer is retried after the restart.
-func (f *faultLoad) submitSignin(t *testing.T, ctx context.Context, form url.Values) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.p.public+"/authorize/complete", strings.NewReader(form.Encode()))
+// signinWork is a sign-in's two sides: the waiting browser and the
+// wallet's submission.
+type signinWork struct {
+	browser pendingBrowser
+	form    url.Values
+}
+
+// submitSignin submits the wallet's proof for a pending request, then
+// finishes it as the browser and redeems the code. A lost answer is
+// retried after the restart: the completion then finds the request
+// approved, and the finish proceeds.
+func (f *faultLoad) submitSignin(t *testing.T, ctx context.Context, w signinWork) {
+	lost := func() {
+		f.mu.Lock()
+		f.unanswered = append(f.unanswered, w)
+		f.mu.Unlock()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.p.public+"/authorize/complete", strings.NewReader(w.form.Encode()))
 	if err != nil {
 		return
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	r, err := roundTrip(req)
+	switch {
+	case err != nil:
+		lost()
+		return
+	case r.status == http.StatusOK:
+	case r.status == http.StatusConflict && r.errorCode() == "already_completed":
+		// A retried submission whose approval a lost attempt recorded.
+	default:
+		t.Errorf("sign-in submission: %d %s", r.status, r.body)
+		return
+	}
+	// Every restart moves the server to a new port.
+	waitURL, err := url.Parse(w.browser.waitURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = get(f.p.public+waitURL.RequestURI(), w.browser.cookie)
 	switch code := codeOf(r); {
 	case err != nil:
-		f.mu.Lock()
-		f.unanswered = append(f.unanswered, form)
-		f.mu.Unlock()
+		lost()
 	case code != "":
 		f.mu.Lock()
 		f.codes[code] = false
 		f.mu.Unlock()
 		f.redeem(t, ctx, code)
-	case r.status == http.StatusBadRequest && r.errorCode() == "invalid_request":
-		// A retried submission whose request a lost attempt consumed.
+	case r.status == http.StatusBadRequest && r.errorCode() == "already_completed":
+		// A retried finish whose code a lost attempt received.
 	default:
-		t.Errorf("sign-in submission: %d %s %s", r.status, r.header.Get("Location"), r.body)
+		t.Errorf("sign-in finish: %d %s %.300s", r.status, r.header.Get("Location"), r.body)
 	}
 }
 
@@ -479,8 +509,8 @@ func (f *faultLoad) checkAcknowledged(t *testing.T) {
 	}
 	signins, fresh := f.unanswered, f.lostFresh
 	f.unanswered, f.lostFresh, f.retried = nil, nil, f.retried+len(signins)+len(fresh)
-	for _, form := range signins {
-		f.submitSignin(t, ctx, form)
+	for _, w := range signins {
+		f.submitSignin(t, ctx, w)
 	}
 	for _, body := range fresh {
 		f.postFresh(t, ctx, body)
@@ -680,10 +710,15 @@ func TestFaultDiskFull(t *testing.T) {
 	insertUntilRefused(t, ctx, p, leaves)
 	authorize := p.public + "/authorize?" + url.Values{"response_type": {"code"}, "client_id": {app.AppID}, "redirect_uri": {e2eRedirect}, "scope": {"openid"}}.Encode()
 	t.Run("writes answer 503", func(t *testing.T) {
+		// An authorization request writes nothing, so it still works; the
+		// wallet's first read of the request is a write.
+		pending := pendingSignin(t, authorize)
+		details := p.public + "/authorize/request?" + url.Values{"request": {pending.link.Get("request")}}.Encode()
 		runHostile(t, dataDir, []hostileCase{
 			{name: "verify", send: call(http.MethodPost, target, "application/json", fresh), status: 503, code: "service_unavailable"},
 			{name: "verify reuse", send: call(http.MethodPost, target, "application/json", acked), status: 503, code: "service_unavailable"},
-			{name: "authorize", send: call(http.MethodGet, authorize, "", ""), status: 503, code: "unavailable"},
+			{name: "authorize", send: call(http.MethodGet, authorize, "", ""), status: 303, code: ""},
+			{name: "wallet reads the request", send: call(http.MethodGet, details, "", ""), status: 503, code: "unavailable"},
 			{name: "admin", send: call(http.MethodPost, p.adm+"/admin/apps", "application/json", `{"name":"x","redirect_uris":["https://a.example/cb"]}`,
 				"Authorization", "Bearer "+p.adminClient.Token), status: 503, code: "unavailable"},
 		})

@@ -10,9 +10,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
+	"net/mail"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -96,7 +101,12 @@ func codeFlow(t *testing.T, ctx context.Context, rp *relyingParty, w *wallet.Wal
 	if err != nil {
 		t.Fatalf("userinfo: %v", err)
 	}
-	if info.Subject != idt.Subject || info.Email != idt.Subject+"@127.0.0.1" {
+	// The base URL's host is an IP address: the email claim uses the
+	// reserved domain, so that it stays an address (oidc Options.EmailDomain).
+	if a, err := mail.ParseAddress(info.Email); err != nil || a.Address != info.Email {
+		t.Errorf("email %q is not an address: %v", info.Email, err)
+	}
+	if info.Subject != idt.Subject || info.Email != idt.Subject+"@worldid.invalid" {
 		t.Errorf("userinfo %+v for sub %s", info, idt.Subject)
 	}
 	if _, err := rp.oauth.Exchange(ctx, code, oauth2.VerifierOption(verifier)); err == nil {
@@ -182,24 +192,34 @@ func jwksKids(t *testing.T, p *serverProc) []string {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var set struct{ Keys []struct{ Kid string } }
+	var set struct{ Keys []struct{ Kid, Kty string } }
 	json.NewDecoder(resp.Body).Decode(&set)
+	// The RSA keys; each brings its ES256 access-token key (oidc doc.go).
 	var kids []string
+	ec := 0
 	for _, k := range set.Keys {
+		if k.Kty == "EC" {
+			ec++
+			continue
+		}
 		kids = append(kids, k.Kid)
+	}
+	if ec != len(kids) {
+		t.Errorf("JWKS has %d RSA and %d EC keys", len(kids), ec)
 	}
 	return kids
 }
 
 // checkRedirectTarget fails on a Location that is neither the registered
-// redirect URI with response parameters nor a path on the same server
-// (net/http's path cleaning).
+// redirect URI with response parameters, nor the server's wait page, nor a
+// path on the same server (net/http's path cleaning).
 func checkRedirectTarget(t *testing.T, r reply) {
 	t.Helper()
 	switch loc := r.header.Get("Location"); {
 	case loc == "":
 	case strings.HasPrefix(loc, e2eRedirect+"?"), strings.HasPrefix(loc, e2eRedirect+"#"):
 	case strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") && !strings.HasPrefix(loc, `/\`):
+	case strings.HasPrefix(loc, "http://127.0.0.1:") && strings.Contains(loc, "/authorize/wait?r="): // the server's own wait page
 	default:
 		t.Errorf("redirect to an unvalidated target %q", loc)
 	}
@@ -279,30 +299,88 @@ func (e *hostileEnv) authorizeCases() []hostileCase {
 	}
 }
 
-// walletLinkRE finds the sign-in page's deep link (oidc doc.go).
-var walletLinkRE = regexp.MustCompile(`<a id="wallet-link" href="(worldid://signin\?[^"]*)"`)
+// walletLinkRE finds the wait page's deep link (oidc doc.go).
+var walletLinkRE = regexp.MustCompile(`<a id="wallet-link"[^>]* href="(worldid://signin\?[^"]*)"`)
 
-// pendingSignin opens a valid authorization request and returns the query
-// of the page's wallet link (request_id, signal, app_id, submit).
-func pendingSignin(t *testing.T, authorizeURL string) url.Values {
-	t.Helper()
-	r := call(http.MethodGet, authorizeURL, "", "")(t)
-	m := walletLinkRE.FindSubmatch(r.body)
-	if r.status != http.StatusOK || m == nil {
-		t.Fatalf("sign-in page: %d %.300s", r.status, r.body)
+// pendingBrowser is a browser at its wait page: the page's URL, the
+// binding cookie, and the wallet link the page shows (request, server).
+type pendingBrowser struct {
+	waitURL, cookie string
+	link            url.Values
+}
+
+// openPending runs GET /authorize as a browser and loads the wait page;
+// safe on any goroutine.
+func openPending(authorizeURL string) (pendingBrowser, error) {
+	var b pendingBrowser
+	r, err := get(authorizeURL, "")
+	if err != nil {
+		return b, err
+	}
+	cookie, err := http.ParseSetCookie(r.header.Get("Set-Cookie"))
+	if r.status != http.StatusSeeOther || err != nil {
+		return b, fmt.Errorf("authorize: %d %s %.300s", r.status, r.header.Get("Location"), r.body)
+	}
+	b.waitURL, b.cookie = r.header.Get("Location"), cookie.Name+"="+cookie.Value
+	page, err := get(b.waitURL, b.cookie)
+	if err != nil {
+		return b, err
+	}
+	m := walletLinkRE.FindSubmatch(page.body)
+	if page.status != http.StatusOK || m == nil {
+		return b, fmt.Errorf("wait page: %d %.300s", page.status, page.body)
 	}
 	link, err := url.Parse(html.UnescapeString(string(m[1])))
 	if err != nil {
+		return b, err
+	}
+	b.link = link.Query()
+	return b, nil
+}
+
+func get(target, cookie string) (reply, error) {
+	req, err := http.NewRequest(http.MethodGet, target, nil)
+	if err != nil {
+		return reply{}, err
+	}
+	if cookie != "" {
+		req.Header.Set("Cookie", cookie)
+	}
+	return roundTrip(req)
+}
+
+// pendingSignin is openPending for the test goroutine.
+func pendingSignin(t *testing.T, authorizeURL string) pendingBrowser {
+	t.Helper()
+	b, err := openPending(authorizeURL)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return link.Query()
+	return b
 }
+
+// signal is the request's signal, from the wallet's GET of the request.
+func (b pendingBrowser) signal(t *testing.T) string {
+	t.Helper()
+	r := call(http.MethodGet, b.link.Get("server")+"/authorize/request?"+url.Values{"request": {b.link.Get("request")}}.Encode(), "", "")(t)
+	var d struct{ Signal string }
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &d) != nil || d.Signal == "" {
+		t.Fatalf("wallet request: %d %s", r.status, r.body)
+	}
+	return d.Signal
+}
+
+// finish reloads the wait page: the authorization response once the
+// wallet has approved; safe on any goroutine.
+func (b pendingBrowser) finish() (reply, error) { return get(b.waitURL, b.cookie) }
 
 func (e *hostileEnv) hostileComplete(t *testing.T) {
 	pending := pendingSignin(t, e.authorizeURL(func(url.Values) {}))
 	item := e.prove(t, "hostile-complete") // a real proof, for another signal
 	target := e.p.public + "/authorize/complete"
-	base := url.Values{"request_id": {pending.Get("request_id")}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
+	request := pending.link.Get("request")
+	details := pending.link.Get("server") + "/authorize/request?" + url.Values{"request": {request}}.Encode()
+	base := url.Values{"request": {request}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
 		"nullifier_hash": {item.Nullifier}, "verification_level": {"orb"}}
 	post := func(edit func(url.Values)) func(*testing.T) reply {
 		v := url.Values{}
@@ -315,7 +393,7 @@ func (e *hostileEnv) hostileComplete(t *testing.T) {
 	set := func(name string, values ...string) func(url.Values) {
 		return func(v url.Values) { v[name] = values }
 	}
-	page := func(name, code string, edit func(url.Values)) hostileCase {
+	bad := func(name, code string, edit func(url.Values)) hostileCase {
 		return hostileCase{name: name, send: post(edit), status: 400, code: code}
 	}
 	runHostile(t, e.dataDir, []hostileCase{
@@ -323,19 +401,26 @@ func (e *hostileEnv) hostileComplete(t *testing.T) {
 		{name: "no content type", send: call(http.MethodPost, target, "", base.Encode()), status: 415, code: "invalid_content_type"},
 		{name: "over 64 KiB", send: post(set("proof", strings.Repeat("0", 64<<10))), status: 413, code: "request_too_large"},
 		{name: "GET", send: call(http.MethodGet, target+"?"+base.Encode(), "", ""), status: 405, code: "method_not_allowed"},
-		page("unknown request", "invalid_request", set("request_id", strings.Repeat("0", 64))),
-		page("request id traversal", "invalid_request", set("request_id", "../../../../etc/passwd")),
-		page("duplicate request id", "invalid_request", set("request_id", pending.Get("request_id"), pending.Get("request_id"))),
-		page("unknown parameter", "invalid_request", set("signal_hash", "0x1")),
-		page("missing proof", "required", set("proof")),
-		page("nullifier hash equal to p", "invalid_request", set("nullifier_hash", bn254R)),
-		page("merkle root of 65 digits", "invalid_request", set("merkle_root", "0x1"+strings.Repeat("0", 64))),
-		page("verification level face", "invalid_request", set("verification_level", "face")),
-		page("proof over 4096 bytes", "invalid_request", set("proof", strings.Repeat("0", 4097))),
-		// A proof that does not verify consumes the request (oidc doc.go):
-		// the user failed to authenticate and is sent back to the app.
-		{name: "proof for another signal", send: post(func(url.Values) {}), status: 303, code: "access_denied", writes: 1},
-		page("request already consumed", "invalid_request", func(url.Values) {}),
+		bad("unknown request", "invalid_request", set("request", "AAAAAAAA."+strings.Repeat("A", 120))),
+		bad("request traversal", "invalid_request", set("request", "../../../../etc/passwd")),
+		bad("duplicate request", "invalid_request", set("request", request, request)),
+		bad("unknown parameter", "invalid_request", set("signal_hash", "0x1")),
+		bad("missing proof", "required", set("proof")),
+		bad("nullifier hash equal to p", "invalid_request", set("nullifier_hash", bn254R)),
+		bad("merkle root of 65 digits", "invalid_request", set("merkle_root", "0x1"+strings.Repeat("0", 64))),
+		bad("verification level face", "invalid_request", set("verification_level", "face")),
+		bad("proof over 4096 bytes", "invalid_request", set("proof", strings.Repeat("0", 4097))),
+		// Reading the request marks it scanned once; a GET /authorize
+		// wrote nothing at all.
+		{name: "wallet reads the request", send: call(http.MethodGet, details, "", ""), status: 200, code: "", writes: 1},
+		{name: "wallet reads it again", send: call(http.MethodGet, details, "", ""), status: 200, code: ""},
+		{name: "anonymous authorization request", send: call(http.MethodGet, e.authorizeURL(func(url.Values) {}), "", ""), status: 303, code: ""},
+		// A proof that does not verify is refused and consumes nothing
+		// (oidc doc.go): the wallet may try again, the browser waits.
+		{name: "proof for another signal", send: post(func(url.Values) {}), status: 403, code: "access_denied"},
+		{name: "proof for another signal again", send: post(func(url.Values) {}), status: 403, code: "access_denied"},
+		{name: "finish without the cookie", send: call(http.MethodGet, pending.waitURL, "", ""), status: 403, code: "other_browser"},
+		{name: "finish before approval", send: call(http.MethodGet, pending.waitURL, "", "", "Cookie", pending.cookie), status: 200, code: ""},
 	})
 }
 
@@ -416,14 +501,14 @@ func (e *hostileEnv) tokenCases(code1, verifier1, code2, verifier2, code3, verif
 		{name: "unknown code", send: post(unknown, basic), status: 400, code: "invalid_grant"},
 		{name: "malformed verifier", send: post(grant(code2, e2eRedirect, "short"), basic), status: 400, code: "invalid_request"},
 		{name: "over 64 KiB", send: post(grant(strings.Repeat("A", 64<<10), e2eRedirect, ""), basic), status: 413, code: "request_too_large"},
-		// A code is consumed before its bindings are checked (oidc doc.go),
-		// so a stolen code presented wrongly is burnt: one write each.
-		{name: "redirect_uri mismatch", send: post(grant(code2, e2eRedirect+"/", verifier2), basic), status: 400, code: "invalid_grant", writes: 1},
-		{name: "burnt code presented correctly", send: post(grant(code2, e2eRedirect, verifier2), basic), status: 400, code: "invalid_grant", writes: 1},
-		{name: "wrong PKCE verifier", send: post(grant(code3, e2eRedirect, verifier1), basic), status: 400, code: "invalid_grant", writes: 1},
-		{name: "code of another client", send: post(grant(code4, e2eRedirect, ""), basicAuth(e.other.AppID, e.other.ClientSecret)), status: 400, code: "invalid_grant", writes: 1},
-		{name: "missing PKCE verifier", send: post(grant(code3, e2eRedirect, ""), basic), status: 400, code: "invalid_grant", writes: 1},
-		{name: "unused verifier of code 3", send: post(grant(code3, e2eRedirect, verifier3), basic), status: 400, code: "invalid_grant", writes: 1},
+		// Every binding is checked before the code is spent (oidc doc.go):
+		// a failed call writes nothing and the code still redeems.
+		{name: "redirect_uri mismatch", send: post(grant(code2, e2eRedirect+"/", verifier2), basic), status: 400, code: "invalid_grant"},
+		{name: "code presented correctly after a failure", send: post(grant(code2, e2eRedirect, verifier2), basic), status: 200, code: "", writes: 1},
+		{name: "wrong PKCE verifier", send: post(grant(code3, e2eRedirect, verifier1), basic), status: 400, code: "invalid_grant"},
+		{name: "code of another client", send: post(grant(code4, e2eRedirect, ""), basicAuth(e.other.AppID, e.other.ClientSecret)), status: 400, code: "invalid_grant"},
+		{name: "missing PKCE verifier", send: post(grant(code3, e2eRedirect, ""), basic), status: 400, code: "invalid_grant"},
+		{name: "right verifier after failures", send: post(grant(code3, e2eRedirect, verifier3), basic), status: 200, code: "", writes: 1},
 		// Replay revokes every token of the first sign-in (one write).
 		{name: "code replay", send: post(grant(code1, e2eRedirect, verifier1), basic), status: 400, code: "invalid_grant", writes: 1},
 	}
@@ -566,7 +651,50 @@ func TestHostileTokenLifetimeAndIssuer(t *testing.T) {
 	if r, _, err := a.exchange(code); err != nil || r.status != http.StatusBadRequest || r.errorCode() != "invalid_grant" {
 		t.Errorf("expired code: %v %d %s", err, r.status, r.body)
 	}
-	if r, err := a.complete(pending.Get("request_id"), randomFE()); err != nil || r.status != http.StatusBadRequest || r.errorCode() != "invalid_request" {
+	if r, err := a.complete(pending.link.Get("request"), randomFE()); err != nil || r.status != http.StatusBadRequest || r.errorCode() != "expired" {
 		t.Errorf("expired sign-in request: %v %d %s", err, r.status, r.body)
+	}
+	if r, err := pending.finish(); err != nil || r.status != http.StatusGone || !bytes.Contains(r.body, []byte(`id="restart"`)) {
+		t.Errorf("expired wait page: %v %d %s", err, r.status, r.body)
+	}
+}
+
+// TestWalletSigninCommand runs `worldid wallet signin URL` as a script
+// would: it plays browser and wallet, and its last line is the final
+// redirect URL, or for form_post the auto-submitting page ends the output.
+func TestWalletSigninCommand(t *testing.T) {
+	ctx := context.Background()
+	p := startProc(t, hardenedDataDir(t))
+	rp := newRelyingParty(t, ctx, p)
+	file := filepath.Join(t.TempDir(), "wallet.json")
+	id, err := wallet.NewIdentityFile(file, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := id.Commitment()
+	if _, err := p.adminClient.AddIdentity(ctx, admin.AddIdentityRequest{Identifier: "orb", Environment: "production", IdentityCommitment: field.Format(&c)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sharedKeyFile(t), file+".pk"); err != nil {
+		t.Fatal(err)
+	}
+	run := func(authURL string) string {
+		t.Helper()
+		out, err := exec.Command(worldidBinary(t), "wallet", "signin", "-wallet", file, "-server", p.public, authURL).Output()
+		if err != nil {
+			t.Fatalf("wallet signin: %v\n%s", err, out)
+		}
+		return strings.TrimRight(string(out), "\n")
+	}
+	out := run(rp.oauth.AuthCodeURL("st-cli", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())))
+	last := out[strings.LastIndexByte(out, '\n')+1:]
+	u, err := url.Parse(last)
+	if err != nil || !strings.HasPrefix(last, e2eRedirect+"?") || u.Query().Get("state") != "st-cli" || u.Query().Get("code") == "" {
+		t.Fatalf("last line %q is not the redirect with a code; output:\n%s", last, out)
+	}
+	out = run(rp.oauth.AuthCodeURL("st-form", oauth2.SetAuthURLParam("response_mode", "form_post")))
+	if !strings.HasSuffix(out, "</html>") || !strings.Contains(out, `<form method="post" action="`+e2eRedirect+`">`) ||
+		!strings.Contains(out, `name="state" value="st-form"`) {
+		t.Fatalf("form_post output:\n%s", out)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,5 +120,51 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	}
 	if _, err := rp.provider.UserInfo(ctx, oauth2.StaticTokenSource(tok)); err == nil {
 		t.Fatal("tokens of the replayed code still work on A")
+	}
+	signInAcrossReplicas(t, ctx, a, b, rp, w)
+}
+
+// signInAcrossReplicas starts a sign-in on A (which stores nothing), lets
+// the wallet read and complete it on B, polls on A and finishes on B: the
+// sealed request opens on every replica and its progress is in the
+// shared database.
+func signInAcrossReplicas(t *testing.T, ctx context.Context, a, b *serverProc, rp *relyingParty, w *wallet.Wallet) {
+	verifier := oauth2.GenerateVerifier()
+	pending := pendingSignin(t, rp.oauth.AuthCodeURL("s2", oauth2.S256ChallengeOption(verifier)))
+	onB := func(u string) string {
+		parsed, err := url.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.public + parsed.RequestURI()
+	}
+	r := call(http.MethodGet, b.public+"/authorize/request?"+url.Values{"request": {pending.link.Get("request")}}.Encode(), "", "")(t)
+	var d struct{ Signal, Request string }
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &d) != nil {
+		t.Fatalf("wallet request on B: %d %s", r.status, r.body)
+	}
+	item, err := w.Prove(ctx, wallet.ProofRequest{AppID: rp.app.AppID, Signal: d.Signal, Identifier: "orb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"request": {d.Request}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
+		"nullifier_hash": {item.Nullifier}, "verification_level": {"orb"}}
+	if r := call(http.MethodPost, b.public+"/authorize/complete", "application/x-www-form-urlencoded", form.Encode())(t); r.status != http.StatusOK {
+		t.Fatalf("completion on B: %d %s", r.status, r.body)
+	}
+	status := strings.Replace(pending.waitURL, "/authorize/wait", "/authorize/status", 1)
+	if r := call(http.MethodGet, status, "", "", "Cookie", pending.cookie)(t); !bytes.Contains(r.body, []byte(`"approved"`)) {
+		t.Fatalf("status on A: %d %s", r.status, r.body)
+	}
+	r = call(http.MethodGet, onB(pending.waitURL), "", "", "Cookie", pending.cookie)(t)
+	code := codeOf(r)
+	if code == "" {
+		t.Fatalf("finish on B: %d %s %s", r.status, r.header.Get("Location"), r.body)
+	}
+	if _, err := rp.oauth.Exchange(ctx, code, oauth2.VerifierOption(verifier)); err != nil {
+		t.Fatalf("code of a sign-in finished on B, redeemed on A: %v", err)
+	}
+	if r := call(http.MethodGet, pending.waitURL, "", "", "Cookie", pending.cookie)(t); r.errorCode() != "already_completed" {
+		t.Fatalf("second finish on A: %d %s", r.status, r.body)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"worldid/internal/forwarded"
+	"worldid/oidc"
 	"worldid/refresh"
 	"worldid/registry"
 	"worldid/rootsource"
@@ -36,6 +37,8 @@ type Config struct {
 	Sunset        string        // -signin-sunset: YYYY-MM-DD
 	SunsetEnforce bool          // -signin-sunset-enforce: 410 Gone after the date
 	KeyRotation   time.Duration // -key-rotation: signing key lifetime
+	EmailDomain   string        // -email-domain: domain of the email claim
+	Simulator     bool          // -simulator: the developer simulator (test identities; loopback only)
 	RefreshLimits bool          // -refresh-rate-limits: per-IP and per-idComm limits on /api/v1/refresh
 	Reissue       bool          // -refresh-reissue: a repeat refresh issues a new credential
 	NoBatching    bool          // -no-batching: verify Groth16 proofs one by one (for comparison)
@@ -82,6 +85,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.RootsRPC, "roots-rpc", "", "root source: comma-separated chain=URL JSON-RPC endpoints (chains of the default contracts: ethereum, sepolia, worldchain); default none")
 	fs.StringVar(&c.RootsContract, "roots-contract", "", "root source: comma-separated tree=chain:kind:0xaddress, kind identity-manager (3.0) or registry (4.0); added to, or replacing per tree, World's defaults")
 	fs.DurationVar(&c.MinExpiration, "min-expiration", registry.DefaultMinExpiration, "World ID 4.0: how far in the past a proof's expires_at_min may lie (0: the default)")
+	fs.BoolVar(&c.Simulator, "simulator", false, "DEVELOPMENT ONLY: the sign-in simulator; test identities that can sign in to every app are added to the production trees, and the simulator page answers loopback clients only")
+	fs.StringVar(&c.EmailDomain, "email-domain", "", "domain of the sign-in email claim <sub>@<domain> (default: the base URL's host, or worldid.invalid when that is an IP address)")
 }
 
 // Validate checks every field and names the failing ones.
@@ -115,6 +120,11 @@ func (c *Config) Validate() error {
 	var err error
 	if c.sunset, err = time.Parse(time.DateOnly, c.Sunset); err != nil {
 		errs = append(errs, fmt.Errorf("signin-sunset: %q is not YYYY-MM-DD", c.Sunset))
+	}
+	if c.EmailDomain != "" {
+		if err := oidc.CheckEmailDomain(c.EmailDomain); err != nil {
+			errs = append(errs, fmt.Errorf("email-domain: %w", err))
+		}
 	}
 	if c.KeyRotation < 24*time.Hour {
 		errs = append(errs, errors.New("key-rotation: must be at least 24h"))

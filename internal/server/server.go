@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -19,10 +21,12 @@ import (
 	"worldid/backup"
 	"worldid/internal/forwarded"
 	"worldid/internal/metrics"
+	"worldid/internal/simulator"
 	"worldid/oidc"
 	"worldid/record"
 	"worldid/refresh"
 	"worldid/registry"
+	"worldid/semaphore/prover"
 	"worldid/store"
 	"worldid/store/postgres"
 	"worldid/verify"
@@ -162,8 +166,15 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 		return nil, err
 	}
 	verifier.Register(public)
-	signin, err := oidc.New(oidc.Options{Issuer: s.cfg.BaseURL, Store: s.db, Checker: ids, Rand: rand.Reader, Now: time.Now, Log: log,
-		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation})
+	listenerURL := strings.SplitN(s.cfg.BaseURL, "://", 2)[0] + "://" + publicLn.Addr().String()
+	signinOpts := oidc.Options{Issuer: s.cfg.BaseURL, Store: s.db, Checker: ids, Rand: rand.Reader, Now: time.Now, Log: log,
+		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation, EmailDomain: cfg.EmailDomain}
+	if cfg.Simulator {
+		if err := startSimulator(ctx, public, ids, pkPath, listenerURL, &signinOpts, stdout, log); err != nil {
+			return nil, err
+		}
+	}
+	signin, err := oidc.New(signinOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +204,6 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 			return nil, fmt.Errorf("first start: %w", err)
 		}
 	}
-	listenerURL := strings.SplitN(s.cfg.BaseURL, "://", 2)[0] + "://" + publicLn.Addr().String()
 	fmt.Fprintf(stdout, "worldid: public listener  %s\n", listenerURL)
 	if s.cfg.BaseURL != listenerURL {
 		fmt.Fprintf(stdout, "worldid: base URL         %s\n", s.cfg.BaseURL)
@@ -307,3 +317,44 @@ func createDemoApp(ctx context.Context, s *Server, stdout io.Writer) error {
 // demoRedirectURI is the demo app's callback: a loopback address where a
 // developer's relying party would listen.
 const demoRedirectURI = "http://localhost:3000/callback"
+
+// startSimulator enrolls the test identities, serves the simulator page
+// and links the wait page to it, with a warning nobody can miss
+// (internal/simulator doc.go).
+func startSimulator(ctx context.Context, mux *http.ServeMux, ids *registry.Registry, pkPath, listenerURL string,
+	o *oidc.Options, stdout io.Writer, log *slog.Logger) error {
+	// Only the simulator proves in the server, so only it reads the
+	// proving key (a start otherwise reads the verifying key alone).
+	pk, err := readProvingKey(pkPath)
+	if err != nil {
+		return err
+	}
+	commitments, err := simulator.Enroll(ctx, ids)
+	if err != nil {
+		return err
+	}
+	sim, err := simulator.New(listenerURL, pk)
+	if err != nil {
+		return err
+	}
+	sim.Register(mux)
+	o.SimulatorPath, o.SimulatorAllowed = simulator.Path, simulator.Allowed
+	fmt.Fprintf(stdout, "worldid: WARNING: -simulator is ON. Test identities that can sign in to EVERY app are in the production trees.\n"+
+		"worldid: WARNING: never run this in production; the simulator page %s%s answers loopback clients only.\n", listenerURL, simulator.Path)
+	log.Warn("developer simulator on: test identities can sign in to every app; never run this in production", "identities", commitments)
+	return nil
+}
+
+// readProvingKey reads the local proving key file.
+func readProvingKey(path string) (*prover.ProvingKey, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	pk, err := prover.ReadProvingKey(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return pk, nil
+}

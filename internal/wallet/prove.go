@@ -119,6 +119,10 @@ func (w *Wallet) InclusionProof(ctx context.Context, identifier, environment str
 	return path, nil
 }
 
+// UseProvingKey sets the proving key, so that ProvingKey neither reads
+// KeyCache nor downloads it (a server proving for itself has it loaded).
+func (w *Wallet) UseProvingKey(pk *prover.ProvingKey) { w.pk = pk }
+
 // ProvingKey returns the server's local proving key, from KeyCache if it
 // holds one, else downloaded (and cached).
 func (w *Wallet) ProvingKey(ctx context.Context) (*prover.ProvingKey, error) {

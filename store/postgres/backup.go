@@ -43,11 +43,8 @@ var exportQueries = []struct {
 		err := r.Scan(&k.ID, &k.PrivateKey, (*unixNano)(&k.CreatedAt), (*unixNano)(&k.ActivateAt))
 		return k, err
 	}},
-	{backup.TableSigninRequests, "SELECT " + signinColumns + " FROM signin_requests ORDER BY id", func(r pgx.CollectableRow) (any, error) {
-		var s record.SigninRequest
-		err := r.Scan(&s.ID, &s.ClientID, &s.RedirectURI, &s.ResponseType, &s.ResponseMode, &s.Scope,
-			&s.State, &s.Nonce, &s.CodeChallenge, &s.Signal, (*unixNano)(&s.ExpiresAt))
-		return s, err
+	{backup.TableSigninProgress, "SELECT " + progressColumns + " FROM signin_progress ORDER BY id", func(r pgx.CollectableRow) (any, error) {
+		return scanProgress(r)
 	}},
 	{backup.TableSpentProofs, "SELECT key, expires_ns FROM spent_proofs ORDER BY key", func(r pgx.CollectableRow) (any, error) {
 		var p backup.SpentProof
@@ -146,7 +143,7 @@ func (db *DB) Export(ctx context.Context, emit backup.Emit) error {
 }
 
 // storeTables are every table Restore fills or empties.
-const storeTables = "apps, actions, nullifiers, signing_keys, signin_requests, spent_proofs, auth_codes, revoked_grants, " +
+const storeTables = "apps, actions, nullifiers, signing_keys, signin_progress, spent_proofs, auth_codes, revoked_grants, " +
 	"trees, leaves, external_roots, switches, signups, orb_keys, pinned_subs, pcp_bindings, refreshes, shared_files"
 
 // ErrNotEmpty: a restore target already holds data.
@@ -229,9 +226,9 @@ func (l *loader) add(table string, row any) error {
 	case record.SigningKey:
 		q("INSERT INTO signing_keys (id, private_key, created_ns, activate_ns) VALUES ($1, $2, $3, $4)",
 			r.ID, r.PrivateKey, unixNano(r.CreatedAt), unixNano(r.ActivateAt))
-	case record.SigninRequest:
-		q("INSERT INTO signin_requests ("+signinColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-			r.ID, r.ClientID, r.RedirectURI, r.ResponseType, r.ResponseMode, r.Scope, r.State, r.Nonce, r.CodeChallenge, r.Signal, unixNano(r.ExpiresAt))
+	case record.SigninProgress:
+		q("INSERT INTO signin_progress ("+progressColumns+") VALUES ($1, $2, $3, $4, $5, $6)",
+			r.ID, r.State, r.Subject, r.VerificationLevel, unixNano(r.AuthTime), unixNano(r.ExpiresAt))
 	case backup.SpentProof:
 		q("INSERT INTO spent_proofs (key, expires_ns) VALUES ($1, $2)", r.Key, unixNano(r.ExpiresAt))
 	case backup.AuthCode:

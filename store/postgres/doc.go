@@ -36,7 +36,7 @@
 //	actions         id identity PK, UNIQUE (rp_id, environment, action bytea), max_verifications, created_ns
 //	nullifiers      PK (action_id, nullifier), count, created_ns
 //	signing_keys    id PK, private_key bytea, created_ns, activate_ns
-//	signin_requests id PK, the request's fields, expires_ns (indexed)
+//	signin_progress id PK, state, subject, verification_level, auth_ns, expires_ns (indexed)
 //	spent_proofs    key PK, expires_ns (indexed)
 //	auth_codes      id PK, the code's fields, auth_ns, expires_ns, retain_ns (indexed), redeemed
 //	revoked_grants  grant_id PK, retain_ns (indexed)
@@ -61,7 +61,10 @@
 // setting an anchor again replaces it.
 // Migration 4 adds the app lifecycle columns to apps: staging and disabled
 // (booleans) and updated_ns (the last operator change; the zero time when
-// none).
+// none). Migration 5 adds refreshes.credential (the credential a refresh
+// issued, returned again on a repeat). Migration 6 replaces
+// signin_requests by signin_progress: pending sign-ins travel as sealed
+// tokens, and only what happened to one is stored.
 //
 // Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
 // JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero

@@ -254,7 +254,7 @@ func TestServerHangs(t *testing.T) {
 			_, err := db.RecordVerification(ctx, "rp_1", "a", "staging", "0x01", time.Now())
 			return err
 		},
-		"ConsumeSigninRequest": func() error { _, err := db.ConsumeSigninRequest(ctx, "r1", time.Now()); return err },
+		"SigninProgress": func() error { _, err := db.SigninProgress(ctx, "r1"); return err },
 	}
 	p.gate.Freeze()
 	var wg sync.WaitGroup
@@ -296,13 +296,14 @@ func TestUnstorableText(t *testing.T) {
 	ctx := context.Background()
 	for _, key := range []string{"a\x00b", "a\xffb"} {
 		reads := map[string]func() error{
-			"App":                  func() error { _, err := db.App(ctx, key); return err },
-			"AppByRP":              func() error { _, err := db.AppByRP(ctx, key); return err },
-			"ConsumeSigninRequest": func() error { _, err := db.ConsumeSigninRequest(ctx, key, time.Now()); return err },
-			"RedeemCode":           func() error { _, err := db.RedeemCode(ctx, key, time.Now()); return err },
-			"DeleteSigningKey":     func() error { return db.DeleteSigningKey(ctx, key) },
-			"Signup":               func() error { _, err := db.Signup(ctx, key); return err },
-			"PinnedSub":            func() error { _, err := db.PinnedSub(ctx, key); return err },
+			"App":              func() error { _, err := db.App(ctx, key); return err },
+			"AppByRP":          func() error { _, err := db.AppByRP(ctx, key); return err },
+			"SigninProgress":   func() error { _, err := db.SigninProgress(ctx, key); return err },
+			"Code":             func() error { _, err := db.Code(ctx, key, time.Now()); return err },
+			"RedeemCode":       func() error { _, err := db.RedeemCode(ctx, key, time.Now()); return err },
+			"DeleteSigningKey": func() error { return db.DeleteSigningKey(ctx, key) },
+			"Signup":           func() error { _, err := db.Signup(ctx, key); return err },
+			"PinnedSub":        func() error { _, err := db.PinnedSub(ctx, key); return err },
 		}
 		for name, read := range reads {
 			if err := read(); !errors.Is(err, record.ErrNotFound) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -82,38 +83,54 @@ func (db *DB) RevokeSigningKey(ctx context.Context, id string, replacement *reco
 	return db.failRead(ctx, fmt.Sprintf("signing key %q", id), err)
 }
 
-// signinColumns are the columns scanSignin reads, in its order.
-const signinColumns = "id, client_id, redirect_uri, response_type, response_mode, scope, state, nonce, code_challenge, signal, expires_ns"
+// progressColumns are the columns scanProgress reads, in its order.
+const progressColumns = "id, state, subject, verification_level, auth_ns, expires_ns"
 
-// CreateSigninRequest stores r; an existing ID wraps record.ErrExists.
-func (db *DB) CreateSigninRequest(ctx context.Context, r record.SigninRequest) error {
-	ctx, cancel := db.deadline(ctx, callTimeout)
-	defer cancel()
-	_, err := db.pool.Exec(ctx, "INSERT INTO signin_requests ("+signinColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-		r.ID, r.ClientID, r.RedirectURI, r.ResponseType, r.ResponseMode, r.Scope, r.State, r.Nonce, r.CodeChallenge, r.Signal, unixNano(r.ExpiresAt))
-	return db.fail(ctx, err)
+func scanProgress(row pgx.CollectableRow) (p record.SigninProgress, err error) {
+	err = row.Scan(&p.ID, &p.State, &p.Subject, &p.VerificationLevel, (*unixNano)(&p.AuthTime), (*unixNano)(&p.ExpiresAt))
+	return p, err
 }
 
-// ConsumeSigninRequest deletes the request and returns it if it has not
-// expired at now; an unknown or expired request wraps record.ErrNotFound
-// (an expired one is deleted all the same). DELETE … RETURNING hands the
-// row to exactly one of concurrent consumers.
-func (db *DB) ConsumeSigninRequest(ctx context.Context, id string, now time.Time) (record.SigninRequest, error) {
+// SigninProgress returns the progress of a sign-in request, or an error
+// wrapping record.ErrNotFound when nothing was recorded for it.
+func (db *DB) SigninProgress(ctx context.Context, id string) (record.SigninProgress, error) {
 	ctx, cancel := db.deadline(ctx, callTimeout)
 	defer cancel()
-	rows := db.query(ctx, "DELETE FROM signin_requests WHERE id = $1 RETURNING "+signinColumns, id)
-	r, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (r record.SigninRequest, err error) {
-		err = row.Scan(&r.ID, &r.ClientID, &r.RedirectURI, &r.ResponseType, &r.ResponseMode, &r.Scope,
-			&r.State, &r.Nonce, &r.CodeChallenge, &r.Signal, (*unixNano)(&r.ExpiresAt))
-		return r, err
+	p, err := pgx.CollectOneRow(db.query(ctx, "SELECT "+progressColumns+" FROM signin_progress WHERE id = $1", id), scanProgress)
+	return p, db.failRead(ctx, fmt.Sprintf("sign-in %q", id), err)
+}
+
+// AdvanceSignin stores p if the request's current state ("" when nothing
+// is recorded) is one of from, and returns the previous progress;
+// otherwise it stores nothing and returns the current progress with an
+// error wrapping record.ErrExists. The placeholder row (state "") makes
+// the row exist so that FOR UPDATE serializes concurrent transitions; ON
+// CONFLICT DO NOTHING waits for a concurrent insert of the same id.
+func (db *DB) AdvanceSignin(ctx context.Context, p record.SigninProgress, from ...string) (prev record.SigninProgress, err error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
+	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO signin_progress (`+progressColumns+`) VALUES ($1, '', '', '', $2, $3)
+			ON CONFLICT (id) DO NOTHING`, p.ID, unixNano{}, unixNano(p.ExpiresAt))
+		if err != nil {
+			return err
+		}
+		rows, _ := tx.Query(ctx, "SELECT "+progressColumns+" FROM signin_progress WHERE id = $1 FOR UPDATE", p.ID)
+		prev, err = pgx.CollectOneRow(rows, scanProgress)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(from, prev.State) {
+			return fmt.Errorf("store: sign-in %q is %q: %w", p.ID, prev.State, record.ErrExists)
+		}
+		_, err = tx.Exec(ctx, `UPDATE signin_progress SET state = $2, subject = $3, verification_level = $4, auth_ns = $5, expires_ns = $6 WHERE id = $1`,
+			p.ID, p.State, p.Subject, p.VerificationLevel, unixNano(p.AuthTime), unixNano(p.ExpiresAt))
+		return err
 	})
-	switch {
-	case err != nil:
-		return record.SigninRequest{}, db.failRead(ctx, fmt.Sprintf("sign-in request %q", id), err)
-	case !now.Before(r.ExpiresAt):
-		return record.SigninRequest{}, fmt.Errorf("store: sign-in request %q expired: %w", id, record.ErrNotFound)
+	if errors.Is(err, record.ErrExists) {
+		return prev, err
 	}
-	return r, nil
+	return prev, db.fail(ctx, err)
 }
 
 // UseProofOnce records key; a key recorded before wraps record.ErrExists
@@ -136,6 +153,31 @@ func (db *DB) SaveCode(ctx context.Context, c record.AuthCode) error {
 		c.ID, c.GrantID, c.ClientID, c.RedirectURI, c.Scope, c.Nonce, c.CodeChallenge, c.Subject, c.VerificationLevel,
 		unixNano(c.AuthTime), unixNano(c.ExpiresAt), unixNano(c.RetainUntil))
 	return db.fail(ctx, err)
+}
+
+// Code returns a code without redeeming it if it was never redeemed and
+// now is before its ExpiresAt. A redeemed code is returned with an error
+// wrapping record.ErrCodeReused (nothing is revoked); an unknown or
+// expired one wraps record.ErrNotFound.
+func (db *DB) Code(ctx context.Context, id string, now time.Time) (record.AuthCode, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
+	var redeemed bool
+	rows := db.query(ctx, "SELECT redeemed, "+codeColumns+" FROM auth_codes WHERE id = $1", id)
+	c, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (c record.AuthCode, err error) {
+		err = row.Scan(&redeemed, &c.ID, &c.GrantID, &c.ClientID, &c.RedirectURI, &c.Scope, &c.Nonce, &c.CodeChallenge, &c.Subject,
+			&c.VerificationLevel, (*unixNano)(&c.AuthTime), (*unixNano)(&c.ExpiresAt), (*unixNano)(&c.RetainUntil))
+		return c, err
+	})
+	switch {
+	case err != nil:
+		return record.AuthCode{}, db.failRead(ctx, fmt.Sprintf("code %q", id), err)
+	case redeemed:
+		return c, fmt.Errorf("store: code %q: %w", id, record.ErrCodeReused)
+	case c.ExpiresAt.UnixNano() <= bound(now):
+		return record.AuthCode{}, fmt.Errorf("store: code %q expired: %w", id, record.ErrNotFound)
+	}
+	return c, nil
 }
 
 // RedeemCode marks the code redeemed and returns it. A code redeemed
@@ -185,7 +227,7 @@ func (db *DB) PruneExpired(ctx context.Context, now time.Time) error {
 	defer cancel()
 	var b pgx.Batch
 	for _, sql := range []string{
-		"DELETE FROM signin_requests WHERE expires_ns <= $1",
+		"DELETE FROM signin_progress WHERE expires_ns <= $1",
 		"DELETE FROM spent_proofs WHERE expires_ns <= $1",
 		"DELETE FROM auth_codes WHERE retain_ns <= $1",
 		"DELETE FROM revoked_grants WHERE retain_ns <= $1",

@@ -20,10 +20,11 @@ type OIDCBackend interface {
 	AddSigningKey(ctx context.Context, k record.SigningKey, pendingAfter time.Time) error
 	DeleteSigningKey(ctx context.Context, id string) error
 	RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error
-	CreateSigninRequest(ctx context.Context, r record.SigninRequest) error
-	ConsumeSigninRequest(ctx context.Context, id string, now time.Time) (record.SigninRequest, error)
+	SigninProgress(ctx context.Context, id string) (record.SigninProgress, error)
+	AdvanceSignin(ctx context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error)
 	UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error
 	SaveCode(ctx context.Context, c record.AuthCode) error
+	Code(ctx context.Context, id string, now time.Time) (record.AuthCode, error)
 	RedeemCode(ctx context.Context, id string, now time.Time) (record.AuthCode, error)
 	IsGrantRevoked(ctx context.Context, grantID string) (bool, error)
 	PruneExpired(ctx context.Context, now time.Time) error
@@ -41,10 +42,11 @@ func RunOIDC(t *testing.T, open OIDCOpener) {
 		{"SigningKeys", testSigningKeys},
 		{"ConcurrentFirstKey", testConcurrentFirstKey},
 		{"RevokeSigningKey", testRevokeSigningKey},
-		{"SigninRequests", testSigninRequests},
-		{"ConcurrentConsume", testConcurrentConsume},
+		{"SigninProgress", testSigninProgress},
+		{"ConcurrentAdvance", testConcurrentAdvance},
 		{"ProofsOnce", testProofsOnce},
 		{"Codes", testCodes},
+		{"CodeLookup", testCodeLookup},
 		{"ConcurrentRedeem", testConcurrentRedeem},
 		{"PruneExpired", testPruneExpired},
 		{"OIDCReopen", testOIDCReopen},
@@ -63,12 +65,17 @@ func oidcEqualKeys(a, b record.SigningKey) bool {
 	return a.ID == b.ID && slices.Equal(a.PrivateKey, b.PrivateKey) && a.CreatedAt.Equal(b.CreatedAt) && a.ActivateAt.Equal(b.ActivateAt)
 }
 
-func oidcSignin(n int) record.SigninRequest {
-	return record.SigninRequest{
-		ID: fmt.Sprintf("%064x", n), ClientID: "app_1", RedirectURI: "https://rp.example/cb",
-		ResponseType: "code id_token", ResponseMode: "form_post", Scope: "openid email",
-		State: "s", Nonce: "n", CodeChallenge: "c", Signal: "sig", ExpiresAt: oidcT0.Add(10 * time.Minute),
+func oidcProgress(n int, state string) record.SigninProgress {
+	p := record.SigninProgress{ID: fmt.Sprintf("%064x", n), State: state, ExpiresAt: oidcT0.Add(10 * time.Minute)}
+	if state == record.SigninApproved || state == record.SigninFinished {
+		p.Subject, p.VerificationLevel, p.AuthTime = "0x01", "orb", oidcT0.Add(time.Second)
 	}
+	return p
+}
+
+func oidcEqualProgress(a, b record.SigninProgress) bool {
+	return a.ID == b.ID && a.State == b.State && a.Subject == b.Subject && a.VerificationLevel == b.VerificationLevel &&
+		a.AuthTime.Equal(b.AuthTime) && a.ExpiresAt.Equal(b.ExpiresAt)
 }
 
 func oidcCode(n int) record.AuthCode {
@@ -155,52 +162,72 @@ func testConcurrentFirstKey(t *testing.T, open OIDCOpener) {
 	}
 }
 
-func testSigninRequests(t *testing.T, open OIDCOpener) {
+func testSigninProgress(t *testing.T, open OIDCOpener) {
 	b, _ := open(t)
 	ctx := context.Background()
-	r := oidcSignin(1)
-	if err := b.CreateSigninRequest(ctx, r); err != nil {
-		t.Fatal(err)
+	id := oidcProgress(1, "").ID
+	if _, err := b.SigninProgress(ctx, id); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("nothing recorded: %v, want ErrNotFound", err)
 	}
-	if err := b.CreateSigninRequest(ctx, r); !errors.Is(err, record.ErrExists) {
-		t.Fatalf("duplicate: %v, want ErrExists", err)
+	scanned := oidcProgress(1, record.SigninScanned)
+	if prev, err := b.AdvanceSignin(ctx, scanned, "", record.SigninScanned); err != nil || prev.State != "" {
+		t.Fatalf("scan: %+v, %v", prev, err)
 	}
-	got, err := b.ConsumeSigninRequest(ctx, r.ID, oidcT0)
-	if err != nil || !got.ExpiresAt.Equal(r.ExpiresAt) {
-		t.Fatalf("consume: %+v, %v", got, err)
+	if prev, err := b.AdvanceSignin(ctx, scanned, "", record.SigninScanned); err != nil || prev.State != record.SigninScanned {
+		t.Fatalf("second scan: %+v, %v", prev, err)
 	}
-	got.ExpiresAt = r.ExpiresAt
-	if got != r {
-		t.Fatalf("consume = %+v, want %+v", got, r)
+	approved := oidcProgress(1, record.SigninApproved)
+	if prev, err := b.AdvanceSignin(ctx, approved, "", record.SigninScanned); err != nil || !oidcEqualProgress(prev, scanned) {
+		t.Fatalf("approve: %+v, %v", prev, err)
 	}
-	if _, err := b.ConsumeSigninRequest(ctx, r.ID, oidcT0); !errors.Is(err, record.ErrNotFound) {
-		t.Fatalf("second consume: %v, want ErrNotFound", err)
+	// A replayed approval and a late cancel find it approved and change nothing.
+	for _, p := range []record.SigninProgress{approved, oidcProgress(1, record.SigninCancelled)} {
+		cur, err := b.AdvanceSignin(ctx, p, "", record.SigninScanned)
+		if !errors.Is(err, record.ErrExists) || !oidcEqualProgress(cur, approved) {
+			t.Fatalf("advance %s from approved: %+v, %v; want the approval and ErrExists", p.State, cur, err)
+		}
 	}
-	expired := oidcSignin(2)
-	if err := b.CreateSigninRequest(ctx, expired); err != nil {
-		t.Fatal(err)
+	if got, err := b.SigninProgress(ctx, id); err != nil || !oidcEqualProgress(got, approved) {
+		t.Fatalf("read: %+v, %v", got, err)
 	}
-	if _, err := b.ConsumeSigninRequest(ctx, expired.ID, expired.ExpiresAt); !errors.Is(err, record.ErrNotFound) {
-		t.Fatalf("consume at expiry: %v, want ErrNotFound", err)
+	finished := oidcProgress(1, record.SigninFinished)
+	if prev, err := b.AdvanceSignin(ctx, finished, record.SigninApproved); err != nil || !oidcEqualProgress(prev, approved) {
+		t.Fatalf("finish: %+v, %v", prev, err)
 	}
-	if _, err := b.ConsumeSigninRequest(ctx, expired.ID, oidcT0); !errors.Is(err, record.ErrNotFound) {
-		t.Fatalf("an expired request survives its consumption: %v", err)
+	if _, err := b.AdvanceSignin(ctx, finished, record.SigninApproved); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("second finish: %v, want ErrExists", err)
+	}
+	// A request never acted on cannot be finished, and a failed advance
+	// leaves nothing behind.
+	other := oidcProgress(2, record.SigninFinished)
+	if _, err := b.AdvanceSignin(ctx, other, record.SigninApproved); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("finish unknown: %v, want ErrExists", err)
+	}
+	if _, err := b.SigninProgress(ctx, other.ID); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("a refused advance stored something: %v", err)
 	}
 }
 
-func testConcurrentConsume(t *testing.T, open OIDCOpener) {
+func testConcurrentAdvance(t *testing.T, open OIDCOpener) {
 	b, _ := open(t)
 	ctx := context.Background()
-	r := oidcSignin(1)
-	if err := b.CreateSigninRequest(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	n := oidcRace(t, func(int) error {
-		_, err := b.ConsumeSigninRequest(ctx, r.ID, oidcT0)
+	n := oidcRace(t, func(i int) error {
+		p := oidcProgress(1, record.SigninApproved)
+		if i%2 == 1 {
+			p = oidcProgress(1, record.SigninCancelled)
+		}
+		_, err := b.AdvanceSignin(ctx, p, "", record.SigninScanned)
 		return err
-	}, oidcIsErr(record.ErrNotFound))
+	}, oidcIsErr(record.ErrExists))
 	if n != 1 {
-		t.Fatalf("%d consumptions succeeded", n)
+		t.Fatalf("%d transitions out of pending succeeded", n)
+	}
+	n = oidcRace(t, func(int) error {
+		_, err := b.AdvanceSignin(ctx, oidcProgress(1, record.SigninFinished), record.SigninApproved, record.SigninCancelled)
+		return err
+	}, oidcIsErr(record.ErrExists))
+	if n != 1 {
+		t.Fatalf("%d finishes succeeded", n)
 	}
 }
 
@@ -264,6 +291,39 @@ func testCodes(t *testing.T, open OIDCOpener) {
 	}
 }
 
+// testCodeLookup: Code reads without redeeming or revoking, so a /token
+// call that fails its checks consumes nothing.
+func testCodeLookup(t *testing.T, open OIDCOpener) {
+	b, _ := open(t)
+	ctx := context.Background()
+	c := oidcCode(1)
+	if err := b.SaveCode(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Code(ctx, oidcCode(9).ID, oidcT0); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("unknown code: %v, want ErrNotFound", err)
+	}
+	for range 2 {
+		got, err := b.Code(ctx, c.ID, oidcT0)
+		if err != nil || got.GrantID != c.GrantID || got.CodeChallenge != c.CodeChallenge || !got.ExpiresAt.Equal(c.ExpiresAt) {
+			t.Fatalf("lookup: %+v, %v", got, err)
+		}
+	}
+	if _, err := b.Code(ctx, c.ID, c.ExpiresAt); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("lookup at expiry: %v, want ErrNotFound", err)
+	}
+	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); err != nil {
+		t.Fatalf("redeem after lookups: %v", err)
+	}
+	got, err := b.Code(ctx, c.ID, c.ExpiresAt.Add(time.Minute))
+	if !errors.Is(err, record.ErrCodeReused) || got.GrantID != c.GrantID || got.ClientID != c.ClientID {
+		t.Fatalf("lookup of a redeemed code: %+v, %v; want it with ErrCodeReused", got, err)
+	}
+	if revoked, _ := b.IsGrantRevoked(ctx, c.GrantID); revoked {
+		t.Fatal("a lookup revoked the grant")
+	}
+}
+
 func testConcurrentRedeem(t *testing.T, open OIDCOpener) {
 	b, _ := open(t)
 	ctx := context.Background()
@@ -286,10 +346,11 @@ func testConcurrentRedeem(t *testing.T, open OIDCOpener) {
 func testPruneExpired(t *testing.T, open OIDCOpener) {
 	b, _ := open(t)
 	ctx := context.Background()
-	r, c, live := oidcSignin(1), oidcCode(1), oidcCode(2)
+	r, c, live := oidcProgress(1, record.SigninScanned), oidcCode(1), oidcCode(2)
 	live.RetainUntil = oidcT0.Add(24 * time.Hour)
+	_, err := b.AdvanceSignin(ctx, r, "")
 	for _, err := range []error{
-		b.CreateSigninRequest(ctx, r), b.UseProofOnce(ctx, "p", oidcT0.Add(10*time.Minute)),
+		err, b.UseProofOnce(ctx, "p", oidcT0.Add(10*time.Minute)),
 		b.SaveCode(ctx, c), b.SaveCode(ctx, live),
 	} {
 		if err != nil {
@@ -312,8 +373,8 @@ func testPruneExpired(t *testing.T, open OIDCOpener) {
 	if err := b.PruneExpired(ctx, c.RetainUntil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.ConsumeSigninRequest(ctx, r.ID, oidcT0); !errors.Is(err, record.ErrNotFound) {
-		t.Fatalf("expired request kept: %v", err)
+	if _, err := b.SigninProgress(ctx, r.ID); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("expired sign-in progress kept: %v", err)
 	}
 	if err := b.UseProofOnce(ctx, "p", oidcT0); err != nil {
 		t.Fatalf("expired proof kept: %v", err)
@@ -332,9 +393,10 @@ func testPruneExpired(t *testing.T, open OIDCOpener) {
 func testOIDCReopen(t *testing.T, open OIDCOpener) {
 	b, reopen := open(t)
 	ctx := context.Background()
-	k, r, c := oidcKey(1, oidcT0), oidcSignin(1), oidcCode(1)
+	k, r, c := oidcKey(1, oidcT0), oidcProgress(1, record.SigninApproved), oidcCode(1)
+	_, err := b.AdvanceSignin(ctx, r, "")
 	for _, err := range []error{
-		b.AddSigningKey(ctx, k, time.Time{}), b.CreateSigninRequest(ctx, r),
+		b.AddSigningKey(ctx, k, time.Time{}), err,
 		b.UseProofOnce(ctx, "p", oidcT0.Add(time.Hour)), b.SaveCode(ctx, c),
 	} {
 		if err != nil {
@@ -358,8 +420,8 @@ func testOIDCReopen(t *testing.T, open OIDCOpener) {
 	if revoked, err := b.IsGrantRevoked(ctx, c.GrantID); err != nil || !revoked {
 		t.Fatalf("revocation forgotten: %v, %v", revoked, err)
 	}
-	if _, err := b.ConsumeSigninRequest(ctx, r.ID, oidcT0); err != nil {
-		t.Fatalf("request forgotten: %v", err)
+	if got, err := b.SigninProgress(ctx, r.ID); err != nil || !oidcEqualProgress(got, r) {
+		t.Fatalf("sign-in progress after reopen: %+v, %v", got, err)
 	}
 }
 

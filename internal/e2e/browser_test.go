@@ -1,0 +1,470 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/chromedp"
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+
+	"worldid/admin"
+	"worldid/internal/wallet"
+)
+
+// The sign-in of a person in a real browser (oidc doc.go "Wait page"):
+// headless Chromium opens a tiny relying party's login link, lands on the
+// wait page, and must reach the relying party's callback by itself once
+// the wallet (played by this test with package wallet) approves.
+
+// browserPath finds Chromium or Chrome: WORLDID_TEST_BROWSER, else the
+// usual names on PATH.
+func browserPath(t *testing.T) string {
+	if p := os.Getenv("WORLDID_TEST_BROWSER"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium or Chrome found: install Debian's chromium (.ci/run does) or set WORLDID_TEST_BROWSER; the browser sign-in test needs one")
+	return ""
+}
+
+// testRP is a relying party as a web developer writes one: the state,
+// nonce and PKCE verifier live in its own cookie; its callback takes the
+// query (code flow) or a form post, redeems the code and shows who signed
+// in.
+type testRP struct {
+	srv      *httptest.Server
+	oauth    oauth2.Config
+	verifier *oidc.IDTokenVerifier
+	mu       sync.Mutex
+	subs     []string // subjects of completed sign-ins
+}
+
+const rpCookie = "rp_login"
+
+func newTestRP(t *testing.T, ctx context.Context, p *serverProc) *testRP {
+	rp := &testRP{}
+	mux := http.NewServeMux()
+	rp.srv = httptest.NewServer(mux)
+	t.Cleanup(rp.srv.Close)
+	app, err := p.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "Browser RP", RedirectURIs: []string{rp.srv.URL + "/callback"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	provider, err := oidc.NewProvider(ctx, p.public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp.verifier = provider.Verifier(&oidc.Config{ClientID: app.AppID})
+	rp.oauth = oauth2.Config{ClientID: app.AppID, ClientSecret: app.ClientSecret, Endpoint: provider.Endpoint(),
+		RedirectURL: rp.srv.URL + "/callback", Scopes: []string{oidc.ScopeOpenID, "email"}}
+	mux.HandleFunc("GET /login", rp.login)
+	mux.HandleFunc("/callback", rp.callback)
+	return rp
+}
+
+func (rp *testRP) login(w http.ResponseWriter, r *http.Request) {
+	state, nonce, verifier := rand.Text(), rand.Text(), oauth2.GenerateVerifier()
+	http.SetCookie(w, &http.Cookie{Name: rpCookie, Value: state + "." + nonce + "." + verifier, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	opts := []oauth2.AuthCodeOption{oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)}
+	if mode := r.URL.Query().Get("mode"); mode != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("response_mode", mode))
+	}
+	http.Redirect(w, r, rp.oauth.AuthCodeURL(state, opts...), http.StatusFound)
+}
+
+func (rp *testRP) callback(w http.ResponseWriter, r *http.Request) {
+	sub, err := rp.finish(r)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err != nil {
+		fmt.Fprintf(w, `<!doctype html><p id="rp-error">%s</p>`, html.EscapeString(err.Error()))
+		return
+	}
+	rp.mu.Lock()
+	rp.subs = append(rp.subs, sub)
+	rp.mu.Unlock()
+	fmt.Fprintf(w, `<!doctype html><p id="signed-in">%s</p>`, html.EscapeString(sub))
+}
+
+func (rp *testRP) finish(r *http.Request) (string, error) {
+	if err := r.ParseForm(); err != nil {
+		return "", err
+	}
+	c, err := r.Cookie(rpCookie)
+	if err != nil {
+		return "", fmt.Errorf("no login cookie: %v", err)
+	}
+	parts := strings.Split(c.Value, ".")
+	if len(parts) != 3 || r.Form.Get("state") != parts[0] {
+		return "", fmt.Errorf("state %q does not match the login cookie", r.Form.Get("state"))
+	}
+	if e := r.Form.Get("error"); e != "" {
+		return "", fmt.Errorf("error=%s", e)
+	}
+	tok, err := rp.oauth.Exchange(r.Context(), r.Form.Get("code"), oauth2.VerifierOption(parts[2]))
+	if err != nil {
+		return "", err
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	idt, err := rp.verifier.Verify(r.Context(), raw)
+	if err != nil {
+		return "", err
+	}
+	if idt.Nonce != parts[1] {
+		return "", fmt.Errorf("nonce %q", idt.Nonce)
+	}
+	return idt.Subject, nil
+}
+
+// browserEnv is a server, a wallet enrolled in both trees, a relying party
+// and a running browser.
+type browserEnv struct {
+	ctx     context.Context
+	p       *serverProc
+	w       *wallet.Wallet
+	rp      *testRP
+	browser context.Context // the first tab; new tabs get their own cookie jar
+}
+
+func newBrowserEnv(t *testing.T, serveFlags ...string) *browserEnv {
+	exe := browserPath(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	p := startProc(t, hardenedDataDir(t), serveFlags...)
+	t.Cleanup(func() { p.stop(t) })
+	e := &browserEnv{ctx: ctx, p: p, w: keyedWallet(t, ctx, p, [2]string{"orb", "production"}, [2]string{"device", "production"})}
+	e.rp = newTestRP(t, ctx, p)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	browser, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	e.browser = browser
+	return e
+}
+
+// tab opens a tab in a browser context of its own (its own cookies), and
+// records what the console says about the Content Security Policy.
+func (e *browserEnv) tab(t *testing.T) (context.Context, func() []string) {
+	ctx, cancel := chromedp.NewContext(e.browser, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	var mu sync.Mutex
+	var violations []string
+	chromedp.Listen(ctx, func(ev any) {
+		if ev, ok := ev.(*cdplog.EventEntryAdded); ok && strings.Contains(ev.Entry.Text, "Content Security Policy") {
+			mu.Lock()
+			violations = append(violations, ev.Entry.Text)
+			mu.Unlock()
+		}
+	})
+	if _, err := chromedp.Call(ctx, cdplog.Enable, struct{}{}); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), violations...)
+	}
+}
+
+// waitPage opens the relying party's login link and returns the wait
+// page's URL and wallet link.
+func (e *browserEnv) waitPage(t *testing.T, tab context.Context, mode string) (waitURL, link string) {
+	t.Helper()
+	login := e.rp.srv.URL + "/login"
+	if mode != "" {
+		login += "?mode=" + mode
+	}
+	if err := chromedp.Do(tab, chromedp.Navigate(login), chromedp.WaitVisible(chromedp.ID("match-code"))); err != nil {
+		t.Fatalf("wait page: %v", err)
+	}
+	waitURL, err := chromedp.Run(tab, chromedp.Location())
+	if err != nil || !strings.HasPrefix(waitURL, e.p.public+"/authorize/wait?r=") {
+		t.Fatalf("the browser is at %q (%v)", waitURL, err)
+	}
+	href, err := chromedp.Run(tab, chromedp.AttributeValue(chromedp.ID("wallet-link"), "href"))
+	if err != nil || !strings.HasPrefix(href.Value, "worldid://signin?") {
+		t.Fatalf("wallet link %q: %v", href.Value, err)
+	}
+	e.checkQR(t, tab, href.Value)
+	return waitURL, href.Value
+}
+
+// checkQR decodes the page's QR code (the SVG's unit squares, rendered
+// and read by zbarimg when it is installed) and compares it with the link.
+func (e *browserEnv) checkQR(t *testing.T, tab context.Context, link string) {
+	t.Helper()
+	d, err := chromedp.Run(tab, chromedp.AttributeValue(chromedp.CSS("#qr path"), "d"))
+	if err != nil || !d.Exists {
+		t.Fatalf("no QR code on the wait page: %v", err)
+	}
+	zbar, err := exec.LookPath("zbarimg")
+	if err != nil {
+		return
+	}
+	img := filepath.Join(t.TempDir(), "qr.pgm")
+	if err := os.WriteFile(img, svgPathPGM(t, d.Value), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(zbar, "--raw", "-q", "-Sbinary", img).Output()
+	if got := strings.TrimSuffix(string(out), "\n"); err != nil || got != link {
+		t.Fatalf("the QR code reads %q (%v), the link is %q", got, err, link)
+	}
+}
+
+// svgPathPGM renders the path "M<x> <y>h1v1h-1z…" at 4 pixels a module.
+func svgPathPGM(t *testing.T, d string) []byte {
+	t.Helper()
+	var xs, ys []int
+	size := 0
+	for _, sq := range strings.Split(strings.TrimSuffix(d, "z"), "z") {
+		var x, y int
+		if _, err := fmt.Sscanf(sq, "M%d %dh1v1h-1", &x, &y); err != nil {
+			t.Fatalf("QR path element %q: %v", sq, err)
+		}
+		xs, ys = append(xs, x), append(ys, y)
+		size = max(size, x+1+4, y+1+4) // the symbol's quiet zone is 4 modules
+	}
+	const scale = 4
+	n := size * scale
+	img := make([]byte, n*n)
+	for i := range img {
+		img[i] = 255
+	}
+	for i := range xs {
+		for py := ys[i] * scale; py < (ys[i]+1)*scale; py++ {
+			for px := xs[i] * scale; px < (xs[i]+1)*scale; px++ {
+				img[py*n+px] = 0
+			}
+		}
+	}
+	return append([]byte(fmt.Sprintf("P5 %d %d 255\n", n, n)), img...)
+}
+
+// signedIn waits until the tab shows the relying party's signed-in page.
+func signedIn(t *testing.T, tab context.Context) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("signed-in"))); err != nil {
+		loc, _ := chromedp.Run(tab, chromedp.Location())
+		body, _ := chromedp.Run(tab, chromedp.OuterHTML(chromedp.CSS("body")))
+		t.Fatalf("the browser did not reach the relying party's callback: %v; at %s: %.500s", err, loc, body)
+	}
+	sub, err := chromedp.Run(tab, chromedp.Text(chromedp.ID("signed-in")))
+	if err != nil || !strings.HasPrefix(sub, "0x") {
+		t.Fatalf("signed in as %q: %v", sub, err)
+	}
+	return sub
+}
+
+func TestBrowserSignIn(t *testing.T) {
+	e := newBrowserEnv(t)
+	// Without -simulator there is no simulator, even for loopback.
+	if r := call(http.MethodGet, e.p.public+"/simulator?link=worldid://signin", "", "")(t); r.status != http.StatusNotFound {
+		t.Fatalf("simulator without -simulator: %d", r.status)
+	}
+
+	t.Run("code flow lands on the callback by itself", func(t *testing.T) {
+		tab, violations := e.tab(t)
+		_, link := e.waitPage(t, tab, "")
+		code, err := e.w.Approve(e.ctx, link, "orb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page, _ := chromedp.Run(tab, chromedp.Text(chromedp.ID("match-code"))); page != code {
+			t.Errorf("the page shows match code %q, the wallet %q", page, code)
+		}
+		if sim, _ := chromedp.Run(tab, chromedp.Evaluate[bool](`document.getElementById("simulator") !== null`)); sim {
+			t.Error("the wait page offers the simulator without -simulator")
+		}
+		signedIn(t, tab)
+		if v := violations(); len(v) > 0 {
+			t.Errorf("CSP violations: %q", v)
+		}
+	})
+
+	t.Run("form_post under the CSP", func(t *testing.T) {
+		tab, violations := e.tab(t)
+		_, link := e.waitPage(t, tab, "form_post")
+		if _, err := e.w.Approve(e.ctx, link, "device"); err != nil {
+			t.Fatal(err)
+		}
+		signedIn(t, tab)
+		if v := violations(); len(v) > 0 {
+			t.Errorf("CSP violations: %q", v)
+		}
+	})
+
+	t.Run("without JavaScript the page refreshes itself", func(t *testing.T) {
+		tab, _ := e.tab(t)
+		if _, err := chromedp.Call(tab, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+			t.Fatal(err)
+		}
+		_, link := e.waitPage(t, tab, "")
+		if _, err := e.w.Approve(e.ctx, link, "orb"); err != nil {
+			t.Fatal(err)
+		}
+		signedIn(t, tab)
+	})
+
+	t.Run("a second browser cannot finish", func(t *testing.T) {
+		owner, _ := e.tab(t)
+		waitURL, link := e.waitPage(t, owner, "")
+		// The owner looks away, so that it does not finish first.
+		if err := chromedp.Do(owner, chromedp.Navigate("about:blank")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.w.Approve(e.ctx, link, "orb"); err != nil {
+			t.Fatal(err)
+		}
+		other, _ := e.tab(t)
+		if err := chromedp.Do(other, chromedp.Navigate(waitURL), chromedp.WaitVisible(chromedp.ID("error-detail"))); err != nil {
+			t.Fatal(err)
+		}
+		if text, _ := chromedp.Run(other, chromedp.Text(chromedp.ID("error-detail"))); !strings.Contains(text, "another browser") {
+			t.Fatalf("the second browser sees %q", text)
+		}
+		e.rp.mu.Lock()
+		before := len(e.rp.subs)
+		e.rp.mu.Unlock()
+		if err := chromedp.Do(owner, chromedp.Navigate(waitURL)); err != nil {
+			t.Fatal(err)
+		}
+		signedIn(t, owner)
+		e.rp.mu.Lock()
+		defer e.rp.mu.Unlock()
+		if len(e.rp.subs) != before+1 {
+			t.Fatalf("%d sign-ins completed, want 1", len(e.rp.subs)-before)
+		}
+	})
+
+	t.Run("cancel returns access_denied", func(t *testing.T) {
+		tab, _ := e.tab(t)
+		_, link := e.waitPage(t, tab, "")
+		if err := chromedp.Do(tab, chromedp.Click(chromedp.ID("cancel")), chromedp.WaitVisible(chromedp.ID("rp-error"))); err != nil {
+			t.Fatal(err)
+		}
+		if text, _ := chromedp.Run(tab, chromedp.Text(chromedp.ID("rp-error"))); text != "error=access_denied" {
+			t.Fatalf("the relying party got %q", text)
+		}
+		if _, err := e.w.Approve(e.ctx, link, "orb"); err == nil || !strings.Contains(err.Error(), "cancelled") {
+			t.Fatalf("a wallet approval after cancel: %v", err)
+		}
+	})
+}
+
+// TestBrowserExpiredRequest lets a request expire on the in-process
+// provider's clock: the wait page turns into a clear page whose link
+// starts the same sign-in again.
+func TestBrowserExpiredRequest(t *testing.T) {
+	exe := browserPath(t)
+	h := newSigninHarness(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	tab, cancelTab := chromedp.NewContext(alloc)
+	defer cancelTab()
+	if err := chromedp.Do(tab, chromedp.Navigate(h.authorizeURL()), chromedp.WaitVisible(chromedp.ID("match-code"))); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := chromedp.Run(tab, chromedp.Text(chromedp.ID("match-code")))
+	h.clock.Add(11 * time.Minute)
+	// The polling script notices by itself.
+	if err := chromedp.Do(tab, chromedp.WaitVisible(chromedp.ID("restart"))); err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := chromedp.Run(tab, chromedp.Text(chromedp.CSS("h1"))); !strings.Contains(text, "expired") {
+		t.Fatalf("expired page heading %q", text)
+	}
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.ID("restart")), chromedp.WaitVisible(chromedp.ID("match-code"))); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := chromedp.Run(tab, chromedp.Text(chromedp.ID("match-code")))
+	loc, _ := chromedp.Run(tab, chromedp.Location())
+	u, err := url.Parse(loc)
+	if err != nil || u.Path != "/authorize/wait" || second == first {
+		t.Fatalf("starting again led to %s with match code %q (was %q)", loc, second, first)
+	}
+}
+
+// TestBrowserSimulator clicks through the developer simulator: an invalid
+// proof is refused and the waiting tab keeps waiting; a test identity's
+// approval sends the waiting tab to the relying party by itself.
+func TestBrowserSimulator(t *testing.T) {
+	e := newBrowserEnv(t, "-simulator")
+	if out := strings.Join(e.p.startup, "\n"); !strings.Contains(out, "WARNING: -simulator is ON") {
+		t.Errorf("no start-up warning:\n%s", out)
+	}
+	// A client that came through a proxy is not served.
+	if r := call(http.MethodGet, e.p.public+"/simulator?link=worldid://signin", "", "", "X-Forwarded-For", "192.0.2.7")(t); r.status != http.StatusNotFound {
+		t.Fatalf("simulator through a proxy: %d", r.status)
+	}
+	waiting, _ := e.tab(t)
+	waitURL, _ := e.waitPage(t, waiting, "")
+	href, err := chromedp.Run(waiting, chromedp.AttributeValue(chromedp.ID("simulator"), "href"))
+	if err != nil || !href.Exists {
+		t.Fatalf("no simulator link on the wait page: %v", err)
+	}
+	sim, _ := e.tab(t)
+	open := func() {
+		t.Helper()
+		if err := chromedp.Do(sim, chromedp.Navigate(e.p.public+href.Value), chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	result := func() string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(sim, time.Minute)
+		defer cancel()
+		if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("result"))); err != nil {
+			t.Fatal(err)
+		}
+		text, _ := chromedp.Run(sim, chromedp.Text(chromedp.ID("result")))
+		return text
+	}
+	open()
+	if err := chromedp.Do(sim, chromedp.Click(chromedp.ID("invalid")), chromedp.Click(chromedp.ID("approve"))); err != nil {
+		t.Fatal(err)
+	}
+	if text := result(); !strings.HasPrefix(text, "Refused:") || !strings.Contains(text, "did not verify") {
+		t.Fatalf("an invalid proof: %q", text)
+	}
+	time.Sleep(2 * time.Second) // two polls
+	if loc, _ := chromedp.Run(waiting, chromedp.Location()); loc != waitURL {
+		t.Fatalf("after a refused proof the waiting tab is at %s", loc)
+	}
+	open()
+	if err := chromedp.Do(sim, chromedp.Click(chromedp.ID("identity-2")), chromedp.Click(chromedp.ID("level-device")), chromedp.Click(chromedp.ID("approve"))); err != nil {
+		t.Fatal(err)
+	}
+	if text := result(); !strings.HasPrefix(text, "Approved as test identity 2 (device)") {
+		t.Fatalf("the simulator says %q", text)
+	}
+	signedIn(t, waiting)
+}

@@ -1,0 +1,71 @@
+package simulator
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestAllowed(t *testing.T) {
+	for _, tc := range []struct {
+		remote string
+		header [2]string
+		ok     bool
+	}{
+		{"127.0.0.1:5000", [2]string{}, true},
+		{"[::1]:5000", [2]string{}, true},
+		{"127.0.0.2:5000", [2]string{}, true},
+		{"10.0.0.1:5000", [2]string{}, false},
+		{"192.0.2.7:5000", [2]string{}, false},
+		{"[2001:db8::1]:5000", [2]string{}, false},
+		{"127.0.0.1:5000", [2]string{"X-Forwarded-For", "192.0.2.7"}, false},
+		{"127.0.0.1:5000", [2]string{"Forwarded", "for=192.0.2.7"}, false},
+		{"127.0.0.1:5000", [2]string{"X-Real-IP", "192.0.2.7"}, false},
+		{"garbage", [2]string{}, false},
+	} {
+		r := httptest.NewRequest(http.MethodGet, Path, nil)
+		r.RemoteAddr = tc.remote
+		if tc.header[0] != "" {
+			r.Header.Set(tc.header[0], tc.header[1])
+		}
+		if got := Allowed(r); got != tc.ok {
+			t.Errorf("%s %v: Allowed = %v", tc.remote, tc.header, got)
+		}
+	}
+}
+
+func TestGuard(t *testing.T) {
+	mux := http.NewServeMux()
+	s, err := New("http://127.0.0.1:1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Register(mux)
+	r := httptest.NewRequest(http.MethodGet, Path+"?link=worldid://signin?request=x", nil)
+	r.RemoteAddr = "192.0.2.7:5000"
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, r)
+	if w.Code != http.StatusNotFound {
+		t.Fatalf("a remote client got %d", w.Code)
+	}
+	r.RemoteAddr = "127.0.0.1:5000"
+	w = httptest.NewRecorder()
+	mux.ServeHTTP(w, r)
+	if w.Code != http.StatusOK || w.Header().Get("Content-Security-Policy") == "" {
+		t.Fatalf("a loopback client got %d", w.Code)
+	}
+}
+
+func TestTestIdentities(t *testing.T) {
+	seen := map[string]bool{}
+	for n := 1; n <= identityCount; n++ {
+		a, b := TestIdentity(n).Commitment(), TestIdentity(n).Commitment()
+		if !a.Equal(&b) {
+			t.Fatalf("test identity %d is not deterministic", n)
+		}
+		seen[a.String()] = true
+	}
+	if len(seen) != identityCount {
+		t.Fatal("test identities repeat")
+	}
+}
