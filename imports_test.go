@@ -38,10 +38,11 @@ func linksGnark(dep string) bool {
 	return dep == "github.com/consensys/gnark" || strings.HasPrefix(dep, "github.com/consensys/gnark/") || dep == proverPkg
 }
 
-// mayLinkGnark: the prover, the wallet, the commands and the wiring (for
-// the first start's setup).
+// mayLinkGnark: the prover, the wallet, the developer simulator (it proves
+// for its test identities), the commands and the wiring (for the first
+// start's setup).
 func mayLinkGnark(pkg string) bool {
-	return slices.Contains([]string{proverPkg, "worldid/internal/wallet", "worldid/internal/cli", "worldid/internal/server"}, pkg)
+	return slices.Contains([]string{proverPkg, "worldid/internal/wallet", "worldid/internal/simulator", "worldid/internal/cli", "worldid/internal/server"}, pkg)
 }
 
 func isStdlib(path string) bool {
@@ -63,7 +64,7 @@ func checkImports(imports map[string][]string) []string {
 
 func forbidden(pkg, dep string) string {
 	if linksGnark(dep) && !mayLinkGnark(pkg) {
-		return "only the prover, the wallet and the CLI link gnark; verifiers use gnark-crypto"
+		return "only the prover, the wallet, the simulator, the commands and the wiring link gnark; verifiers use gnark-crypto"
 	}
 	switch {
 	case hasPkg(cryptoPkgs, pkg):
