@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// Import direction (design.md §2): crypto packages depend only on the
+// Import direction (doc/design.md §2): crypto packages depend only on the
 // standard library, gnark-crypto (semaphore: also x/crypto's legacy Keccak;
 // semaphore/prover: gnark) and lower crypto packages; handlers declare the
 // storage interface they need and never import a backend or each other;

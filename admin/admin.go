@@ -21,7 +21,7 @@ import (
 	"worldid/record"
 )
 
-// maxBody bounds every admin request body (design.md §8).
+// maxBody bounds every admin request body (doc/design.md §8).
 const maxBody = 64 << 10
 
 // Store is the storage the admin API needs.

@@ -124,7 +124,7 @@ func parseCommitments(req *AddIdentityRequest) ([]fr.Element, error) {
 	return out, nil
 }
 
-// parseCommitment parses one commitment (crypto.md §a IDCommitment); 0 is
+// parseCommitment parses one commitment (doc/crypto.md §a IDCommitment); 0 is
 // the empty leaf, which a tree cannot hold.
 func parseCommitment(name, s string) (fr.Element, error) {
 	c, err := field.ParseIDCommitment(s)

@@ -205,7 +205,7 @@ func TestAddIdentitiesBatch(t *testing.T) {
 
 // FuzzParseCommitments: whatever the request, parseCommitments either
 // refuses it or returns 1 to MaxIdentitiesPerRequest non-zero, pairwise
-// distinct elements, each the IDCommitment parse of its input (crypto.md
+// distinct elements, each the IDCommitment parse of its input (doc/crypto.md
 // §a), from exactly one of the two fields. Seeds: the id_commitment
 // vectors of field_element.json, alone, in pairs and in both fields.
 func FuzzParseCommitments(f *testing.F) {

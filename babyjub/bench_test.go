@@ -9,7 +9,7 @@ import (
 	iden3 "github.com/iden3/go-iden3-crypto/babyjub"
 )
 
-// Benchmarks against the peer named in design.md §9: go-iden3-crypto's
+// Benchmarks against the peer named in doc/design.md §9: go-iden3-crypto's
 // EdDSA over BabyJubJub (Poseidon v1 challenge, BLAKE-512 nonce). Compare
 // within one run: go test -run '^$' -bench . -benchmem -count 5 ./babyjub
 

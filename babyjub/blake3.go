@@ -6,7 +6,7 @@ import (
 )
 
 // The subset of BLAKE3 that EdDSA key expansion and nonce derivation need
-// (crypto.md §e "BLAKE3 subset"): the unkeyed hash of a single chunk
+// (doc/crypto.md §e "BLAKE3 subset"): the unkeyed hash of a single chunk
 // (≤ 1024 bytes), read through the extendable output. Constants are from the
 // BLAKE3 specification (BLAKE3-team/BLAKE3, blake3.pdf §2).
 
@@ -35,7 +35,7 @@ func blake3XOF(out, in []byte) {
 	}
 	h := blake3IV
 	flags := uint32(blake3ChunkStart)
-	// crypto.md §e step 3: every block except the last is chained.
+	// doc/crypto.md §e step 3: every block except the last is chained.
 	for len(in) > blake3BlockLen {
 		m := blake3Block(in[:blake3BlockLen])
 		v := blake3Compress(&h, &m, 0, blake3BlockLen, flags)
@@ -82,7 +82,7 @@ var blake3Schedule = func() (s [7][16]uint8) {
 }()
 
 // blake3Compress is the BLAKE3 compression function; it returns all 16
-// output words (crypto.md §e "Compression"). The state lives in locals so
+// output words (doc/crypto.md §e "Compression"). The state lives in locals so
 // that it stays in registers.
 func blake3Compress(h *[8]uint32, m *[16]uint32, counter uint64, blockLen, flags uint32) [16]uint32 {
 	v0, v1, v2, v3, v4, v5, v6, v7 := h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]

@@ -9,7 +9,7 @@ import (
 )
 
 // TestBlake3OfficialVectors checks every official case within one chunk
-// (crypto.md §e vectors: input_len ≤ 1024, the full 131-byte hash output).
+// (doc/crypto.md §e vectors: input_len ≤ 1024, the full 131-byte hash output).
 func TestBlake3OfficialVectors(t *testing.T) {
 	var file struct {
 		Cases []struct {
@@ -24,7 +24,7 @@ func TestBlake3OfficialVectors(t *testing.T) {
 			t.Fatal("case without input_len")
 		}
 		if *tc.InputLen > blake3ChunkLen {
-			continue // multi-chunk inputs are outside the subset (crypto.md §e)
+			continue // multi-chunk inputs are outside the subset (doc/crypto.md §e)
 		}
 		in := make([]byte, *tc.InputLen)
 		for i := range in {

@@ -1,8 +1,8 @@
 // Package babyjub implements the BabyJubJub curve and EdDSA-Poseidon2
 // signatures over it, compatible with TACEO's taceo-eddsa-babyjubjub (the
-// World ID credential signer), as specified in crypto.md §d and §e.
+// World ID credential signer), as specified in doc/crypto.md §d and §e.
 //
-// # Curve (crypto.md §d)
+// # Curve (doc/crypto.md §d)
 //
 // BabyJubJub in circomlib / EIP-2494 form over F_p, p the BN254 scalar field:
 //
@@ -28,7 +28,7 @@
 // x = 0 with the sign bit set is rejected (arkworks accepts it); the point
 // must be in the subgroup (L·P = O). Every rule has its own error.
 //
-// # Signatures (crypto.md §e)
+// # Signatures (doc/crypto.md §e)
 //
 // A private key is a 32-byte seed. With h = BLAKE3-XOF(seed)[0..64]:
 //
@@ -47,7 +47,7 @@
 // hash of one chunk (≤ 1024 bytes) with extendable output. The Poseidon2
 // challenge is worldid/poseidon's hash mode (width 8).
 //
-// # Verification checklist (crypto.md §e)
+// # Verification checklist (doc/crypto.md §e)
 //
 // A signature is accepted only if every step passes. Where a step is one of
 // the checks recommended by Chalkias, Garillot and Nikolaenko, "Taming the

@@ -12,14 +12,14 @@ import (
 )
 
 const (
-	// SeedSize is the length of a private key seed (crypto.md §e).
+	// SeedSize is the length of a private key seed (doc/crypto.md §e).
 	SeedSize = 32
 	// SignatureSize is the length of a signature: compressed(R) ‖ LE32(s).
 	SignatureSize = 64
 )
 
 // challengeTag is the Poseidon2 hash-mode domain separator of the EdDSA
-// challenge (crypto.md §b table, §e signing step 2).
+// challenge (doc/crypto.md §b table, §e signing step 2).
 const challengeTag = "EdDSA Signature"
 
 var (
@@ -52,7 +52,7 @@ type Signature struct {
 	s scalar
 }
 
-// NewPrivateKey expands a 32-byte seed (crypto.md §e "Keys and signing").
+// NewPrivateKey expands a 32-byte seed (doc/crypto.md §e "Keys and signing").
 func NewPrivateKey(seed []byte) (*PrivateKey, error) {
 	if len(seed) != SeedSize {
 		return nil, fmt.Errorf("babyjub: seed is %d bytes, want %d", len(seed), SeedSize)
@@ -98,7 +98,7 @@ func (k *PrivateKey) Public() *PublicKey {
 }
 
 // ParsePublicKey decodes a 32-byte compressed public key with the strict
-// rules of crypto.md §d (canonical y, canonical sign, on the curve, in the
+// rules of doc/crypto.md §d (canonical y, canonical sign, on the curve, in the
 // subgroup) and rejects the identity (§e step 2).
 func ParsePublicKey(b []byte) (*PublicKey, error) {
 	a, err := decompress(b)
@@ -109,7 +109,7 @@ func ParsePublicKey(b []byte) (*PublicKey, error) {
 }
 
 // ParsePublicKeyCoordinates parses the JSON form {"pk":["<x>","<y>"]}:
-// canonical decimals < p (crypto.md §a), on the curve, in the subgroup and
+// canonical decimals < p (doc/crypto.md §a), on the curve, in the subgroup and
 // not the identity (§e step 1-2).
 func ParsePublicKeyCoordinates(x, y string) (*PublicKey, error) {
 	var a affinePoint
@@ -142,13 +142,13 @@ func newPublicKey(a affinePoint) (*PublicKey, error) {
 	return pub, nil
 }
 
-// Bytes returns the 32-byte compressed encoding (crypto.md §d).
+// Bytes returns the 32-byte compressed encoding (doc/crypto.md §d).
 func (p *PublicKey) Bytes() []byte {
 	b := p.a.compress()
 	return b[:]
 }
 
-// Coordinates returns x and y as canonical decimals (crypto.md §a), the
+// Coordinates returns x and y as canonical decimals (doc/crypto.md §a), the
 // public key JSON form of world-id-primitives v0.3.0.
 func (p *PublicKey) Coordinates() (x, y string) {
 	return field.FormatDecimal(&p.a.x), field.FormatDecimal(&p.a.y)
@@ -163,7 +163,7 @@ func (p *PublicKey) Equal(q *PublicKey) bool {
 }
 
 // ParseSignature decodes compressed(R) ‖ LE32(s): R under the strict
-// decoding of crypto.md §d including the subgroup check (§e step 4), and
+// decoding of doc/crypto.md §d including the subgroup check (§e step 4), and
 // s < L without reduction (§e step 5).
 func ParseSignature(b []byte) (*Signature, error) {
 	sig := new(Signature)
@@ -200,7 +200,7 @@ func (sig *Signature) decode(b []byte) (part string, err error) {
 	return "", nil
 }
 
-// Sign signs the field element msg (crypto.md §e "Signing"). Signing is
+// Sign signs the field element msg (doc/crypto.md §e "Signing"). Signing is
 // deterministic; the scalar multiplication by the nonce and the scalar
 // arithmetic run in constant time. Sign panics if msg's internal
 // representation is not reduced, which only hand-built limbs can cause.
@@ -234,7 +234,7 @@ func Sign(priv *PrivateKey, msg fr.Element) []byte {
 }
 
 // Verify reports whether sig is a valid signature of msg by pub under the
-// crypto.md §e verification checklist (see the package documentation). It
+// doc/crypto.md §e verification checklist (see the package documentation). It
 // never panics and does not allocate.
 func Verify(pub *PublicKey, msg fr.Element, sig []byte) bool {
 	var s Signature
@@ -282,7 +282,7 @@ func verify(pub *PublicKey, msg *fr.Element, sig *Signature) bool {
 }
 
 // challenge returns c = Poseidon2("EdDSA Signature", R.x, R.y, A.x, A.y, M)
-// mod L (crypto.md §e signing step 2), reducing the integer value.
+// mod L (doc/crypto.md §e signing step 2), reducing the integer value.
 func challenge(R, A *affinePoint, msg *fr.Element) scalar {
 	cfe := poseidon.Hash(challengeTag, R.x, R.y, A.x, A.y, *msg)
 	limbs := cfe.Bits()
@@ -290,7 +290,7 @@ func challenge(R, A *affinePoint, msg *fr.Element) scalar {
 }
 
 // isReduced reports whether the internal representation of e is < p, as
-// every fr.Element produced by gnark-crypto's API is (crypto.md §e step 6).
+// every fr.Element produced by gnark-crypto's API is (doc/crypto.md §e step 6).
 func isReduced(e *fr.Element) bool {
 	for i := 3; i >= 0; i-- {
 		if e[i] != modulusP[i] {

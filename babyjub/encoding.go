@@ -6,10 +6,10 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
-// pointSize is the length of a compressed point (crypto.md §d).
+// pointSize is the length of a compressed point (doc/crypto.md §d).
 const pointSize = 32
 
-// Decoding failures, one per rule of crypto.md §d "Strict decoding".
+// Decoding failures, one per rule of doc/crypto.md §d "Strict decoding".
 var (
 	errPointLength       = errors.New("point encoding is not 32 bytes")                                     // doc/crypto.md §d rule 1
 	errPointYNotCanon    = errors.New("point y is not canonical: y ≥ p or bit 6 of byte 31 set")            // doc/crypto.md §d rule 1
@@ -23,7 +23,7 @@ var (
 const signFlag = 0x80
 
 // compress returns LE32(y) with bit 7 of byte 31 set iff x > (p−1)/2
-// (crypto.md §d "Compressed point", arkworks format).
+// (doc/crypto.md §d "Compressed point", arkworks format).
 func (a *affinePoint) compress() [pointSize]byte {
 	var b [pointSize]byte
 	fr.LittleEndian.PutElement(&b, a.y)
@@ -33,7 +33,7 @@ func (a *affinePoint) compress() [pointSize]byte {
 	return b
 }
 
-// decompress applies crypto.md §d strict decoding rules 1–3. The point is
+// decompress applies doc/crypto.md §d strict decoding rules 1–3. The point is
 // on the curve; rule 4 (subgroup) is the caller's, because with the point's
 // splitTable it is much cheaper (see inSubgroup).
 func decompress(b []byte) (affinePoint, error) {
@@ -75,7 +75,7 @@ func decompress(b []byte) (affinePoint, error) {
 	return a, nil
 }
 
-// inSubgroup checks L·P = O (crypto.md §d rule 4) using P's splitTable.
+// inSubgroup checks L·P = O (doc/crypto.md §d rule 4) using P's splitTable.
 func inSubgroup(t *splitTable) bool {
 	lp := vartimeMultiExp((*[4]uint64)(&orderL), t, &[4]uint64{})
 	return lp.isIdentity()

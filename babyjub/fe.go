@@ -13,7 +13,7 @@ import (
 // operations act on the Montgomery representation, where they are the same
 // as on the values.
 
-// p as little-endian limbs (crypto.md §a).
+// p as little-endian limbs (doc/crypto.md §a).
 const (
 	p0 = 0x43e1f593f0000001
 	p1 = 0x2833e84879b97091

@@ -6,7 +6,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
-// Fixed-base multiplication k·G for secret k (crypto.md §e: the
+// Fixed-base multiplication k·G for secret k (doc/crypto.md §e: the
 // multiplications by sk and r must not depend on the secret). Eight
 // independent accumulators advance together, one coordinate per
 // gnark-crypto vector, so that each product of the 7M mixed addition is one

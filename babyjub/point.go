@@ -4,7 +4,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
-// Curve constants (crypto.md §d; circomlib / EIP-2494 form):
+// Curve constants (doc/crypto.md §d; circomlib / EIP-2494 form):
 // a·x² + y² = 1 + d·x²·y² over F_p with a = 168700, d = 168696.
 // a is a square and d is not, so the addition law is complete.
 var (
@@ -12,7 +12,7 @@ var (
 	curveD = fr.NewElement(168696)
 )
 
-// generator is circomlib's Base8 (crypto.md §d), the generator of the
+// generator is circomlib's Base8 (doc/crypto.md §d), the generator of the
 // order-L subgroup:
 // x = 5299619240641551281634865583518297030282874472190772894086521144482721001553
 // y = 16950150798460657717958625567821834550301663161624707787222815936182638968203
@@ -37,7 +37,7 @@ func elementFromCanonical(limbs [4]uint64) fr.Element {
 	return e
 }
 
-// affinePoint is a curve point (x, y) in the circom form of crypto.md §d:
+// affinePoint is a curve point (x, y) in the circom form of doc/crypto.md §d:
 // the form of every encoding, hash input and test vector.
 type affinePoint struct {
 	x, y fr.Element

@@ -12,7 +12,7 @@ import (
 	"worldid/internal/vectors"
 )
 
-// affineAdd is the textbook addition law of crypto.md §d, an oracle
+// affineAdd is the textbook addition law of doc/crypto.md §d, an oracle
 // independent of the extended-coordinate formulas.
 func affineAdd(p, q *affinePoint) affinePoint {
 	var x1y2, y1x2, y1y2, x1x2, dxxyy, ax1x2, xNum, xDen, yNum, yDen fr.Element
@@ -363,7 +363,7 @@ func TestDecompressRejects(t *testing.T) {
 			t.Errorf("%x: torsion point passes the subgroup check", enc)
 		}
 	}
-	// The identity itself decodes (crypto.md §d rule 4 note).
+	// The identity itself decodes (doc/crypto.md §d rule 4 note).
 	if p, err := decompress(le32(big.NewInt(1))); err != nil || !p.isIdentity() {
 		t.Errorf("identity: %v", err)
 	}

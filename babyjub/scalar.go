@@ -7,14 +7,14 @@ import (
 )
 
 // scalar is an integer modulo L, the order of the prime subgroup
-// (crypto.md §a), as four little-endian 64-bit limbs. Every scalar value is
+// (doc/crypto.md §a), as four little-endian 64-bit limbs. Every scalar value is
 // canonical (< L). Arithmetic is constant time: the secret key, nonce secret
-// and nonce pass through it (crypto.md §e; design rule: no math/big on
+// and nonce pass through it (doc/crypto.md §e; design rule: no math/big on
 // secret-dependent paths).
 type scalar [4]uint64
 
 // orderL is L = 2736030358979909402780800718157159386076813972158567259200215660948447373041
-// (crypto.md §a), a 251-bit prime.
+// (doc/crypto.md §a), a 251-bit prime.
 var orderL = scalar{0x677297dc392126f1, 0xab3eedb83920ee0a, 0x370a08b6d0302b0b, 0x060c89ce5c263405}
 
 // Montgomery constants for R = 2^256, derived from orderL (checked by
@@ -91,7 +91,7 @@ func reduceWide(lo, hi *[4]uint64) scalar {
 }
 
 // scalarFromWideBytes reads b as a little-endian integer of up to 512 bits
-// and reduces it mod L (crypto.md §e: sk, ns and r are "LE(...) mod L").
+// and reduces it mod L (doc/crypto.md §e: sk, ns and r are "LE(...) mod L").
 func scalarFromWideBytes(b []byte) scalar {
 	var buf [64]byte
 	copy(buf[:], b)
@@ -126,7 +126,7 @@ func scalarNeg(a *scalar) scalar {
 	return subLIfNotLess(&t) // maps L − 0 = L to 0
 }
 
-// scalarMulAdd returns a + b·c mod L (crypto.md §e signing step 3).
+// scalarMulAdd returns a + b·c mod L (doc/crypto.md §e signing step 3).
 func scalarMulAdd(a, b, c *scalar) scalar {
 	bc := montMul((*[4]uint64)(b), (*[4]uint64)(c))
 	bc = montMul((*[4]uint64)(&bc), (*[4]uint64)(&r2))
@@ -134,7 +134,7 @@ func scalarMulAdd(a, b, c *scalar) scalar {
 }
 
 // setCanonicalBytes reads 32 little-endian bytes and rejects values ≥ L
-// (crypto.md §e step 5: never reduce). Only public values are parsed here.
+// (doc/crypto.md §e step 5: never reduce). Only public values are parsed here.
 func (s *scalar) setCanonicalBytes(b []byte) error {
 	var v scalar
 	for i := range v {

@@ -10,13 +10,13 @@ import (
 	"worldid/poseidon"
 )
 
-// MaxClaims is the number of claim slots of a Credential V1 (crypto.md §f).
+// MaxClaims is the number of claim slots of a Credential V1 (doc/crypto.md §f).
 const MaxClaims = 16
 
 // Version is the value of the JSON member "version".
 const Version = "V1"
 
-// Domain separators (crypto.md §b "Hash mode" table and "Sponge tags").
+// Domain separators (doc/crypto.md §b "Hash mode" table and "Sponge tags").
 const (
 	tagCredential = "POSEIDON2+EDDSA-BJJ" // CREDENTIAL_V1
 	tagSub        = "H_CS(id, r)"         // CREDENTIAL_SUB
@@ -25,10 +25,10 @@ const (
 
 // ErrReservedClaim is returned by Sign for a credential whose claims[15]
 // is not zero: newer protocol versions reserve that slot, so an issuer
-// MUST leave it 0 (crypto.md §f "Claims hash").
+// MUST leave it 0 (doc/crypto.md §f "Claims hash").
 var ErrReservedClaim = errors.New("credential: claims[15] is reserved and must be zero on issuance")
 
-// Credential is a World ID Credential V1 (crypto.md §f).
+// Credential is a World ID Credential V1 (doc/crypto.md §f).
 type Credential struct {
 	ID              uint64 // issuer-internal reference
 	IssuerSchemaID  uint64
@@ -45,14 +45,14 @@ type Credential struct {
 	Issuer *babyjub.PublicKey
 }
 
-// ClaimsHash is P2_16(claims)[1], with no tag (crypto.md §f).
+// ClaimsHash is P2_16(claims)[1], with no tag (doc/crypto.md §f).
 func (c *Credential) ClaimsHash() fr.Element {
 	s := c.Claims
 	poseidon.Permute16(&s)
 	return s[1]
 }
 
-// Hash is the credential hash that the issuer signs (crypto.md §f):
+// Hash is the credential hash that the issuer signs (doc/crypto.md §f):
 //
 //	H("POSEIDON2+EDDSA-BJJ", issuer_schema_id, sub, genesis_issued_at,
 //	  expires_at, claims_hash, associated_data_hash, id)
@@ -60,7 +60,7 @@ func (c *Credential) Hash() fr.Element {
 	return c.hash(c.ClaimsHash(), u64(c.ID))
 }
 
-// HeadHash is the credential hash under the HEAD rules (crypto.md §f
+// HeadHash is the credential hash under the HEAD rules (doc/crypto.md §f
 // "HEAD variant"): the claims hash over claims[0..15] with slot 15 forced
 // to zero, and id + issuerVersion·2^64 in the last slot. It fails when
 // claims[15] ≠ 0, which HEAD cannot represent. With issuerVersion 0 it
@@ -84,7 +84,7 @@ func (c *Credential) hash(claimsHash, last fr.Element) fr.Element {
 }
 
 // Sign sets Issuer to priv's public key and Signature to the EdDSA
-// signature of Hash (crypto.md §f "Signing" steps 1–2). It refuses a
+// signature of Hash (doc/crypto.md §f "Signing" steps 1–2). It refuses a
 // credential whose claims[15] is not zero.
 func (c *Credential) Sign(priv *babyjub.PrivateKey) error {
 	if !c.Claims[MaxClaims-1].IsZero() {
@@ -96,7 +96,7 @@ func (c *Credential) Sign(priv *babyjub.PrivateKey) error {
 }
 
 // Verify reports whether c is signed by issuer: c.Issuer is issuer and the
-// signature of Hash passes the crypto.md §e checklist. An unsigned
+// signature of Hash passes the doc/crypto.md §e checklist. An unsigned
 // credential never verifies.
 func (c *Credential) Verify(issuer *babyjub.PublicKey) bool {
 	if c.Signature == nil || c.Issuer == nil || issuer == nil || !c.Issuer.Equal(issuer) {
@@ -106,20 +106,20 @@ func (c *Credential) Verify(issuer *babyjub.PublicKey) bool {
 }
 
 // BlindedSub is H("H_CS(id, r)", leafIndex, blindingFactor), the blinded
-// subject (crypto.md §f "Blinded sub").
+// subject (doc/crypto.md §f "Blinded sub").
 func BlindedSub(leafIndex, blindingFactor fr.Element) fr.Element {
 	return poseidon.Hash(tagSub, leafIndex, blindingFactor)
 }
 
 // ClaimFromBytes derives a claim from bytes with the byte sponge
-// S("CLAIMS_HASH_V1", data) (crypto.md §b, §h). data must not be empty.
+// S("CLAIMS_HASH_V1", data) (doc/crypto.md §b, §h). data must not be empty.
 func ClaimFromBytes(data []byte) (fr.Element, error) {
 	return poseidon.HashBytes(tagClaim, data)
 }
 
 // RefreshClaimPreimage is BE32(idComm) ‖ BE32(sub) ‖ BE32(ts), the 96
 // bytes whose claim is claims[0] of a PoH credential refreshed without a
-// PCP (crypto.md §h, this server's design).
+// PCP (doc/crypto.md §h, this server's design).
 func RefreshClaimPreimage(idComm, sub fr.Element, ts uint64) [96]byte {
 	var b [96]byte
 	idBytes, subBytes := idComm.Bytes(), sub.Bytes()
@@ -140,7 +140,7 @@ func RefreshClaim(idComm, sub fr.Element, ts uint64) fr.Element {
 	return claim
 }
 
-// u64 is the field element whose integer value is v (crypto.md §f: each
+// u64 is the field element whose integer value is v (doc/crypto.md §f: each
 // u64 enters the state as the integer itself).
 func u64(v uint64) fr.Element {
 	var e fr.Element

@@ -1,6 +1,6 @@
-// Package credential implements the World ID Credential V1 of crypto.md §f
+// Package credential implements the World ID Credential V1 of doc/crypto.md §f
 // (the wire format of world-id-primitives v0.3.0) and the PoH claims of
-// crypto.md §h.
+// doc/crypto.md §h.
 //
 // A [Credential] has the fields id, issuer_schema_id, sub, genesis_issued_at,
 // expires_at, 16 claims, associated_data_hash, signature and issuer. Its
@@ -15,7 +15,7 @@
 // [Credential.Sign] sets the issuer and signs hash with EdDSA-Poseidon2 on
 // BabyJubJub (package babyjub). It refuses claims[15] ≠ 0, which newer
 // protocol versions reserve. [Credential.Verify] recomputes the hash and runs
-// the crypto.md §e checklist against an expected issuer key.
+// the doc/crypto.md §e checklist against an expected issuer key.
 //
 // Encodings:
 //   - [Credential.MarshalJSON] writes the byte-exact v0.3.0 JSON: compact,
@@ -36,7 +36,7 @@
 //     hex issuer), and [Credential.HeadHash] its hash rule with
 //     id + issuer_version·2^64 in the last slot.
 //
-// PoH claims[0] (crypto.md §h): [ClaimFromBytes] is the byte sponge
+// PoH claims[0] (doc/crypto.md §h): [ClaimFromBytes] is the byte sponge
 // S("CLAIMS_HASH_V1", data), applied to the exact hashes.json bytes of a PCP
 // refresh; [RefreshClaim] applies it to [RefreshClaimPreimage]
 // BE32(idComm) ‖ BE32(sub) ‖ BE32(ts) for a refresh without a PCP.
@@ -45,7 +45,7 @@
 //   - A nil Issuer stands for the identity point, which an unsigned
 //     credential carries (the reference's default, {"pk":["0","1"]}). Parse
 //     accepts the identity as a subgroup point and returns a nil Issuer;
-//     such a credential never verifies (crypto.md §e step 2).
+//     such a credential never verifies (doc/crypto.md §e step 2).
 //   - Verify takes the expected issuer key and fails unless the credential's
 //     Issuer equals it, so a caller cannot forget that check.
 //

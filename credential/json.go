@@ -18,14 +18,14 @@ import (
 const headClaims = MaxClaims - 1
 
 // The identity point's JSON coordinates and compressed encoding: the
-// issuer of a credential that was never signed (crypto.md §e).
+// issuer of a credential that was never signed (doc/crypto.md §e).
 const (
 	identityX          = "0"
 	identityY          = "1"
 	identityCompressed = "0100000000000000000000000000000000000000000000000000000000000000"
 )
 
-// MarshalJSON returns the byte-exact v0.3.0 serialization (crypto.md §f):
+// MarshalJSON returns the byte-exact v0.3.0 serialization (doc/crypto.md §f):
 // compact, members in fixed order, 16 claims, lowercase hex, and
 // "signature":null when unsigned.
 func (c *Credential) MarshalJSON() ([]byte, error) {
@@ -49,7 +49,7 @@ func (c *Credential) MarshalJSON() ([]byte, error) {
 	return append(b, `"]}}`...), nil
 }
 
-// MarshalHEAD returns the serialization of upstream main (crypto.md §f
+// MarshalHEAD returns the serialization of upstream main (doc/crypto.md §f
 // "HEAD variant") with issuer_version 0: 15 claims, associated data under
 // "associated_data_commitment", and the issuer as its compressed key in
 // hex. It fails when claims[15] ≠ 0, which HEAD cannot represent.
@@ -131,7 +131,7 @@ func appendFE(b []byte, x *fr.Element) []byte {
 var requiredMembers = [...]string{"id", "version", "issuer_schema_id", "sub", "genesis_issued_at",
 	"expires_at", "claims", "associated_data_hash", "issuer"}
 
-// Parse reads a v0.3.0 credential strictly (crypto.md §f "Parsing"):
+// Parse reads a v0.3.0 credential strictly (doc/crypto.md §f "Parsing"):
 // JSON under internal/strictjson (no duplicate member names at any depth,
 // no invalid UTF-8, nothing after the object), the required members
 // present, unknown members ignored, u64 values as bare JSON integers
@@ -198,7 +198,7 @@ func members(v strictjson.Value, name string) (map[string]strictjson.Value, erro
 }
 
 // parseU64 accepts a bare JSON integer in [0, 2^64−1]: no quotes, sign,
-// fraction or exponent (crypto.md §a "u64 in JSON"), never via float64.
+// fraction or exponent (doc/crypto.md §a "u64 in JSON"), never via float64.
 func parseU64(v strictjson.Value, name string) (uint64, error) {
 	if v.Kind() != strictjson.Number || bytes.ContainsAny(v.Bytes(), "-.eE") {
 		return 0, fmt.Errorf("credential: %s is not a JSON integer literal", name)
@@ -251,7 +251,7 @@ func parseClaims(v strictjson.Value, dst *[MaxClaims]fr.Element) error {
 }
 
 // parseSignature accepts a missing or null signature (unsigned) or
-// exactly 128 hex digits of either case (crypto.md §e "Signature bytes").
+// exactly 128 hex digits of either case (doc/crypto.md §e "Signature bytes").
 func parseSignature(v strictjson.Value) ([]byte, error) {
 	if k := v.Kind(); k == strictjson.Invalid || k == strictjson.Null {
 		return nil, nil

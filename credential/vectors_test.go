@@ -246,7 +246,7 @@ func checkJSON(t *testing.T, what string, c *Credential, want string) {
 }
 
 // checkRefusedIssuance: claims[15] ≠ 0 is valid under v0.3.0 but must
-// never be issued (crypto.md §f) and has no HEAD form.
+// never be issued (doc/crypto.md §f) and has no HEAD form.
 func checkRefusedIssuance(t *testing.T, c *Credential) {
 	priv, err := babyjub.NewPrivateKey(make([]byte, babyjub.SeedSize))
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package field implements the text encodings of BN254 scalar-field elements
-// defined in crypto.md §a.
+// defined in doc/crypto.md §a.
 //
 // A field element (FE) is an integer in [0, p), where p is the BN254 scalar
 // field modulus
@@ -14,7 +14,7 @@
 // Input: every parser accepts exactly one documented syntax and rejects
 // everything else with an error naming the rule that failed. No parser reduces
 // mod p; a value ≥ p is an error, except in [ParseVerifyHex], which by spec
-// returns the raw uint256 so that the verifier can reject it (crypto.md §g).
+// returns the raw uint256 so that the verifier can reject it (doc/crypto.md §g).
 //
 //   - [ParseStrict]: "0x" + exactly 64 hex digits (either case), value < p.
 //     For credential JSON and anything this server emitted. "0X", 63 or 65
@@ -33,7 +33,7 @@
 //
 // Decisions where the spec is open: "surrounding whitespace" in VerifyHex is
 // what strings.TrimSpace removes (Unicode White_Space). The request schemas'
-// own regular expressions (interfaces.md) are not applied here.
+// own regular expressions (doc/interfaces.md) are not applied here.
 //
 // Nothing secret is parsed here, so the parsers are not constant time.
 package field

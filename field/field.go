@@ -23,7 +23,7 @@ const (
 
 var errNotBelowP = errors.New("field: value is not less than the field modulus p")
 
-// Format returns x as "0x" followed by 64 lowercase hex digits (crypto.md §a).
+// Format returns x as "0x" followed by 64 lowercase hex digits (doc/crypto.md §a).
 func Format(x *fr.Element) string {
 	b := x.Bytes()
 	return prefix + hex.EncodeToString(b[:])
@@ -36,7 +36,7 @@ func FormatDecimal(x *fr.Element) string {
 }
 
 // ParseStrict parses "0x" followed by exactly 64 hex digits of either case,
-// with value < p (crypto.md §a "Strict parse").
+// with value < p (doc/crypto.md §a "Strict parse").
 func ParseStrict(s string) (fr.Element, error) {
 	digits, ok := strings.CutPrefix(s, prefix)
 	if !ok {
@@ -49,7 +49,7 @@ func ParseStrict(s string) (fr.Element, error) {
 }
 
 // ParsePrefixedHex parses "0x" followed by 1 to 64 hex digits of either case,
-// with value < p (crypto.md §a, refresh form field "sub").
+// with value < p (doc/crypto.md §a, refresh form field "sub").
 func ParsePrefixedHex(s string) (fr.Element, error) {
 	digits, ok := strings.CutPrefix(s, prefix)
 	if !ok {
@@ -59,7 +59,7 @@ func ParsePrefixedHex(s string) (fr.Element, error) {
 }
 
 // ParseIDCommitment parses PrefixedHex when s starts with "0x" and a
-// canonical decimal otherwise (crypto.md §a, refresh query "idComm").
+// canonical decimal otherwise (doc/crypto.md §a, refresh query "idComm").
 func ParseIDCommitment(s string) (fr.Element, error) {
 	if strings.HasPrefix(s, prefix) {
 		return ParsePrefixedHex(s)
@@ -68,7 +68,7 @@ func ParseIDCommitment(s string) (fr.Element, error) {
 }
 
 // ParseDecimal parses a canonical decimal: 1 to 77 ASCII digits, no sign, no
-// leading zero except "0" itself, value < p (crypto.md §a "Canonical decimal").
+// leading zero except "0" itself, value < p (doc/crypto.md §a "Canonical decimal").
 func ParseDecimal(s string) (fr.Element, error) {
 	switch {
 	case s == "":
@@ -94,10 +94,10 @@ func ParseDecimal(s string) (fr.Element, error) {
 }
 
 // ParseVerifyHex decodes a World ID 3.0 verify request hex field as the
-// upstream portal does (crypto.md §a "VerifyHex"): trim surrounding
+// upstream portal does (doc/crypto.md §a "VerifyHex"): trim surrounding
 // whitespace, lowercase, remove one optional "0x", then 1 to 64 hex digits,
 // left-padded to 32 bytes. The uint256 is not range-checked: the verifier
-// rejects values ≥ p (crypto.md §g).
+// rejects values ≥ p (doc/crypto.md §g).
 func ParseVerifyHex(s string) ([32]byte, error) {
 	digits := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), prefix)
 	return hexToBytes(digits)
@@ -144,7 +144,7 @@ func nibble(c byte) (byte, bool) {
 }
 
 // canonical converts a big-endian integer to an FE, rejecting values ≥ p
-// instead of reducing them (crypto.md §a).
+// instead of reducing them (doc/crypto.md §a).
 func canonical(b [32]byte) (fr.Element, error) {
 	var x fr.Element
 	if err := x.SetBytesCanonical(b[:]); err != nil {

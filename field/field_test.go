@@ -185,7 +185,7 @@ func TestParseVerifyHex(t *testing.T) {
 	}
 }
 
-// Reference model for the fuzz targets: the rules of crypto.md §a written
+// Reference model for the fuzz targets: the rules of doc/crypto.md §a written
 // with regular expressions and math/big, independently of the parsers.
 var (
 	reStrict   = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)

@@ -55,7 +55,7 @@ func (t responseType) String() string {
 }
 
 // supported: every non-empty combination except token alone, which is
-// plain OAuth rather than OpenID Connect (design.md §4).
+// plain OAuth rather than OpenID Connect (doc/design.md §4).
 func (t responseType) supported() bool { return t != 0 && t != rtToken }
 
 func supportedResponseTypes() []string {
@@ -81,7 +81,7 @@ func parseResponseType(s string) (responseType, bool) {
 }
 
 // defaultMode is query for the code flow, fragment otherwise
-// (interfaces.md §4.1).
+// (doc/interfaces.md §4.1).
 func (t responseType) defaultMode() string {
 	if t == rtCode {
 		return modeQuery
@@ -146,7 +146,7 @@ func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *apiErro
 	case "":
 	case modeQuery:
 		if req.responseType != rtCode {
-			// Tokens must never travel in a query (interfaces.md §4.1).
+			// Tokens must never travel in a query (doc/interfaces.md §4.1).
 			return errInvalid("response_mode", "response_mode query is supported only for response_type code")
 		}
 	case modeFragment, modeFormPost:
@@ -269,7 +269,7 @@ func parseNonce(nonce string, rt responseType) (string, *apiError) {
 	return nonce, nil
 }
 
-// parsePKCE accepts only S256 (design.md §4): the challenge is the
+// parsePKCE accepts only S256 (doc/design.md §4): the challenge is the
 // base64url SHA-256 of the verifier, exactly 43 characters (RFC 7636 §4.2).
 // An absent method means plain (RFC 7636 §4.3), which is refused.
 func parsePKCE(challenge, method string) (string, *apiError) {

@@ -11,7 +11,7 @@ import (
 	"worldid/internal/strictjson"
 )
 
-// Scopes (interfaces.md §2.1) in the canonical order of a granted scope.
+// Scopes (doc/interfaces.md §2.1) in the canonical order of a granted scope.
 const (
 	scopeOpenID  = "openid"
 	scopeEmail   = "email"
@@ -47,8 +47,8 @@ func hasScope(scope, want string) bool {
 	return false
 }
 
-// userClaims are the user information of interfaces.md §2.4, limited to the
-// granted scopes (design.md §4). They appear in ID tokens and /userinfo.
+// userClaims are the user information of doc/interfaces.md §2.4, limited to the
+// granted scopes (doc/design.md §4). They appear in ID tokens and /userinfo.
 func (p *Provider) userClaims(sub, level, scope string) map[string]any {
 	likely := "weak"
 	if level == levelOrb {
@@ -70,7 +70,7 @@ func (p *Provider) userClaims(sub, level, scope string) map[string]any {
 	return c
 }
 
-// idTokenClaims are the ID token claims of design.md §4. code and
+// idTokenClaims are the ID token claims of doc/design.md §4. code and
 // accessToken are the values issued alongside in the same response; their
 // hashes are included where OIDC Core §3.3.2.11 requires them (hybrid and
 // implicit responses), so pass "" for the token endpoint.

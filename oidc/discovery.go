@@ -7,7 +7,7 @@ import (
 )
 
 // discoveryDoc is the OpenID Provider metadata (OIDC Discovery §3):
-// interfaces.md §2.1 plus the members design.md §4 adds. Field order is
+// doc/interfaces.md §2.1 plus the members doc/design.md §4 adds. Field order is
 // the order of the encoded document.
 type discoveryDoc struct {
 	Issuer                     string   `json:"issuer"`

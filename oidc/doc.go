@@ -2,7 +2,7 @@
 // (OIDC Core 1.0, OAuth 2.0 RFC 6749, Multiple Response Types, Form Post
 // Response Mode, PKCE RFC 7636, introspection RFC 7662, JWT access tokens
 // RFC 9068) whose users authenticate with a World ID 3.0 proof.
-// It follows interfaces.md §2.1–2.4, §4.1, §5, §7.1, §8 and design.md §4.
+// It follows doc/interfaces.md §2.1–2.4, §4.1, §5, §7.1, §8 and doc/design.md §4.
 //
 // # Routes
 //
@@ -22,7 +22,7 @@
 //
 // Every response carries "Deprecation: @<unix>" (RFC 9745) and
 // "Sunset: <HTTP-date>" (RFC 8594), both with Options.SunsetDate as
-// design.md §4 specifies (default 2026-01-31); with SunsetEnforce every
+// doc/design.md §4 specifies (default 2026-01-31); with SunsetEnforce every
 // route answers 410 Gone (code "gone") from that date on. The wait page
 // says "shuts down on <date>" before the date and that the announced date
 // has passed after it, so the sentence is true on the day it is shown.
@@ -36,7 +36,7 @@
 // Response types: code, id_token, "id_token token", "code id_token",
 // "code token", "code id_token token" (values in any order; "token" alone
 // is refused as unsupported_response_type). Response modes: query (code
-// only, interfaces.md §4.1), fragment (default for all but code), form_post.
+// only, doc/interfaces.md §4.1), fragment (default for all but code), form_post.
 // nonce is required for every response type but code (OIDC Core §3.2.2.1,
 // §3.3.2.11). PKCE: S256 only; a code_challenge without method means plain
 // and is refused. Scopes: openid is required, email and profile are
@@ -114,9 +114,9 @@
 // {"request","app_id","app_name","return_host","match_code","action"
 // (always ""),"signal","expires_at","submit"}; the request is then
 // "scanned". It proves with external nullifier ExternalNullifier(app_id, "")
-// and signal_hash = hashToField(UTF-8 bytes of signal) (crypto.md §g), then
+// and signal_hash = hashToField(UTF-8 bytes of signal) (doc/crypto.md §g), then
 // POSTs application/x-www-form-urlencoded to submit with exactly request,
-// proof (any encoding of crypto.md §g), merkle_root and nullifier_hash
+// proof (any encoding of doc/crypto.md §g), merkle_root and nullifier_hash
 // (VerifyHex syntax, < p) and verification_level (orb or device). The
 // wallet never receives the code. Answers (JSON):
 //
@@ -203,7 +203,7 @@
 // # Errors
 //
 // JSON body {"code","detail","attribute","error","error_description"}:
-// code is the interfaces.md §7.1 name, error the OAuth one. 405
+// code is the doc/interfaces.md §7.1 name, error the OAuth one. 405
 // method_not_allowed (with Allow), 415 invalid_content_type, 413
 // request_too_large (64 KiB bodies), 400 required / invalid_request /
 // invalid_grant_type→unsupported_grant_type / invalid_grant, 401

@@ -8,8 +8,8 @@ import (
 	"worldid/record"
 )
 
-// apiError is every error the provider answers with (design.md §4). Code is
-// the interfaces.md §7.1 name, OAuth the RFC 6749 / RFC 6750 / OIDC Core
+// apiError is every error the provider answers with (doc/design.md §4). Code is
+// the doc/interfaces.md §7.1 name, OAuth the RFC 6749 / RFC 6750 / OIDC Core
 // error name; JSON routes write both, HTML pages show them, and a
 // redirected authorization error carries OAuth and Detail.
 type apiError struct {
@@ -131,7 +131,7 @@ func (p *Provider) writeJSON(w http.ResponseWriter, status int, v any) {
 	writeBody(w, status, "application/json", append(body, '\n'))
 }
 
-// writeBody writes a complete response that must not be cached (design.md
+// writeBody writes a complete response that must not be cached (doc/design.md
 // §4: token, introspect, userinfo; also every error and page).
 func writeBody(w http.ResponseWriter, status int, contentType string, body []byte) {
 	h := w.Header()

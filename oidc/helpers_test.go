@@ -259,7 +259,7 @@ func (c *fakeChecker) last() record.Claim {
 
 func fakeProof(signalHash [32]byte) string { return "proof-for-" + hex.EncodeToString(signalHash[:]) }
 
-// keccakHashToField is an independent hashToField (crypto.md §g):
+// keccakHashToField is an independent hashToField (doc/crypto.md §g):
 // Keccak-256 shifted right by 8 bits.
 func keccakHashToField(b []byte) [32]byte {
 	h := sha3.NewLegacyKeccak256()

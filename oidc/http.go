@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// maxBody bounds every request body (design.md §8).
+// maxBody bounds every request body (doc/design.md §8).
 const maxBody = 64 << 10
 
 // methods maps an HTTP method to its handler; GET also serves HEAD.
@@ -23,7 +23,7 @@ type routeFlags int
 const (
 	apiRoute  routeFlags = 1 << iota // errors are JSON (errors.go)
 	pageRoute                        // errors are HTML pages (page.go)
-	corsRoute                        // Access-Control-Allow-Origin: * and preflight (design.md §4)
+	corsRoute                        // Access-Control-Allow-Origin: * and preflight (doc/design.md §4)
 )
 
 // route registers path with the deprecation headers, the sunset switch,
@@ -32,7 +32,7 @@ func (p *Provider) route(mux *http.ServeMux, path string, flags routeFlags, m me
 	allow := p.allowed(m, flags)
 	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		// RFC 9745 / RFC 8594 on every sign-in response (design.md §4).
+		// RFC 9745 / RFC 8594 on every sign-in response (doc/design.md §4).
 		h.Set("Deprecation", p.deprecation)
 		h.Set("Sunset", p.sunsetValue)
 		if flags&corsRoute != 0 {

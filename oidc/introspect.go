@@ -2,7 +2,7 @@ package oidc
 
 import "net/http"
 
-// introspection is the RFC 7662 §2.2 response (interfaces.md §2.3 plus the
+// introspection is the RFC 7662 §2.2 response (doc/interfaces.md §2.3 plus the
 // optional scope, iat, iss and token_type members).
 type introspection struct {
 	Active    bool   `json:"active"`
@@ -17,7 +17,7 @@ type introspection struct {
 
 // serveIntrospect answers whether an access token is active for the
 // authenticated client. Anything invalid, expired, revoked or issued to
-// another client is {"active":false} (RFC 7662 §2.2, design.md §4).
+// another client is {"active":false} (RFC 7662 §2.2, doc/design.md §4).
 // token_type_hint is accepted and ignored (RFC 7662 §2.1).
 func (p *Provider) serveIntrospect(w http.ResponseWriter, r *http.Request) {
 	app, params, e := p.authenticatedForm(w, r)

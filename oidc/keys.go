@@ -24,7 +24,7 @@ import (
 	"worldid/record"
 )
 
-// Key schedule (design.md §4). A successor key is published keyPrepublish
+// Key schedule (doc/design.md §4). A successor key is published keyPrepublish
 // before it signs, so that relying parties that cache the JWKS for up to
 // jwksMaxAge already know it; a retired key stays published keyRetention
 // after its successor starts signing, which exceeds the token lifetime.

@@ -122,7 +122,7 @@ func TestKeySchedule(t *testing.T) {
 		t.Fatalf("retention maintenance: %v, %d keys", err, len(store.keys))
 	}
 	if keyRetention <= tokenLifetime || jwksMaxAge*time.Second >= keyPrepublish {
-		t.Fatal("schedule constants violate design.md §4")
+		t.Fatal("schedule constants violate doc/design.md §4")
 	}
 
 	// Manual rotation: published now, signing after the pre-publication.

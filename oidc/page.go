@@ -169,7 +169,7 @@ func (p *Provider) waitPage(w http.ResponseWriter, r *http.Request, req pendingR
 	})
 }
 
-// deprecationSentence is true on the day it is shown (design.md §4).
+// deprecationSentence is true on the day it is shown (doc/design.md §4).
 func (p *Provider) deprecationSentence() string {
 	date := p.sunset.UTC().Format(time.DateOnly)
 	if p.now().Before(p.sunset) {

@@ -15,7 +15,7 @@ import (
 	"worldid/record"
 )
 
-// Lifetimes (interfaces.md §8, design.md §4).
+// Lifetimes (doc/interfaces.md §8, doc/design.md §4).
 const (
 	tokenLifetime   = 3600 * time.Second // access and ID tokens
 	codeLifetime    = 10 * time.Minute
@@ -28,7 +28,7 @@ const (
 // dot-atom.
 const defaultEmailDomain = "worldid.invalid"
 
-// defaultSunset is the shutdown date of sign-in v1 (interfaces.md §9).
+// defaultSunset is the shutdown date of sign-in v1 (doc/interfaces.md §9).
 var defaultSunset = time.Date(2026, time.January, 31, 0, 0, 0, 0, time.UTC)
 
 // Store is the storage the provider needs. Every method that enforces
@@ -204,7 +204,7 @@ func New(o Options) (*Provider, error) {
 	}
 	p.betaClaim = p.issuer + "/beta"
 	p.v1Claim = p.issuer + "/v1"
-	// design.md §4: both headers carry the configured date.
+	// doc/design.md §4: both headers carry the configured date.
 	p.deprecation = fmt.Sprintf("@%d", p.sunset.Unix())
 	p.sunsetValue = p.sunset.UTC().Format(http.TimeFormat)
 	if p.discovery, err = p.discoveryDocument(); err != nil {

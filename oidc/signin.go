@@ -25,7 +25,7 @@ import (
 
 const (
 	// maxProofBytes bounds the posted proof; every encoding of
-	// crypto.md §g fits in well under 2 KiB.
+	// doc/crypto.md §g fits in well under 2 KiB.
 	maxProofBytes = 4096
 	// maxWalletToken bounds the wallet token (about 150 characters).
 	maxWalletToken = 1024
@@ -166,7 +166,7 @@ var submissionFields = []string{"request", "proof", "merkle_root", "nullifier_ha
 
 // parseSubmission checks the wallet's form: exactly the five fields, each
 // once; request at most 1 KiB; field elements in VerifyHex syntax
-// and below p (crypto.md §a, §g); verification_level orb or device.
+// and below p (doc/crypto.md §a, §g); verification_level orb or device.
 func parseSubmission(v url.Values) (submission, *apiError) {
 	var s submission
 	params, e := strictParams(v)
@@ -204,7 +204,7 @@ func parseSubmission(v url.Values) (submission, *apiError) {
 }
 
 // parseFE reads a proof input as the verify interface does (VerifyHex) and
-// rejects values ≥ p here, at the boundary (crypto.md §g "Public inputs").
+// rejects values ≥ p here, at the boundary (doc/crypto.md §g "Public inputs").
 func parseFE(name, s string) ([32]byte, fr.Element, *apiError) {
 	var x fr.Element
 	b, err := field.ParseVerifyHex(s)
@@ -296,7 +296,7 @@ func errAccessDenied(detail string) *apiError {
 }
 
 // signalHash is the proof's expected signal_hash: IDKit 4's hashSignal
-// of the signal (crypto.md §g), as World's portal computes it for sign-in;
+// of the signal (doc/crypto.md §g), as World's portal computes it for sign-in;
 // for the server's own signals, lowercase hex without 0x, that is
 // hashToField of their UTF-8 bytes.
 func signalHash(signal string) [32]byte {

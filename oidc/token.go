@@ -16,7 +16,7 @@ import (
 	"worldid/record"
 )
 
-// tokenResponse is interfaces.md §2.2.
+// tokenResponse is doc/interfaces.md §2.2.
 type tokenResponse struct {
 	AccessToken string `json:"access_token"`
 	TokenType   string `json:"token_type"`
@@ -36,7 +36,7 @@ type clientCredentials struct {
 }
 
 // serveToken redeems an authorization code. Check order follows the
-// interfaces.md §7.1 table: content type, client authentication,
+// doc/interfaces.md §7.1 table: content type, client authentication,
 // grant_type, required attributes, then the code itself.
 func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 	app, params, e := p.authenticatedForm(w, r)
@@ -240,7 +240,7 @@ func (p *Provider) authorizationResponse(ctx context.Context, req pendingRequest
 	return v, nil
 }
 
-// signAccessToken and signIDToken issue the two JWTs (design.md §4).
+// signAccessToken and signIDToken issue the two JWTs (doc/design.md §4).
 func (p *Provider) signAccessToken(set *keySet, g grant, now time.Time) (string, error) {
 	jti, err := p.random(16)
 	if err != nil {
@@ -273,7 +273,7 @@ func (p *Provider) authenticatedForm(w http.ResponseWriter, r *http.Request) (re
 }
 
 // authenticate identifies the client by client_secret_basic or
-// client_secret_post (design.md §4) and checks the secret in constant time.
+// client_secret_post (doc/design.md §4) and checks the secret in constant time.
 func (p *Provider) authenticate(r *http.Request, params map[string]string) (record.App, *apiError) {
 	creds, e := parseClientCredentials(r.Header.Get("Authorization"), params)
 	if e != nil {

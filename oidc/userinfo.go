@@ -8,7 +8,7 @@ import (
 	"worldid/record"
 )
 
-// serveUserinfo returns the user information of interfaces.md §2.4 for a
+// serveUserinfo returns the user information of doc/interfaces.md §2.4 for a
 // bearer access token, limited to its scope (OIDC Core §5.3).
 func (p *Provider) serveUserinfo(w http.ResponseWriter, r *http.Request) {
 	token, e := bearerToken(w, r)

@@ -39,7 +39,7 @@ func benchmarkGnark(b *testing.B, width int) {
 	}
 }
 
-// BenchmarkGnarkPermute8 is the peer of BenchmarkPermute8 (design.md §9).
+// BenchmarkGnarkPermute8 is the peer of BenchmarkPermute8 (doc/design.md §9).
 func BenchmarkGnarkPermute8(b *testing.B) { benchmarkGnark(b, 8) }
 
 // BenchmarkGnarkPermute16 is the peer of BenchmarkPermute16.

@@ -1,8 +1,8 @@
 // Package poseidon implements the two Poseidon hash families the World ID
 // service needs, over the BN254 scalar field F_p (gnark-crypto's fr.Element):
 // Poseidon2 as instantiated by TACEO's taceo-poseidon2 / HorizenLabs
-// (crypto.md §b) and the original Poseidon as instantiated by circomlib
-// (crypto.md §c).
+// (doc/crypto.md §b) and the original Poseidon as instantiated by circomlib
+// (doc/crypto.md §c).
 //
 // # Poseidon2
 //
@@ -22,7 +22,7 @@
 //     [1,2] for t = 2 and [1,1,2] for t = 3.
 //
 // Constants: the round constants of a width are regenerated on its first use
-// with the Grain LFSR of crypto.md §c for (t, 8, R_P), drawing t values per
+// with the Grain LFSR of doc/crypto.md §c for (t, 8, R_P), drawing t values per
 // full round and one per partial round in round order. The diagonals for
 // t ≥ 4 cannot be derived that way and are embedded (p2params.go), from
 // TaceoLabs/eddsa-babyjubjub poseidon2/src/bn254/t*.rs @ taceo-poseidon2-v0.2.1
@@ -63,7 +63,7 @@
 // in partial rounds) and multiplying by the MDS matrix M; the result is
 // slot 0. R_P is 56, 57, 56, 60, 60, 63, 64, 63, 60, 66, 60, 65, 70, 60, 64,
 // 68 for t = 2..17 ([V1PartialRounds]). The constants C and M come from the
-// Grain LFSR (crypto.md §c steps 1-7), generated for a width on its first
+// Grain LFSR (doc/crypto.md §c steps 1-7), generated for a width on its first
 // use; they reproduce circomlibjs 0.1.7 and are checked against
 // poseidon1.json and go-iden3-crypto. [V1Constants] exposes copies for the
 // in-circuit Poseidon of package semaphore.

@@ -3,7 +3,7 @@ package poseidon
 import "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 // grain is the 80-bit Grain LFSR that derives Poseidon round constants and
-// the Poseidon v1 MDS matrix (crypto.md §c). Register bit b_i is bit i of lo
+// the Poseidon v1 MDS matrix (doc/crypto.md §c). Register bit b_i is bit i of lo
 // for i < 64 and bit i−64 of hi otherwise.
 type grain struct{ lo, hi uint64 }
 

@@ -10,19 +10,19 @@ import (
 )
 
 const (
-	// maxTagLen keeps fe(tag) below 2^248 < p (crypto.md §a, fe("TAG")).
+	// maxTagLen keeps fe(tag) below 2^248 < p (doc/crypto.md §a, fe("TAG")).
 	maxTagLen = 31
 	// spongeRate is the number of state slots a sponge block fills; slot
 	// 15 holds the tag.
 	spongeRate = 15
 	// chunkLen bytes read big-endian are < 2^248 < p, so every chunk is a
-	// field element without reduction (crypto.md §b step 4).
+	// field element without reduction (doc/crypto.md §b step 4).
 	chunkLen = 31
 	// absorbFlag marks the SAFE "absorb" call in the sponge tag preimage.
 	absorbFlag = 0x80000000
 )
 
-// Hash is the Poseidon2 hash mode of crypto.md §b: the state
+// Hash is the Poseidon2 hash mode of doc/crypto.md §b: the state
 // [fe(tag), x1, …, xN, 0, …] of width t(N) is permuted and slot 1 returned.
 // The width is 2, 3, 4, 8, 12 or 16 for N = 1, 2, 3, 4–7, 8–11, 12–15.
 // It panics if N is not in 1..15 or tag is longer than 31 bytes: both are
@@ -37,7 +37,7 @@ func Hash(tag string, inputs ...fr.Element) fr.Element {
 	return s[1]
 }
 
-// hashWidth returns the hash-mode width for n inputs (crypto.md §b table).
+// hashWidth returns the hash-mode width for n inputs (doc/crypto.md §b table).
 func hashWidth(n int) int {
 	switch {
 	case 1 <= n && n <= 3:
@@ -65,7 +65,7 @@ func tagElement(tag string) fr.Element {
 }
 
 // Compress is the World ID 4.0 Merkle compression P2_2([l, r])[0] + l
-// (crypto.md §b). Note the feed-forward of the left input.
+// (doc/crypto.md §b). Note the feed-forward of the left input.
 func Compress(l, r fr.Element) fr.Element {
 	s := [2]fr.Element{l, r}
 	Permute2(&s)
@@ -75,7 +75,7 @@ func Compress(l, r fr.Element) fr.Element {
 
 var errEmptyInput = errors.New("poseidon: sponge input is empty")
 
-// HashBytes is the byte sponge S(tag, data) of crypto.md §b: data is cut
+// HashBytes is the byte sponge S(tag, data) of doc/crypto.md §b: data is cut
 // into 31-byte big-endian chunks (each < p), absorbed 15 at a time into a
 // width-16 state whose slot 15 holds a SHA3-256 tag bound to tag and
 // len(data); the result is slot 0. Empty data is an error, as is data of
@@ -109,7 +109,7 @@ func chunkElement(chunk []byte) fr.Element {
 }
 
 // spongeTag returns T = SHA3-256(BE4(0x80000000 + n) ‖ BE4(32) ‖ tag) mod p
-// for a sponge over n bytes (crypto.md §b step 2).
+// for a sponge over n bytes (doc/crypto.md §b step 2).
 func spongeTag(tag string, n int) (fr.Element, error) {
 	var buf [64]byte
 	pre, err := appendTagPreimage(buf[:0], tag, n)
@@ -142,7 +142,7 @@ func reduce256(b [fr.Bytes]byte) fr.Element {
 
 // appendTagPreimage appends BE4(0x80000000 + n) ‖ BE4(32) ‖ tag to dst.
 // n must be in 1..2^31−1: the spec forbids empty input, and a larger n
-// would overflow the 32-bit absorb word (crypto.md §b step 1 requires
+// would overflow the 32-bit absorb word (doc/crypto.md §b step 1 requires
 // n < 2^32; the word itself requires n < 2^31).
 func appendTagPreimage(dst []byte, tag string, n int) ([]byte, error) {
 	if n == 0 {

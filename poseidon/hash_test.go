@@ -91,7 +91,7 @@ func TestHashModeVectors(t *testing.T) {
 	}
 }
 
-// TestHashModeLayout checks Hash against the state layout of crypto.md §b
+// TestHashModeLayout checks Hash against the state layout of doc/crypto.md §b
 // built by hand: [fe(tag), x1..xN, 0...], result slot 1.
 func TestHashModeLayout(t *testing.T) {
 	for n := 1; n <= 15; n++ {
@@ -146,7 +146,7 @@ func TestSpongeVectors(t *testing.T) {
 	}
 }
 
-// spongeByHand is crypto.md §b steps 3-6 written with a math/big chunk
+// spongeByHand is doc/crypto.md §b steps 3-6 written with a math/big chunk
 // decoding, to check HashBytes at every chunk and block boundary.
 func spongeByHand(t *testing.T, tag string, data []byte) fr.Element {
 	tagFE, err := spongeTag(tag, len(data))

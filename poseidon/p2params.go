@@ -8,7 +8,7 @@ import (
 	"worldid/field"
 )
 
-// Poseidon2 instance parameters (crypto.md §b): x^5 S-box, 8 full rounds
+// Poseidon2 instance parameters (doc/crypto.md §b): x^5 S-box, 8 full rounds
 // (4 before and 4 after the partial rounds) and R_P partial rounds.
 const (
 	p2FullRounds = 8
@@ -16,12 +16,12 @@ const (
 	p2MaxWidth   = 16
 )
 
-// p2PartialRounds is R_P per width (crypto.md §b table).
+// p2PartialRounds is R_P per width (doc/crypto.md §b table).
 var p2PartialRounds = map[int]int{2: 56, 3: 56, 4: 56, 8: 57, 12: 57, 16: 57}
 
 // p2Diagonals holds mat_internal_diag_m_1, the diagonal of M_I minus the
 // all-ones matrix, for t ≥ 4. Unlike the round constants it cannot be
-// regenerated with the Grain LFSR (crypto.md §b). Provenance: TaceoLabs
+// regenerated with the Grain LFSR (doc/crypto.md §b). Provenance: TaceoLabs
 // eddsa-babyjubjub poseidon2/src/bn254/t{4,8,12,16}.rs @ taceo-poseidon2-v0.2.1
 // (4d3e9b43643f5821d1d5a73aebcdd5d697bfa84a), as copied in
 // testdata/vectors/poseidon2_params.json; equal to gnark-crypto v0.20.1
@@ -79,8 +79,8 @@ var p2Diagonals = map[int][]string{
 }
 
 // p2Params holds one width's constants. The round constants are the Grain
-// LFSR stream of crypto.md §c for (t, 8, R_P), drawn in round order: t per
-// full round, one per partial round (crypto.md §b "Optional self-check");
+// LFSR stream of doc/crypto.md §c for (t, 8, R_P), drawn in round order: t per
+// full round, one per partial round (doc/crypto.md §b "Optional self-check");
 // the test cross-checks them against poseidon2_params.json.
 type p2Params struct {
 	ext   [p2FullRounds]fr.Vector // external_rc rows, t each

@@ -20,7 +20,7 @@ func Permute12(s *[12]fr.Element) { p2Instances[12]().permute(s[:]) }
 // Permute16 applies the Poseidon2 permutation P2_16 to s in place.
 func Permute16(s *[16]fr.Element) { p2Instances[16]().permute(s[:]) }
 
-// permute runs P2_t on s (len t) as in crypto.md §b: M_E, 4 full rounds,
+// permute runs P2_t on s (len t) as in doc/crypto.md §b: M_E, 4 full rounds,
 // R_P partial rounds, 4 full rounds; no feed-forward.
 func (p *p2Params) permute(s fr.Vector) {
 	external(s)
@@ -76,7 +76,7 @@ func partialRoundSmall(s fr.Vector, c *fr.Element) {
 	addToAll(s, &sum)
 }
 
-// external sets s ← M_E·s (crypto.md §b "Matrices").
+// external sets s ← M_E·s (doc/crypto.md §b "Matrices").
 func external(s fr.Vector) {
 	switch len(s) {
 	case 2, 3: // out[i] = s[i] + Σ s

@@ -55,7 +55,7 @@ func paramsFor(t testing.TB, width int) *p2Params {
 }
 
 // TestP2Params cross-checks the Grain-generated round constants and the
-// embedded diagonals against poseidon2_params.json (crypto.md §b).
+// embedded diagonals against poseidon2_params.json (doc/crypto.md §b).
 func TestP2Params(t *testing.T) {
 	var f p2ParamsFile
 	vectors.Load(t, "poseidon2_params.json", &f)
@@ -186,7 +186,7 @@ func checkReduced(t *testing.T, literal, reduced []string) {
 	}
 }
 
-// TestP2AgainstGnark is the differential test of crypto.md §b "Library
+// TestP2AgainstGnark is the differential test of doc/crypto.md §b "Library
 // note": gnark-crypto v0.21.0's ecc/bn254/fr/poseidon2 carries the reference
 // constants for t = 4, 8, 12 and 16, so both must agree there.
 func TestP2AgainstGnark(t *testing.T) {
@@ -209,7 +209,7 @@ func TestP2AgainstGnark(t *testing.T) {
 }
 
 // TestP2GnarkDiffersAtSmallWidths pins the documented difference: for t = 2
-// and 3 gnark-crypto uses constants of its own (crypto.md §b).
+// and 3 gnark-crypto uses constants of its own (doc/crypto.md §b).
 func TestP2GnarkDiffersAtSmallWidths(t *testing.T) {
 	for _, width := range []int{2, 3} {
 		g := gnarkp2.NewPermutation(width, p2FullRounds, len(paramsFor(t, width).inner))
@@ -226,7 +226,7 @@ func TestP2GnarkDiffersAtSmallWidths(t *testing.T) {
 }
 
 func TestP2Linear(t *testing.T) {
-	// M4 against the matrix of crypto.md §b, column by column.
+	// M4 against the matrix of doc/crypto.md §b, column by column.
 	m := [4][4]uint64{{5, 7, 1, 3}, {4, 6, 1, 1}, {1, 3, 5, 7}, {1, 1, 4, 6}}
 	for j := range 4 {
 		var x [4]fr.Element

@@ -13,7 +13,7 @@ const (
 	v1MaxWidth   = 17
 )
 
-// v1PartialRoundsByWidth is circomlib's R_P for t = 2..17 (crypto.md §c;
+// v1PartialRoundsByWidth is circomlib's R_P for t = 2..17 (doc/crypto.md §c;
 // circomlib circuits/poseidon.circom N_ROUNDS_P).
 var v1PartialRoundsByWidth = [v1MaxWidth - v1MinWidth + 1]int{
 	56, 57, 56, 60, 60, 63, 64, 63, 60, 66, 60, 65, 70, 60, 64, 68,
@@ -38,7 +38,7 @@ var v1Tables = func() (f [v1MaxWidth + 1]func() *v1Params) {
 }()
 
 // newV1Params derives the constants of width t with the Grain LFSR
-// (crypto.md §c steps 1-7): (R_F+R_P)·t round constants by rejection
+// (doc/crypto.md §c steps 1-7): (R_F+R_P)·t round constants by rejection
 // sampling, then 2t reduced candidates x, y with M[i][j] = 1/(x_i + y_j).
 func newV1Params(t int) *v1Params {
 	rp := V1PartialRounds(t)
@@ -98,7 +98,7 @@ func V1Constants(t int) (c []fr.Element, m [][]fr.Element) {
 	return c, m
 }
 
-// HashV1 is circomlib's Poseidon P(x1..xn) for n in 1..16 (crypto.md §c):
+// HashV1 is circomlib's Poseidon P(x1..xn) for n in 1..16 (doc/crypto.md §c):
 // the state [0, x1, ..., xn] is permuted and slot 0 returned. It panics for
 // any other n.
 func HashV1(inputs ...fr.Element) fr.Element {

@@ -98,7 +98,7 @@ func TestV1Parameters(t *testing.T) {
 }
 
 // TestV1GrainCheck checks the Grain LFSR output against the published first,
-// last and MDS values (crypto.md §c).
+// last and MDS values (doc/crypto.md §c).
 func TestV1GrainCheck(t *testing.T) {
 	f, c := loadPoseidon1(t)
 	for name, g := range f.Parameters.GrainCheck {
@@ -164,7 +164,7 @@ func TestV1SemaphoreNullifierHash(t *testing.T) {
 }
 
 // zeroHashes returns z[0..n] with z[0] = 0 and z[i+1] = P(z[i], z[i])
-// (crypto.md §g "Merkle tree").
+// (doc/crypto.md §g "Merkle tree").
 func zeroHashes(n int) []fr.Element {
 	z := make([]fr.Element, n+1)
 	for i := range n {
@@ -313,7 +313,7 @@ func mustPanic(t *testing.T, what string, f func()) {
 	f()
 }
 
-// referenceV1 is crypto.md §c written literally over V1Constants: add
+// referenceV1 is doc/crypto.md §c written literally over V1Constants: add
 // constants, S-box (all slots in full rounds, slot 0 otherwise), s ← M·s.
 func referenceV1(inputs []fr.Element) fr.Element {
 	t := len(inputs) + 1

@@ -18,7 +18,7 @@ import "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 //     multiplies by a sparse A” (2t−1 products instead of t²) and the last
 //     A' is applied once after the partial rounds.
 //
-// The tests check this schedule against the plain rounds of crypto.md §c.
+// The tests check this schedule against the plain rounds of doc/crypto.md §c.
 type v1Schedule struct {
 	m        [][]fr.Element             // M, for the full rounds
 	full     [v1FullRounds][]fr.Element // per full round constants
@@ -160,7 +160,7 @@ func mulMatMat(a, b [][]fr.Element) [][]fr.Element {
 	return out
 }
 
-// permute runs the schedule on s (len t); it equals crypto.md §c's rounds.
+// permute runs the schedule on s (len t); it equals doc/crypto.md §c's rounds.
 func (sc *v1Schedule) permute(s []fr.Element) {
 	half := v1FullRounds / 2
 	for r := range half {

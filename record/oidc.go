@@ -7,7 +7,7 @@ import (
 
 // ErrCodeReused is returned when an authorization code that was already
 // redeemed is presented again. The backend has then marked the code's
-// grant revoked (RFC 6749 §4.1.2, design.md §4).
+// grant revoked (RFC 6749 §4.1.2, doc/design.md §4).
 var ErrCodeReused = errors.New("record: authorization code already redeemed")
 
 // SigningKey is one RS256 key of the sign-in provider.

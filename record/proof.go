@@ -15,7 +15,7 @@ type Claim struct {
 	// Big-endian uint256 values as received; the parser has already
 	// rejected values ≥ the BN254 scalar field modulus.
 	MerkleRoot, NullifierHash, SignalHash [32]byte
-	Proof                                 string        // any proof encoding of crypto.md §g
+	Proof                                 string        // any proof encoding of doc/crypto.md §g
 	MaxAge                                time.Duration // root max age; 0 means the default (7 days)
 }
 

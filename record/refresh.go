@@ -10,10 +10,10 @@ import (
 // Sentinel errors of the credential-refresh store operations.
 var (
 	// ErrSubMismatch: the identity commitment is pinned to another sub
-	// (interfaces.md §7.2 SUB_MISMATCH).
+	// (doc/interfaces.md §7.2 SUB_MISMATCH).
 	ErrSubMismatch = errors.New("record: sub differs from the one pinned to the identity commitment")
 	// ErrPCPReused: the hashes.json already served another identity
-	// commitment (design.md §7: one hashes.json never serves two identities).
+	// commitment (doc/design.md §7: one hashes.json never serves two identities).
 	ErrPCPReused = errors.New("record: PCP already used by another identity commitment")
 )
 
@@ -21,10 +21,10 @@ var (
 // (`worldid signup import`, JSON lines {id_commitment, signup_id, verified_at}).
 type Signup struct {
 	// IDCommitment is the canonical "0x" + 64 lowercase hex form of the
-	// identity commitment (crypto.md §a); importers canonicalize first.
+	// identity commitment (doc/crypto.md §a); importers canonicalize first.
 	IDCommitment string `json:"id_commitment"`
 	// SignupID is the enrollment's signup_id; a PCP refresh must carry
-	// the same value (crypto.md §h step 9).
+	// the same value (doc/crypto.md §h step 9).
 	SignupID string `json:"signup_id"`
 	// VerifiedAt becomes the credential's genesis_issued_at.
 	VerifiedAt time.Time `json:"verified_at"`
@@ -54,7 +54,7 @@ type Refresh struct {
 	Sub          string `json:"sub"`           // canonical 0x + 64 lowercase hex
 	// At is the issuance time (whole seconds). For a credential-only
 	// refresh it is the ts of claims[0] = S(CLAIMS_HASH_V1, idComm‖sub‖ts)
-	// (crypto.md §h), so the claim can be recomputed from this record.
+	// (doc/crypto.md §h), so the claim can be recomputed from this record.
 	At time.Time `json:"at"`
 	// PCPDigest is the lowercase hex SHA-256 of the uploaded hashes.json,
 	// or "" for a credential-only refresh.
@@ -88,8 +88,8 @@ func IsCanonicalHex(s string) bool {
 
 // RefreshProof is the JSON object carried, base64-encoded (standard
 // alphabet, padded), in the x-zkp-proof header of POST /api/v1/refresh
-// (design.md §7; the format is this server's design). Field elements are
-// "0x" + 64 hex digits; Proof is any proof encoding of crypto.md §g.
+// (doc/design.md §7; the format is this server's design). Field elements are
+// "0x" + 64 hex digits; Proof is any proof encoding of doc/crypto.md §g.
 type RefreshProof struct {
 	IDCommitment  string `json:"id_commitment"`
 	Sub           string `json:"sub"`
@@ -105,7 +105,7 @@ type RefreshProof struct {
 }
 
 // Refresh proof statement constants: the Semaphore external nullifier is
-// ExternalNullifier(RefreshProofAppID, RefreshProofAction) (crypto.md §g).
+// ExternalNullifier(RefreshProofAppID, RefreshProofAction) (doc/crypto.md §g).
 const (
 	RefreshProofAppID  = "app_worldid_refresh"
 	RefreshProofAction = "refresh"
@@ -119,7 +119,7 @@ const (
 // sub is the canonical 0x + 64 lowercase hex form, timestamp the decimal
 // unix seconds of RefreshProof.Timestamp, and pcpDigest the lowercase hex
 // SHA-256 of the hashes.json bytes. The signal hash is hashToField of these
-// bytes (crypto.md §g).
+// bytes (doc/crypto.md §g).
 func RefreshSignal(sub string, timestamp int64, pcpDigest string) string {
 	s := "refresh:" + sub + ":" + strconv.FormatInt(timestamp, 10)
 	if pcpDigest != "" {

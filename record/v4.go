@@ -3,7 +3,7 @@ package record
 import "time"
 
 // ClaimV4 is one World ID 4.0 proof presented at /api/v4/verify, as the
-// request parser read it (interfaces.md §2.6; World's WorldIDVerifier
+// request parser read it (doc/interfaces.md §2.6; World's WorldIDVerifier
 // contract defines the statement, package oprfproof checks it). Values are
 // big-endian uint256; the parser has rejected values ≥ the BN254 scalar
 // field modulus where the statement needs a field element.

@@ -6,11 +6,11 @@ import (
 )
 
 // ErrLimitReached: recording one more verification would exceed the
-// action's max_verifications (design.md §5). Nothing was recorded.
+// action's max_verifications (doc/design.md §5). Nothing was recorded.
 var ErrLimitReached = errors.New("record: max verifications reached")
 
 // Action is a verification action of a relying party in one environment
-// (design.md §5): created on its first successful verification, or by the
+// (doc/design.md §5): created on its first successful verification, or by the
 // operator when setting its limit.
 type Action struct {
 	RPID        string `json:"rp_id"`

@@ -1,5 +1,5 @@
 // Package refresh implements the proof-of-human credential issuer:
-// POST /api/v1/refresh?idComm=… (interfaces.md §4.2, design.md §7).
+// POST /api/v1/refresh?idComm=… (doc/interfaces.md §4.2, doc/design.md §7).
 //
 // A request is multipart/form-data with the form field sub, optionally
 // encrypted_user_id, and for a PCP refresh all of signup_id, orb_id,
@@ -14,12 +14,12 @@
 // # Checks, in order
 //
 //  1. Refresh disabled by the operator: 503, body without an error name
-//     (interfaces.md §7.2).
+//     (doc/interfaces.md §7.2).
 //  2. Method other than POST: 405 METHOD_NOT_ALLOWED with Allow: POST.
 //     Declared Content-Length over 32 MiB: 413 PAYLOAD_TOO_LARGE.
 //     Content-Type not multipart/form-data with a boundary, or the idComm
 //     query parameter missing, repeated, or neither PrefixedHex nor a
-//     canonical decimal below p (crypto.md §a): 400 INVALID_REQUEST.
+//     canonical decimal below p (doc/crypto.md §a): 400 INVALID_REQUEST.
 //  3. Per-source rate limit: client IP (IPv6 per /64), an in-memory token
 //     bucket (30 burst, 1 per 2 s): 429 RATE_LIMIT_EXCEEDED with
 //     Retry-After in whole seconds. Every request spends its source's
@@ -49,7 +49,7 @@
 //  8. No signup record for idComm: 404 NO_SIGNUP_RECORD.
 //  9. idComm pinned to another sub: 400 SUB_MISMATCH.
 //  10. PCP partial or failing a check: 422 PCP_VALIDATION_FAILED; the message
-//     names the check: the crypto.md §h names json, missing_key,
+//     names the check: the doc/crypto.md §h names json, missing_key,
 //     hash_format, version, salt_format, salted_field, timestamp_format,
 //     iris_share_hash, signup_reason, signature_encoding, signature, and
 //     this server's partial (some PCP fields absent), signup_id (not the
@@ -59,7 +59,7 @@
 //     its bytes, signed by the current key, not expired) gets that same
 //     credential back, unless the operator started the server with
 //     -refresh-reissue (Options.Reissue): this is not a general
-//     re-issuance endpoint (interfaces.md §1). Only the proof is spent.
+//     re-issuance endpoint (doc/interfaces.md §1). Only the proof is spent.
 //  12. Otherwise build, sign, self-verify (re-serialize, re-parse, re-hash,
 //     verify) and record the refresh in one atomic store operation, which
 //     spends the proof, pins sub on the first refresh, binds the hashes.json
@@ -68,7 +68,7 @@
 //     INVALID_PROOF (replay).
 //
 // Errors are {"success":false, "error":"<CODE>", "message"}. Besides the
-// table of interfaces.md §7.2 the codes are INVALID_REQUEST, INVALID_PROOF,
+// table of doc/interfaces.md §7.2 the codes are INVALID_REQUEST, INVALID_PROOF,
 // PAYLOAD_TOO_LARGE, METHOD_NOT_ALLOWED, SERVICE_UNAVAILABLE (storage cannot
 // accept writes) and INTERNAL_ERROR. A failed or unauthenticated request
 // writes nothing: the proof is spent only by the success it authorizes, in
@@ -87,10 +87,10 @@
 // hashes.json the body will carry, so that the proof can be verified before
 // the body is read.
 // Field elements are "0x" + 64 hex digits below p; proof is any encoding of
-// crypto.md §g (the wallet sends ABI hex). It is a Semaphore v3 proof under
-// the server's local verifying key (design.md §6) that the prover knows the
+// doc/crypto.md §g (the wallet sends ABI hex). It is a Semaphore v3 proof under
+// the server's local verifying key (doc/design.md §6) that the prover knows the
 // identity whose commitment is idComm, as the only leaf (index 0) of a
-// depth-30 tree: merkle_root MUST be that one-leaf root (crypto.md §g). The
+// depth-30 tree: merkle_root MUST be that one-leaf root (doc/crypto.md §g). The
 // public inputs are
 //
 //	root              one-leaf root of idComm
@@ -117,17 +117,17 @@
 // # The credential
 //
 // issuer_schema_id Options.SchemaID (default 1); genesis_issued_at the time
-// of the identity's first issuance (interfaces.md §2.5: the first recorded
+// of the identity's first issuance (doc/interfaces.md §2.5: the first recorded
 // refresh; now for the first), so neither re-issuance nor a re-imported
 // signup moves it; expires_at now + Options.Validity (default
 // 3 × 365 days); a random id from Options.Rand; associated_data_hash 0;
 // claims[0] = S("CLAIMS_HASH_V1", hashes.json) with a PCP, else
 // S("CLAIMS_HASH_V1", BE32(idComm) ‖ BE32(sub) ‖ BE32(ts)) with ts the
-// issuance second, recorded with the refresh (crypto.md §h); other claims 0.
+// issuance second, recorded with the refresh (doc/crypto.md §h); other claims 0.
 //
-// The credential's sub is the form's sub, canonicalized. interfaces.md
+// The credential's sub is the form's sub, canonicalized. doc/interfaces.md
 // §2.5 defines the credential subject as blinded,
-// H_CS(leaf_index, blinding_factor) (crypto.md §f), and says the issuer
+// H_CS(leaf_index, blinding_factor) (doc/crypto.md §f), and says the issuer
 // "may require a proof for the requested sub". The blinding factor belongs
 // to the holder, so only the holder can compute the blinded sub: the
 // issuer receives it as the account id of the form and cannot derive or

@@ -11,7 +11,7 @@ import (
 	"worldid/record"
 )
 
-// Error codes of the refresh endpoint. The first five are interfaces.md
+// Error codes of the refresh endpoint. The first five are doc/interfaces.md
 // §7.2; the others are this server's (see doc.go).
 const (
 	CodeInvalidSub          = "INVALID_SUB"
@@ -31,9 +31,9 @@ const (
 // early becomes one, and writeError renders it.
 type Error struct {
 	Status  int
-	Code    string // "" only for the disabled endpoint (interfaces.md §7.2: no error name)
+	Code    string // "" only for the disabled endpoint (doc/interfaces.md §7.2: no error name)
 	Message string
-	// Check names the failed PCP check (crypto.md §h bracketed names, plus
+	// Check names the failed PCP check (doc/crypto.md §h bracketed names, plus
 	// partial, signup_id and pcp_reuse); set only with PCP_VALIDATION_FAILED.
 	Check string
 	// RetryAfter is the whole seconds for the Retry-After header of a 429.
@@ -55,7 +55,7 @@ func pcpFailed(check, detail string) *Error {
 	}
 }
 
-// errorBody is {success:false, error, message} (design.md §7).
+// errorBody is {success:false, error, message} (doc/design.md §7).
 type errorBody struct {
 	Success bool   `json:"success"`
 	Error   string `json:"error,omitempty"`

@@ -69,7 +69,7 @@ type Store interface {
 // Options configures the endpoint. Zero values take the defaults noted.
 type Options struct {
 	Store Store
-	// VerifyingKey is the local Semaphore key (design.md §6) that verifies
+	// VerifyingKey is the local Semaphore key (doc/design.md §6) that verifies
 	// x-zkp-proof; it must be for a depth-30 tree.
 	VerifyingKey *semaphore.VerifyingKey
 	IssuerKey    *babyjub.PrivateKey
@@ -83,7 +83,7 @@ type Options struct {
 	MaxRateKeys      int // keys each limiter (and the one-leaf root cache) tracks; default 100 000
 	// Reissue lets an identity that holds a credential get a new one on
 	// every refresh. Off (the default), a repeat refresh returns the
-	// credential issued first (interfaces.md: not a general re-issuance
+	// credential issued first (doc/interfaces.md: not a general re-issuance
 	// endpoint).
 	Reissue bool
 	Now     func() time.Time // default time.Now
@@ -153,14 +153,14 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("GET "+IssuerPath, h.serveIssuer(h.issuerDocument()))
 }
 
-// response is the success body (interfaces.md §4.2).
+// response is the success body (doc/interfaces.md §4.2).
 type response struct {
 	Success    bool   `json:"success"`
 	Credential string `json:"credential"`
 	Message    string `json:"message"`
 }
 
-// ServeHTTP runs the checks of design.md §7 in order.
+// ServeHTTP runs the checks of doc/design.md §7 in order.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp, err := h.refresh(w, r)
 	if err != nil {
@@ -278,7 +278,7 @@ func subMismatch() *Error {
 	return newError(http.StatusBadRequest, CodeSubMismatch, "sub differs from the one used in previous refreshes")
 }
 
-// claim0 validates the PCP, if any, and returns claims[0] (crypto.md §h).
+// claim0 validates the PCP, if any, and returns claims[0] (doc/crypto.md §h).
 func (h *Handler) claim0(ctx context.Context, env *envelope, f *form, signup record.Signup, now time.Time) (fr.Element, error) {
 	if len(f.pcp) == 0 {
 		return credential.RefreshClaim(env.idComm, f.sub, uint64(now.Unix())), nil

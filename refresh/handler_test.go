@@ -197,7 +197,7 @@ func TestNoSignupRecord(t *testing.T) {
 }
 
 // TestRepeatRefresh: an identity that holds a credential gets that same
-// credential back (interfaces.md: not a general re-issuance endpoint),
+// credential back (doc/interfaces.md: not a general re-issuance endpoint),
 // with the proof still spent; genesis_issued_at is the first issuance and
 // does not follow a re-imported signup. With Options.Reissue each refresh
 // issues a new credential, keeping genesis_issued_at.

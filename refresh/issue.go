@@ -25,7 +25,7 @@ type spentProof struct {
 // issue answers an authorized refresh. An identity that holds a valid
 // credential gets that same credential back unless Options.Reissue; else
 // a new one is built, signed, self-verified and recorded. genesis_issued_at
-// is the time of the identity's first issuance (interfaces.md §2.5), so
+// is the time of the identity's first issuance (doc/interfaces.md §2.5), so
 // neither re-issuance nor a re-imported signup moves it.
 func (h *Handler) issue(ctx context.Context, env *envelope, f *form, claim0 fr.Element, spent spentProof, now time.Time) (*response, error) {
 	past, err := h.o.Store.Refreshes(ctx, env.idCommID)
@@ -101,11 +101,11 @@ func success(credentialJSON []byte) *response {
 	}
 }
 
-// buildCredential makes the PoH credential (design.md §7): the configured
+// buildCredential makes the PoH credential (doc/design.md §7): the configured
 // schema, sub as submitted (see doc.go), genesis_issued_at the given time
 // of first issuance, expires_at now + validity, claims[0] given and every other claim 0,
 // associated_data_hash 0, a random id. It signs it and checks its own
-// output as crypto.md §f "Signing" step 3 recommends: re-serialize,
+// output as doc/crypto.md §f "Signing" step 3 recommends: re-serialize,
 // re-parse, re-hash and verify.
 func (h *Handler) buildCredential(sub, claim0 fr.Element, firstIssued, now time.Time) (*credential.Credential, []byte, error) {
 	id, err := randomID(h.o.Rand)

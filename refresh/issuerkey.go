@@ -7,7 +7,7 @@ import (
 )
 
 // IssuerPath publishes the issuer's EdDSA public key, so holders and
-// verifiers can check a credential's issuer (crypto.md §f: "the caller
+// verifiers can check a credential's issuer (doc/crypto.md §f: "the caller
 // also checks that issuer is the expected issuer key").
 const IssuerPath = "/api/v1/refresh/issuer"
 

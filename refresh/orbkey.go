@@ -31,7 +31,7 @@ type subjectPublicKeyInfo struct {
 
 // ParseOrbKeyPEM parses a trusted Orb key: one PEM block "PUBLIC KEY"
 // holding a DER SubjectPublicKeyInfo with algorithm id-ecPublicKey and
-// curve secp256k1 (OID 1.3.132.0.10, crypto.md §h step 8), the point
+// curve secp256k1 (OID 1.3.132.0.10, doc/crypto.md §h step 8), the point
 // uncompressed, on the curve and not the identity. crypto/x509 does not
 // know secp256k1, hence this parser.
 func ParseOrbKeyPEM(text []byte) (*ecdsa.PublicKey, error) {
@@ -74,7 +74,7 @@ func parseUncompressedPoint(bits asn1.BitString) (*ecdsa.PublicKey, error) {
 type derSignature struct{ R, S *big.Int }
 
 // parseDERSignature accepts exactly SEQUENCE { INTEGER r, INTEGER s } in
-// DER, with nothing after it and r, s in [1, n−1] (crypto.md §h step 8).
+// DER, with nothing after it and r, s in [1, n−1] (doc/crypto.md §h step 8).
 // encoding/asn1 rejects non-minimal lengths and integers but ignores
 // SEQUENCE elements its struct has no field for, so the value must also
 // re-encode to exactly the uploaded bytes. It returns
@@ -110,7 +110,7 @@ func parseDERSignature(der []byte) ([]byte, error) {
 
 // verifyDigest reports whether rs (from parseDERSignature) is an ECDSA
 // signature of the 32-byte digest under pub. The digest is not hashed again
-// (crypto.md §h: the signer signs SHA-256(hashes.json) itself).
+// (doc/crypto.md §h: the signer signs SHA-256(hashes.json) itself).
 func verifyDigest(pub *ecdsa.PublicKey, rs, digest []byte) bool {
 	ok, err := pub.Verify(rs, digest, nil)
 	return err == nil && ok

@@ -18,7 +18,7 @@ import (
 	"worldid/field"
 )
 
-// Size limits (design.md §8): the whole body, and each part by kind.
+// Size limits (doc/design.md §8): the whole body, and each part by kind.
 const (
 	maxBody       = 32 << 20
 	maxTextPart   = 64 << 10
@@ -119,7 +119,7 @@ type form struct {
 // once, within its size cap, in identity transfer encoding. Only the
 // SHA-256 of each iris share is kept, so a request holds at most about
 // 2 MiB (hashes.json and the text fields) whatever its body size. The sub field
-// is then checked (interfaces.md §7.2 INVALID_SUB, crypto.md §a
+// is then checked (doc/interfaces.md §7.2 INVALID_SUB, doc/crypto.md §a
 // PrefixedHex). encrypted_user_id is read and discarded.
 func parseForm(w http.ResponseWriter, r *http.Request, boundary string) (*form, *Error) {
 	mr := multipart.NewReader(http.MaxBytesReader(w, r.Body, maxBody), boundary)
@@ -162,7 +162,7 @@ func readPart(part *multipart.Part) (string, []byte, *Error) {
 	)
 	if slices.Contains(shareParts[:], name) {
 		// Iris shares (8 MiB each) are only ever compared by their SHA-256
-		// (crypto.md §h step 6): hash them as they stream, never hold them.
+		// (doc/crypto.md §h step 6): hash them as they stream, never hold them.
 		h := sha256.New()
 		n, err = io.Copy(h, io.LimitReader(part, limit+1))
 		value = h.Sum(nil)

@@ -10,7 +10,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/secp256k1/ecdsa"
 )
 
-// Multipart part names of a PCP refresh (interfaces.md §4.2).
+// Multipart part names of a PCP refresh (doc/interfaces.md §4.2).
 const (
 	partHashesJSON = "hashes.json"
 	partHashesSign = "hashes.sign"
@@ -18,17 +18,17 @@ const (
 )
 
 // saltedFields are the form fields committed in hashes.json as
-// SHA-256(value ‖ salt) under the key of the same name (crypto.md §h).
+// SHA-256(value ‖ salt) under the key of the same name (doc/crypto.md §h).
 var saltedFields = [...]string{"signup_id", "orb_id", "operator_id", "signup_reason", "timestamp", "software_version", "orb_country"}
 
 // shareParts are the iris share form fields; share i is committed under
 // the hashes.json key iris_code_shares_<i>.json.
 var shareParts = [...]string{"iris_code_shares_0", "iris_code_shares_1", "iris_code_shares_2"}
 
-// pcpVersion is the accepted hashes.json version (crypto.md §h step 2).
+// pcpVersion is the accepted hashes.json version (doc/crypto.md §h step 2).
 const pcpVersion = "2.3"
 
-// pcpSignupReason is the only accepted signup_reason (crypto.md §h step 7).
+// pcpSignupReason is the only accepted signup_reason (doc/crypto.md §h step 7).
 const pcpSignupReason = "NORMAL"
 
 // pcpParts lists the parts of a complete PCP.
@@ -66,7 +66,7 @@ func (p pcp) missing() string {
 	return strings.Join(out, ", ")
 }
 
-// validatePCP runs crypto.md §h steps 1–8 in order on a complete PCP.
+// validatePCP runs doc/crypto.md §h steps 1–8 in order on a complete PCP.
 // trusted are the Orb keys registered for p.orbID(). Steps needing server
 // state (signup_id binding, reuse) are the handler's and the store's.
 func validatePCP(p pcp, trusted []*ecdsa.PublicKey) *Error {
@@ -104,7 +104,7 @@ func validatePCP(p pcp, trusted []*ecdsa.PublicKey) *Error {
 // hashesRequired are the keys step 1 demands besides the salted fields.
 var hashesRequired = [...]string{"version", "iris_code_shares_0.json", "iris_code_shares_1.json", "iris_code_shares_2.json"}
 
-// parseHashesJSON is crypto.md §h step 1 on the uploaded bytes, never
+// parseHashesJSON is doc/crypto.md §h step 1 on the uploaded bytes, never
 // re-serialized: a flat object of strings, the required keys, and every
 // value but version a lowercase 64-digit hex SHA-256.
 func parseHashesJSON(b []byte) (map[string]string, *Error) {
@@ -133,7 +133,7 @@ func parseHashesJSON(b []byte) (map[string]string, *Error) {
 	return hashes, nil
 }
 
-// verifyHashesSign is crypto.md §h step 8: strict DER, then ECDSA over
+// verifyHashesSign is doc/crypto.md §h step 8: strict DER, then ECDSA over
 // SHA-256(hashes.json) under any trusted key of the orb.
 func verifyHashesSign(p pcp, trusted []*ecdsa.PublicKey) *Error {
 	rs, err := parseDERSignature(p[partHashesSign])

@@ -19,7 +19,7 @@ import (
 )
 
 // treeDepth is the depth of the one-leaf tree the refresh proof is made
-// for: World ID's depth (crypto.md §g "One-leaf root").
+// for: World ID's depth (doc/crypto.md §g "One-leaf root").
 const treeDepth = 30
 
 // maxProofHeader bounds the x-zkp-proof header (an ABI proof in its JSON
@@ -47,7 +47,7 @@ func invalidProof(msg string) *Error {
 // decodeZKPProof decodes the header: standard padded base64 of one flat
 // JSON object with the members of record.RefreshProof, no duplicates;
 // field elements "0x" + 64 hex digits below p; timestamp a canonical
-// decimal integer; proof any encoding of crypto.md §g; pcp_digest, when
+// decimal integer; proof any encoding of doc/crypto.md §g; pcp_digest, when
 // present, 64 lowercase hex digits.
 func decodeZKPProof(header string) (*zkpProof, *Error) {
 	if header == "" {
@@ -107,7 +107,7 @@ type proofCheck struct {
 	roots        *rootCache
 }
 
-// verify checks z before the body is read (design.md §7, issue 17): same
+// verify checks z before the body is read (doc/design.md §7, issue 17): same
 // identity commitment as the query, timestamp within ±window of now, root
 // the one-leaf root of idComm, and the Groth16 proof for the public inputs
 // [root, nullifier_hash, hashToField(signal), external nullifier], the
@@ -151,7 +151,7 @@ func (z *zkpProof) matchForm(f *form) *Error {
 }
 
 // oneLeafRoot is the root of the depth-30 tree whose only non-zero leaf is
-// the commitment, at index 0 (crypto.md §g "One-leaf root").
+// the commitment, at index 0 (doc/crypto.md §g "One-leaf root").
 func oneLeafRoot(commitment fr.Element) (fr.Element, error) {
 	tree, err := semaphore.BuildTree(treeDepth, []fr.Element{commitment})
 	if err != nil {

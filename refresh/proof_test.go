@@ -10,7 +10,7 @@ import (
 )
 
 // TestOneLeafRootVectors: the depth-30 one-leaf roots of poseidon1.json
-// (crypto.md §g "One-leaf root"), directly and through the cache.
+// (doc/crypto.md §g "One-leaf root"), directly and through the cache.
 func TestOneLeafRootVectors(t *testing.T) {
 	var f struct {
 		Semaphore struct {

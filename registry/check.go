@@ -58,7 +58,7 @@ func maxAgeOrDefault(c record.Claim) (d time.Duration) {
 	return defaultMaxAge
 }
 
-// keyFor applies root validity (crypto.md §g) and picks the verifying key
+// keyFor applies root validity (doc/crypto.md §g) and picks the verifying key
 // that the root's tree proves with.
 func (r *Registry) keyFor(t *tree, root fr.Element, maxAge time.Duration) (*semaphore.VerifyingKey, error) {
 	now := r.now()

@@ -2,7 +2,7 @@
 // (depth 30, circomlib Poseidon, semaphore.Tree) per credential type and
 // environment, each with the history of its roots, plus the roots of trees
 // kept elsewhere that the operator adds; and the checker that verifies
-// World ID 3.0 proofs against them (design.md §5, §6; crypto.md §g).
+// World ID 3.0 proofs against them (doc/design.md §5, §6; doc/crypto.md §g).
 //
 // Trees are named "<identifier>/<environment>", identifier ∈ orb, device,
 // document, secure_document, face and environment ∈ production, staging.
@@ -30,7 +30,7 @@
 // semaphore/prover.Setup); an external root names the depth of the published
 // Semaphore v3 key its tree uses (World ID: 30). Local and external roots
 // keep separate histories, so each has its own "current" root, which is
-// valid whatever its age (crypto.md §g "Root validity").
+// valid whatever its age (doc/crypto.md §g "Root validity").
 //
 // CheckClaim order: tree exists → proof decodes (invalid_format /
 // invalid_proof) → root known (invalid_merkle_root) and fresh

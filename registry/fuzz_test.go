@@ -14,7 +14,7 @@ import (
 // FuzzParseInclusionRequest: the inclusion-proof request parser never
 // panics, and what it accepts is a JSON object of at most 4 KiB (exact
 // member names, no duplicates) whose identity_commitment parses to the
-// returned element (crypto.md §a IDCommitment). Seeds: the id_commitment vectors of field_element.json.
+// returned element (doc/crypto.md §a IDCommitment). Seeds: the id_commitment vectors of field_element.json.
 func FuzzParseInclusionRequest(f *testing.F) {
 	var file struct {
 		IDCommitment []struct {

@@ -15,7 +15,7 @@ import (
 	"worldid/record"
 )
 
-// maxInclusionBody bounds the inclusion-proof request (design.md §8).
+// maxInclusionBody bounds the inclusion-proof request (doc/design.md §8).
 const maxInclusionBody = 4 << 10
 
 // InclusionProofRequest is the body of POST /api/v1/inclusion-proof.
@@ -26,7 +26,7 @@ type InclusionProofRequest struct {
 }
 
 // InclusionProof is its answer: the leaf's Merkle path, bottom-up, and the
-// tree's current root. PathIndices[i] is bit i of Index (crypto.md §g).
+// tree's current root. PathIndices[i] is bit i of Index (doc/crypto.md §g).
 type InclusionProof struct {
 	Root        string   `json:"root"`
 	Index       int      `json:"index"`

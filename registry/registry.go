@@ -20,7 +20,7 @@ import (
 // TreeDepth is the depth of every local tree (World ID's).
 const TreeDepth = 30
 
-// defaultMaxAge is crypto.md §g's default root max age.
+// defaultMaxAge is doc/crypto.md §g's default root max age.
 const defaultMaxAge = 7 * 24 * time.Hour
 
 // Store is what the registry keeps durable.

@@ -82,7 +82,7 @@ func expired(expiresAtMin uint64, threshold time.Duration, now time.Time) bool {
 }
 
 // checkRootV4 accepts the roots the operator added for the environment
-// (valid as external roots are, crypto.md §g "Root validity", with the
+// (valid as external roots are, doc/crypto.md §g "Root validity", with the
 // default max age), then asks the root source, if one is configured for
 // the environment's registry; anything else is invalid_root.
 func (r *Registry) checkRootV4(ctx context.Context, environment string, root fr.Element) error {

@@ -8,7 +8,7 @@ import (
 )
 
 // Batcher verifies proofs submitted by concurrent callers in batches
-// (design.md §5): one goroutine takes every request waiting when it becomes
+// (doc/design.md §5): one goroutine takes every request waiting when it becomes
 // free, up to a maximum, and checks them with VerifyBatch. A lone request is
 // verified at once, so batching adds no latency when the server is idle, and
 // each caller gets exactly Verify's answer.

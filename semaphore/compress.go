@@ -7,7 +7,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fp"
 )
 
-// twistB is the twist constant 3/(9+i) = 27/82 − (3/82)·i of crypto.md §g
+// twistB is the twist constant 3/(9+i) = 27/82 − (3/82)·i of doc/crypto.md §g
 // "Padded compressed form", derived here rather than pasted.
 var twistB = func() bn254.E2 {
 	var inv82 fp.Element
@@ -26,7 +26,7 @@ var twistB = func() bn254.E2 {
 var errNotCompressible = errors.New("semaphore: point cannot be compressed")
 
 // DecompressProof decodes the compressed words [cA, B.x.im, cB.x.re, cC]
-// (crypto.md §g "Padded compressed form") and runs the full point checks.
+// (doc/crypto.md §g "Padded compressed form") and runs the full point checks.
 func DecompressProof(c [4][32]byte) (*Proof, error) {
 	a, err := decompressG1(c[0], "A")
 	if err != nil {

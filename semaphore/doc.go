@@ -1,8 +1,8 @@
 // Package semaphore implements World ID 3.0 proofs: Semaphore v3 Groth16
-// proofs over BN254 (crypto.md §g, design.md §5–6).
+// proofs over BN254 (doc/crypto.md §g, doc/design.md §5–6).
 //
 // It provides
-//   - ParseProof: every request encoding of crypto.md §g — the `\"`-escaped
+//   - ParseProof: every request encoding of doc/crypto.md §g — the `\"`-escaped
 //     string, the nested JSON array [[a0,a1],[[b0,b1],[b2,b3]],[c0,c1]], the
 //     ABI form "0x" + 512 hex digits, and the padded compressed form (words
 //     4–7 zero) — into a Proof whose points are fully checked; Packed, ABIHex,
@@ -26,7 +26,7 @@
 //
 // # Parameters
 //
-// Base field q and scalar field r of BN254 as in crypto.md §a. A proof is
+// Base field q and scalar field r of BN254 as in doc/crypto.md §a. A proof is
 // packed as [A.x, A.y, B.x.im, B.x.re, B.y.im, B.y.re, C.x, C.y] (EVM order:
 // imaginary part first; snarkjs JSON is the reverse). Public inputs are
 // [root, nullifierHash, signalHash, externalNullifier]. Every coordinate must
@@ -34,7 +34,7 @@
 // subgroup, no point at infinity, and every public input < r; nothing is
 // reduced. Square roots are a^((q+1)/4) and must square back. The
 // compressed form, the twist constant 3/(9+i) and the flags are those of
-// crypto.md §g "Padded compressed form".
+// doc/crypto.md §g "Padded compressed form".
 //
 // # Decisions where the spec is open
 //

@@ -16,7 +16,7 @@ type word = [32]byte
 const maxDecimalDigits = 78
 
 // ParseProof decodes the `proof` string of a verify request in any encoding
-// of crypto.md §g "Proof encodings": the `\"`-escaped string form, the nested
+// of doc/crypto.md §g "Proof encodings": the `\"`-escaped string form, the nested
 // JSON array form, or the ABI hex form, each of which may carry a padded
 // compressed proof. Every point is fully checked before a Proof is returned.
 func ParseProof(s string) (*Proof, error) {
@@ -27,7 +27,7 @@ func ParseProof(s string) (*Proof, error) {
 	return ProofFromPacked(w)
 }
 
-// parsePackedWords applies crypto.md §g "Proof encodings" steps 1–4.
+// parsePackedWords applies doc/crypto.md §g "Proof encodings" steps 1–4.
 func parsePackedWords(s string) ([8]word, error) {
 	if strings.Contains(s, `\"`) {
 		u, err := unescapeProof(s)

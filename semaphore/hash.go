@@ -8,7 +8,7 @@ import (
 	"golang.org/x/crypto/sha3"
 )
 
-// HashToField is uint256(Keccak-256(b)) >> 8 (crypto.md §g "Hashing
+// HashToField is uint256(Keccak-256(b)) >> 8 (doc/crypto.md §g "Hashing
 // helpers"), with the original Keccak padding. The result is below 2^248,
 // so it is always a field element and is never reduced.
 func HashToField(b []byte) fr.Element {
@@ -23,7 +23,7 @@ func HashToField(b []byte) fr.Element {
 }
 
 // ExternalNullifier is hashToField(BE32(hashToField(appID)) ‖ action), with
-// nothing appended for an empty action (crypto.md §g). appID is the
+// nothing appended for an empty action (doc/crypto.md §g). appID is the
 // registered "app_…" id.
 func ExternalNullifier(appID, action string) fr.Element {
 	app := HashToField([]byte(appID))
@@ -32,7 +32,7 @@ func ExternalNullifier(appID, action string) fr.Element {
 }
 
 // HashSignal is IDKit 4's hashSignal of a string signal (idkit-core 4.3.0,
-// crypto.md §g "Hashing helpers"): "0x" followed by a non-empty, even
+// doc/crypto.md §g "Hashing helpers"): "0x" followed by a non-empty, even
 // number of hex digits (either case) is hashed as the bytes it encodes,
 // anything else — "0x" alone and odd-length hex included — as its UTF-8
 // bytes. (idkit-core 2.x hashed "0x" as the empty byte string.) World's

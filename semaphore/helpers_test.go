@@ -95,7 +95,7 @@ func four(t testing.TB, w []word) [4][32]byte {
 }
 
 // publicInputs decodes the vector's hex fields with the verify API's
-// VerifyHex rule and the range check of crypto.md §g step 2.
+// VerifyHex rule and the range check of doc/crypto.md §g step 2.
 func (v *semaphoreVector) publicInputs(t testing.TB) (PublicInputs, error) {
 	t.Helper()
 	var raw [4][32]byte

@@ -29,7 +29,7 @@ func NewIdentity(rand io.Reader) (Identity, error) {
 	return id, nil
 }
 
-// Secret is P(nullifier, trapdoor) (crypto.md §g "Identity").
+// Secret is P(nullifier, trapdoor) (doc/crypto.md §g "Identity").
 func (id Identity) Secret() fr.Element {
 	return poseidon.HashV1(id.Nullifier, id.Trapdoor)
 }

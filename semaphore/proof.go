@@ -8,7 +8,7 @@ import (
 )
 
 // Proof is a Groth16 proof (A, B, C) over BN254. A Proof obtained from this
-// package has passed every point check of crypto.md §g "Verification" step 1:
+// package has passed every point check of doc/crypto.md §g "Verification" step 1:
 // coordinates < q, A and C on the curve, B on the twist and in the order-r
 // subgroup, none at infinity. The zero Proof is not valid.
 type Proof struct {
@@ -17,7 +17,7 @@ type Proof struct {
 }
 
 // NewProof makes a Proof from its points (a prover's output), running the
-// point checks of crypto.md §g "Verification" step 1.
+// point checks of doc/crypto.md §g "Verification" step 1.
 func NewProof(a *bn254.G1Affine, b *bn254.G2Affine, c *bn254.G1Affine) (*Proof, error) {
 	if err := checkG1(a, "A"); err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func checkG2(p *bn254.G2Affine, name string) error {
 // ProofFromPacked decodes the eight packed words
 // [A.x, A.y, B.x.im, B.x.re, B.y.im, B.y.re, C.x, C.y] (EVM order, imaginary
 // part first). When words 4–7 are zero, words 0–3 are a compressed proof and
-// are decompressed (crypto.md §g "Padded compressed form").
+// are decompressed (doc/crypto.md §g "Padded compressed form").
 func ProofFromPacked(w [8][32]byte) (*Proof, error) {
 	if w[4] == (word{}) && w[5] == (word{}) && w[6] == (word{}) && w[7] == (word{}) {
 		return DecompressProof([4][32]byte(w[:4]))

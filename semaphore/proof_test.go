@@ -15,7 +15,7 @@ import (
 	"worldid/internal/vectors"
 )
 
-// proofForms renders packed words in every request encoding of crypto.md §g.
+// proofForms renders packed words in every request encoding of doc/crypto.md §g.
 func proofForms(t testing.TB, w [8][32]byte) map[string]string {
 	t.Helper()
 	hexItems := make([]any, 8)
@@ -68,7 +68,7 @@ func assertCode(t *testing.T, err error, code, what string) {
 }
 
 // TestVectorEncodings decodes every vector in every encoding and checks that
-// all forms agree and round-trip (crypto.md §g "Proof encodings").
+// all forms agree and round-trip (doc/crypto.md §g "Proof encodings").
 func TestVectorEncodings(t *testing.T) {
 	f := loadSemaphoreVectors(t)
 	c := vectors.NewCounter(t, "semaphore_vectors.json")
@@ -200,7 +200,7 @@ func TestCompressRoundTrip(t *testing.T) {
 	}
 }
 
-// TestTwistConstants pins 27/82 and 3/82 mod q to crypto.md §g.
+// TestTwistConstants pins 27/82 and 3/82 mod q to doc/crypto.md §g.
 func TestTwistConstants(t *testing.T) {
 	want0, _ := new(big.Int).SetString("19485874751759354771024239261021720505790618469301721065564631296452457478373", 10)
 	want1, _ := new(big.Int).SetString("21621313080719284060999498358119991246151234191964923374119659383734918571893", 10)

@@ -8,7 +8,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
-// Root validity errors (crypto.md §g "Root validity").
+// Root validity errors (doc/crypto.md §g "Root validity").
 var (
 	ErrUnknownRoot = errors.New("semaphore: merkle root is not in the history")
 	ErrRootTooOld  = errors.New("semaphore: merkle root is older than max_age")
@@ -43,7 +43,7 @@ func (h *RootHistory) Add(root fr.Element, t time.Time) {
 	h.current = root
 }
 
-// Check applies crypto.md §g "Root validity" at time now: an unknown root is
+// Check applies doc/crypto.md §g "Root validity" at time now: an unknown root is
 // ErrUnknownRoot; the current root is valid whatever its age; any other root
 // is valid iff now − t_root ≤ maxAge, else ErrRootTooOld. The caller chooses
 // maxAge (the request's max_age or the 604800 s default).

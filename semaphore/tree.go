@@ -14,7 +14,7 @@ import (
 const MaxDepth = 32
 
 // zeroHashes are the empty-subtree roots z[0] = 0, z[i+1] = P(z[i], z[i])
-// (crypto.md §g "Merkle tree").
+// (doc/crypto.md §g "Merkle tree").
 var zeroHashes = sync.OnceValue(func() [MaxDepth + 1]fr.Element {
 	var z [MaxDepth + 1]fr.Element
 	for i := range MaxDepth {
@@ -31,7 +31,7 @@ var ErrZeroLeaf = errors.New("semaphore: the zero leaf marks an empty slot")
 var ErrTreeFull = errors.New("semaphore: tree is full")
 
 // Tree is an append-only binary Merkle tree over Poseidon v1 with empty
-// leaves 0 (crypto.md §g). It keeps every filled node (about two field
+// leaves 0 (doc/crypto.md §g). It keeps every filled node (about two field
 // elements per leaf) so that inserting costs O(depth) hashes and any leaf's
 // path is a lookup. It is safe for concurrent use.
 //
@@ -175,7 +175,7 @@ func (t *Tree) RootAfter(n int) (fr.Element, error) {
 
 // MerklePath proves that Leaf sits at Index under a root: Siblings[i] is
 // the other input at level i, and bit i of Index is 1 when the current node
-// is the right input (crypto.md §g "Merkle tree").
+// is the right input (doc/crypto.md §g "Merkle tree").
 type MerklePath struct {
 	Index    int
 	Leaf     fr.Element

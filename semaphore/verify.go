@@ -6,7 +6,7 @@ import (
 )
 
 // PublicInputs are the four public signals of the Semaphore v3 circuit, in
-// circuit order (crypto.md §g "Public inputs"). An fr.Element is always
+// circuit order (doc/crypto.md §g "Public inputs"). An fr.Element is always
 // below r; build one from untrusted bytes with NewPublicInputs, which
 // rejects values ≥ r instead of reducing them.
 type PublicInputs struct {
@@ -14,7 +14,7 @@ type PublicInputs struct {
 }
 
 // NewPublicInputs checks that each big-endian uint256 is below r
-// (crypto.md §g "Verification" step 2: never reduce).
+// (doc/crypto.md §g "Verification" step 2: never reduce).
 func NewPublicInputs(root, nullifierHash, signalHash, externalNullifier [32]byte) (PublicInputs, error) {
 	var in PublicInputs
 	for _, v := range []struct {
@@ -39,7 +39,7 @@ func (in *PublicInputs) scalars() []fr.Element {
 }
 
 // Verify reports whether p is a valid proof of the Semaphore v3 statement
-// for the public inputs under vk (crypto.md §g "Verification" steps 3–4):
+// for the public inputs under vk (doc/crypto.md §g "Verification" steps 3–4):
 //
 //	e(A, B) = e(α, β) · e(vk_x, γ) · e(C, δ),  vk_x = IC[0] + Σ inᵢ·IC[i+1].
 //

@@ -84,7 +84,7 @@ type snarkjsKey struct {
 	IC       [][]string `json:"IC"`
 }
 
-// ParseVerifyingKey reads a snarkjs verification_key.json (crypto.md §g
+// ParseVerifyingKey reads a snarkjs verification_key.json (doc/crypto.md §g
 // "Verifying key"): canonical decimal strings below q, G1 points as
 // [x, y, "1"], G2 points as [[x.re, x.im], [y.re, y.im], ["1", "0"]], and
 // exactly nPublic + 1 = 5 IC points.

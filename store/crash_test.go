@@ -19,7 +19,7 @@ import (
 
 // The crash test re-executes the test binary as a writer process
 // (TestHelperWriter), kills it with SIGKILL at a random moment, and checks
-// that every write the child acknowledged survived (design.md §3).
+// that every write the child acknowledged survived (doc/design.md §3).
 const (
 	crashDirEnv   = "WORLDID_STORE_CRASH_DIR"
 	crashRoundEnv = "WORLDID_STORE_CRASH_ROUND"

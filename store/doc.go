@@ -1,4 +1,4 @@
-// Package store is worldid's file-backed JSON store (design.md §3): a
+// Package store is worldid's file-backed JSON store (doc/design.md §3): a
 // crash-safe engine of tables mapping string keys to JSON values, and on top
 // of it the domain methods (apps.go, and one file per further domain) that
 // the handlers' storage interfaces are satisfied by.

@@ -167,7 +167,7 @@ type replayed struct {
 // replayJournal reads journal lines from r, checks their sequence, and calls
 // apply for every entry newer than the snapshot's LSN snap.
 //
-// Recovery rules (design.md §3): an incomplete final line (no newline), or a
+// Recovery rules (doc/design.md §3): an incomplete final line (no newline), or a
 // final line whose checksum does not verify, is a torn write and is dropped
 // (and reported); every other bad line is an error naming file and line. A
 // journal whose lines all precede the snapshot must end at the snapshot's

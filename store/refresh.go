@@ -9,7 +9,7 @@ import (
 	"worldid/record"
 )
 
-// Credential refresh (design.md §7): signup records, trusted Orb keys, the
+// Credential refresh (doc/design.md §7): signup records, trusted Orb keys, the
 // on/off switch, and the refreshes with their two unique constraints (sub
 // pinned per identity commitment, PCP digest bound to one commitment).
 // Spent x-zkp-proofs use UseProofOnce (oidc.go) with "refresh:" keys.

@@ -11,7 +11,7 @@ import (
 	"worldid/record"
 )
 
-// Verification actions and their nullifiers (design.md §5).
+// Verification actions and their nullifiers (doc/design.md §5).
 const (
 	tableActions    = "actions"    // verifyKey(rp_id, environment, action) → record.Action
 	tableNullifiers = "nullifiers" // verifyKey(rp_id, environment, action, nullifier) → nullifierRecord

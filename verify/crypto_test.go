@@ -15,7 +15,7 @@ import (
 )
 
 // cryptoChecker is a test-only Checker doing the real checks of
-// crypto.md §g for one tree: root known, proof decoded, Groth16 with the
+// doc/crypto.md §g for one tree: root known, proof decoded, Groth16 with the
 // external nullifier derived from the claim's app_id and action.
 type cryptoChecker struct {
 	vk   *semaphore.VerifyingKey
@@ -45,7 +45,7 @@ func (c *cryptoChecker) CheckClaim(_ context.Context, cl record.Claim) error {
 }
 
 // TestRealProof drives the endpoint with a proof from the local prover
-// (design.md §6) for the app_id and action, posted through the rp_ id, and
+// (doc/design.md §6) for the app_id and action, posted through the rp_ id, and
 // checks that the external nullifier is bound to the app_id and action.
 func TestRealProof(t *testing.T) {
 	if testing.Short() {

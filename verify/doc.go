@@ -1,5 +1,5 @@
 // Package verify implements the proof verification endpoint
-// POST /api/v4/verify/{rp_id} (interfaces.md §2.6, §4.3; design.md §5, §8).
+// POST /api/v4/verify/{rp_id} (doc/interfaces.md §2.6, §4.3; doc/design.md §5, §8).
 //
 // A request names an action and carries 1 to MaxResponses (default 16)
 // World ID 3.0 proofs, one per credential type, or World ID 4.0 proofs
@@ -33,16 +33,16 @@
 // answer with the name sent),
 // merkle_root and nullifier (required), proof (required string, passed to
 // the checker as given), signal_hash (optional, default hashToField of the
-// empty signal, crypto.md §g), max_age (optional integer seconds,
+// empty signal, doc/crypto.md §g), max_age (optional integer seconds,
 // 3600..604800, default 604800).
 //
 // merkle_root, nullifier and signal_hash are read with VerifyHex
-// (crypto.md §a) after the schema patterns nullifier ^(0x)?[0-9a-fA-F]+$ and
+// (doc/crypto.md §a) after the schema patterns nullifier ^(0x)?[0-9a-fA-F]+$ and
 // signal_hash ^0x[0-9a-f]+$, and must then be < p: a value ≥ p is a
 // validation_error naming the attribute, never reduced and never a
 // per-item verdict.
 //
-// Decisions on the parser (design.md §8): the body is read by
+// Decisions on the parser (doc/design.md §8): the body is read by
 // internal/strictjson, so invalid UTF-8 anywhere (which encoding/json would
 // turn into U+FFFD), unpaired surrogate escapes and nesting deeper than 64
 // are invalid_request; member names match exactly (no case folding); a
@@ -144,5 +144,5 @@
 //
 // Not implemented: integrity bundles (the member is ignored),
 // CORS (relying parties call this endpoint from their servers), and any
-// authentication of the caller (none is defined, interfaces.md §5).
+// authentication of the caller (none is defined, doc/interfaces.md §5).
 package verify

@@ -39,7 +39,7 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("verify: %s: %s", e.Code, e.Detail)
 }
 
-// MarshalJSON writes the two bodies of design.md §5: a request error is
+// MarshalJSON writes the two bodies of doc/design.md §5: a request error is
 // {code, detail, attribute} (attribute null when none); a verification
 // outcome is {success: false, code, detail, results}.
 func (e *Error) MarshalJSON() ([]byte, error) {

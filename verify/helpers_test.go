@@ -26,7 +26,7 @@ const (
 	nullifierB = "0x000000000000000000000000000000000000000000000000000000000000000b"
 	// rootHex is a valid merkle root.
 	rootHex = "0x0936d98c83151035b528d1631df5c3607a740bd296b4c79c627130a96645dcc7"
-	// pHex is the BN254 scalar field modulus p (crypto.md §a).
+	// pHex is the BN254 scalar field modulus p (doc/crypto.md §a).
 	pHex = "0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001"
 )
 

@@ -18,7 +18,7 @@ import (
 	"worldid/record"
 )
 
-// Request limits and defaults (design.md §5, §8).
+// Request limits and defaults (doc/design.md §5, §8).
 const (
 	maxBody = 64 << 10
 	// DefaultMaxResponses caps the responses array when Options.MaxResponses is 0.
@@ -26,7 +26,7 @@ const (
 	protocolVersion     = "3.0"
 	minMaxAge           = 3600   // seconds
 	maxMaxAge           = 604800 // seconds, also the default
-	// defaultSignalHash is hashToField of the empty signal (crypto.md §g).
+	// defaultSignalHash is hashToField of the empty signal (doc/crypto.md §g).
 	defaultSignalHash = "0x00c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a4"
 )
 
@@ -120,7 +120,7 @@ type rawItem struct {
 // decodeBody reads the body with internal/strictjson, which rejects
 // invalid UTF-8, duplicate member names at any depth and anything after
 // the object: each would let two parsers read one body differently
-// (design.md §8). Member names then match exactly (encoding/json folds
+// (doc/design.md §8). Member names then match exactly (encoding/json folds
 // case); unknown members are ignored because IDKit clients forward their
 // result object verbatim and add members across versions.
 func decodeBody(body io.Reader, maxResponses int) (*rawRequest, *Error) {
@@ -268,7 +268,7 @@ func jsonError(err error) *Error {
 	return badRequest("invalid JSON: " + err.Error())
 }
 
-// validate applies the value rules of interfaces.md §2.6 and design.md §5,
+// validate applies the value rules of doc/interfaces.md §2.6 and doc/design.md §5,
 // reporting the first failure in member order.
 func (raw *rawRequest) validate() (*request, *Error) {
 	version, err := required(raw.protocolVersion, "protocol_version")
@@ -379,7 +379,7 @@ func knownIdentifier(s string) bool {
 	return false
 }
 
-// maxAge returns the root max age; absent means the maximum (design.md §5).
+// maxAge returns the root max age; absent means the maximum (doc/design.md §5).
 func maxAge(n *int64, attribute string) (time.Duration, *Error) {
 	if n == nil {
 		return maxMaxAge * time.Second, nil
@@ -391,7 +391,7 @@ func maxAge(n *int64, attribute string) (time.Duration, *Error) {
 }
 
 // hexRule is a request schema pattern checked before VerifyHex
-// (crypto.md §a note).
+// (doc/crypto.md §a note).
 type hexRule struct {
 	matches func(string) bool
 	text    string // what the pattern requires, for the error detail
@@ -417,7 +417,7 @@ func notHexDigit(c rune) bool {
 }
 
 // fieldElement parses a required VerifyHex member and requires it < p:
-// the verifier rejects larger public inputs (crypto.md §g step 2), and
+// the verifier rejects larger public inputs (doc/crypto.md §g step 2), and
 // this boundary reports them as the request error they are.
 func fieldElement(s *string, attribute string, rule hexRule) ([32]byte, *Error) {
 	v, err := required(s, attribute)
@@ -438,7 +438,7 @@ func fieldElement(s *string, attribute string, rule hexRule) ([32]byte, *Error) 
 	return b, nil
 }
 
-// canonicalHex is the FE output encoding of crypto.md §a: 0x + 64 lowercase hex.
+// canonicalHex is the FE output encoding of doc/crypto.md §a: 0x + 64 lowercase hex.
 func canonicalHex(b [32]byte) string {
 	return "0x" + hex.EncodeToString(b[:])
 }

@@ -231,7 +231,7 @@ func TestMaxResponsesOption(t *testing.T) {
 }
 
 // TestDefaultSignalHash recomputes hashToField(empty) = Keccak-256("") >> 8
-// (crypto.md §g).
+// (doc/crypto.md §g).
 func TestDefaultSignalHash(t *testing.T) {
 	d := sha3.NewLegacyKeccak256().Sum(nil)
 	want := "0x00" + hex.EncodeToString(d[:31])

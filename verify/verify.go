@@ -122,7 +122,7 @@ type Result struct {
 	Detail     string `json:"detail,omitempty"`
 }
 
-// Response is the 200 body: at least one item verified (design.md §5).
+// Response is the 200 body: at least one item verified (doc/design.md §5).
 type Response struct {
 	Success     bool      `json:"success"` // always true
 	Action      string    `json:"action"`
@@ -133,7 +133,7 @@ type Response struct {
 	Message     string    `json:"message"`
 }
 
-// Success messages (design.md §5).
+// Success messages (doc/design.md §5).
 const (
 	messageVerified = "Proof verified successfully"
 	messageReused   = "Proof verified successfully (nullifier reuse)"
@@ -156,7 +156,7 @@ func (h *Handler) verify(ctx context.Context, req *request) (any, *Error) {
 		return nil, err
 	}
 	for i := range req.claims {
-		// The external nullifier always derives from the app_id (crypto.md §g).
+		// The external nullifier always derives from the app_id (doc/crypto.md §g).
 		req.claims[i].AppID = app.ID
 	}
 	return h.record(ctx, app, req, h.checkAll(ctx, req.claims))

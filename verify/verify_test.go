@@ -52,7 +52,7 @@ func TestIDKitRequest(t *testing.T) {
 	for i, vec := range v.Vectors {
 		proof := vec.ProofABIHex
 		if proof == "" {
-			// The nested-JSON encoding of crypto.md §g, as some clients send it.
+			// The nested-JSON encoding of doc/crypto.md §g, as some clients send it.
 			w := vec.ProofPacked
 			b, err := json.Marshal([]any{w[0:2], [][]string{w[2:4], w[4:6]}, w[6:8]})
 			if err != nil {

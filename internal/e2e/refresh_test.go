@@ -111,7 +111,7 @@ func refreshBothModes(t *testing.T, ctx context.Context, p *serverProc, w *walle
 	return req.Sub
 }
 
-// babyJubJubL is the order of BabyJubJub's prime subgroup (crypto.md §d,
+// babyJubJubL is the order of BabyJubJub's prime subgroup (doc/crypto.md §d,
 // babyjub doc.go; circomlib's subOrder).
 var babyJubJubL, _ = new(big.Int).SetString("2736030358979909402780800718157159386076813972158567259200215660948447373041", 10)
 
@@ -387,7 +387,7 @@ func (e *hostileEnv) hostileRefreshVectors(t *testing.T) {
 
 // hostileIssuerAnswers: the wallet, as the issuer's client, refuses
 // credentials and issuer keys that a hostile or broken issuer could send
-// (crypto.md §e checklist, seen from the holder's side).
+// (doc/crypto.md §e checklist, seen from the holder's side).
 func hostileIssuerAnswers(t *testing.T, okBody []byte, issuer *babyjub.PublicKey, sub fr.Element) {
 	var answer struct{ Credential string }
 	json.Unmarshal(okBody, &answer)
@@ -452,7 +452,7 @@ func sigWithSPlusL(sig []byte) []byte {
 }
 
 // sigWithTorsionR replaces R by R + (0, −1), the point of order 2: that
-// is (−x, −y), so y becomes p − y and the sign of x flips (crypto.md §d).
+// is (−x, −y), so y becomes p − y and the sign of x flips (doc/crypto.md §d).
 func sigWithTorsionR(sig []byte) []byte {
 	out := bytes.Clone(sig)
 	enc := reversed(sig[:32])

@@ -94,11 +94,11 @@ func verifyBothEnvironments(t *testing.T, ctx context.Context, p *serverProc, rp
 
 // ---- Values at and beyond the edges ----
 
-// bn254R is p, the BN254 scalar field modulus (crypto.md §a), in "0x" + 64 hex.
+// bn254R is p, the BN254 scalar field modulus (doc/crypto.md §a), in "0x" + 64 hex.
 var bn254R = "0x" + hex.EncodeToString(fr.Modulus().FillBytes(make([]byte, 32)))
 
 // proofWords splits an ABI proof ("0x" + 8 big-endian words) into words
-// [A.x, A.y, B.x.im, B.x.re, B.y.im, B.y.re, C.x, C.y] (crypto.md §g).
+// [A.x, A.y, B.x.im, B.x.re, B.y.im, B.y.re, C.x, C.y] (doc/crypto.md §g).
 func proofWords(t *testing.T, abi string) [8][32]byte {
 	t.Helper()
 	b, err := hex.DecodeString(strings.TrimPrefix(abi, "0x"))

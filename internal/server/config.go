@@ -33,7 +33,7 @@ type Config struct {
 	IssuerURL string // -issuer-url: credential issuer; default BaseURL
 	VerifyURL string // -verify-url: proof verification; default BaseURL
 	LogLevel  string // -log-level: debug, info, warn, error
-	// Sign-in v1 deprecation (interfaces.md §9, design.md §4).
+	// Sign-in v1 deprecation (doc/interfaces.md §9, doc/design.md §4).
 	Sunset        string        // -signin-sunset: YYYY-MM-DD
 	SunsetEnforce bool          // -signin-sunset-enforce: 410 Gone after the date
 	KeyRotation   time.Duration // -key-rotation: signing key lifetime
@@ -51,7 +51,7 @@ type Config struct {
 	RootsContract string        // -roots-contract: tree=chain:kind:0xaddress,…: contracts beyond or instead of the defaults
 	MinExpiration time.Duration // -min-expiration: WorldIDVerifier's minimum expiration threshold for 4.0 proofs
 
-	// Deployment: TLS and reverse proxies (design.md §1).
+	// Deployment: TLS and reverse proxies (doc/design.md §1).
 	TLSCert, TLSKey string // -tls-cert, -tls-key: PEM files; HTTPS on the public listener
 	TrustedProxies  string // -trusted-proxies: CIDRs whose X-Forwarded-For is believed
 

@@ -32,7 +32,7 @@ import (
 	"worldid/verify"
 )
 
-// Listener timeouts (design.md §8) and the bounded shutdown.
+// Listener timeouts (doc/design.md §8) and the bounded shutdown.
 const (
 	readHeaderTimeout = 5 * time.Second
 	readTimeout       = 30 * time.Second

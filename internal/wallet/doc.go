@@ -14,7 +14,7 @@
 // It exercises the real public endpoints — never a bypass — and is what the
 // demo, the end-to-end tests and `worldid wallet` use.
 //
-// Signal hashing is IDKit 4's hashSignal (semaphore.HashSignal, crypto.md
+// Signal hashing is IDKit 4's hashSignal (semaphore.HashSignal, doc/crypto.md
 // §g): "0x" followed by a non-empty, even number of hex digits is hashed as
 // the bytes it encodes; any other string, "0x" alone included, as its
 // UTF-8 bytes.

@@ -19,7 +19,7 @@ import (
 )
 
 // TestPCP is a synthetic Personal Custody Package v2.3 in the shape the Orb
-// builds (crypto.md §h): the refresh form fields, hashes.json and its
+// builds (doc/crypto.md §h): the refresh form fields, hashes.json and its
 // signature. It is test data for the development wallet, never real
 // biometric data.
 type TestPCP struct {
@@ -33,7 +33,7 @@ type TestPCP struct {
 }
 
 // pcpSaltedFields are the salted fields the form carries; qr_code is
-// committed in hashes.json but never sent (crypto.md §h).
+// committed in hashes.json but never sent (doc/crypto.md §h).
 var pcpSaltedFields = [...]string{"signup_id", "orb_id", "operator_id", "signup_reason", "timestamp", "software_version", "orb_country"}
 
 // pcpFileKeys are the hashes.json keys of files the test PCP does not
@@ -152,7 +152,7 @@ func sha256Hex(b []byte) string {
 }
 
 // signDER signs SHA-256(msg) — the digest itself, not hashed again — and
-// encodes (r, s) as a DER SEQUENCE of two INTEGERs (crypto.md §h).
+// encodes (r, s) as a DER SEQUENCE of two INTEGERs (doc/crypto.md §h).
 func signDER(priv *ecdsa.PrivateKey, msg []byte) ([]byte, error) {
 	digest := sha256.Sum256(msg)
 	rs, err := priv.Sign(digest[:], nil)

@@ -55,7 +55,7 @@ var (
 	hex32 = regexp.MustCompile(`^[0-9a-f]{32}$`)
 )
 
-// TestBuildTestPCP checks the package against crypto.md §h by hand.
+// TestBuildTestPCP checks the package against doc/crypto.md §h by hand.
 func TestBuildTestPCP(t *testing.T) {
 	rng := rand.NewChaCha8([32]byte{7})
 	key, err := GenerateOrbKey(rng)

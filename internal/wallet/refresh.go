@@ -29,7 +29,7 @@ import (
 )
 
 // refreshTreeDepth is the depth of the one-leaf tree of the refresh proof
-// (crypto.md §g "One-leaf root").
+// (doc/crypto.md §g "One-leaf root").
 const refreshTreeDepth = 30
 
 // maxRefreshResponse bounds the issuer's answer.
@@ -80,7 +80,7 @@ func Refresh(ctx context.Context, client *http.Client, req *RefreshRequest, issu
 }
 
 // NewRefreshHTTPRequest builds the multipart request with its x-zkp-proof
-// (design.md §7). Proving takes about a second.
+// (doc/design.md §7). Proving takes about a second.
 func NewRefreshHTTPRequest(ctx context.Context, req *RefreshRequest) (*http.Request, error) {
 	sub, err := field.ParsePrefixedHex(req.Sub)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"worldid/poseidon"
 )
 
-// circuit is the Semaphore v3 statement (semaphore.circom v3.15.2, crypto.md
+// circuit is the Semaphore v3 statement (semaphore.circom v3.15.2, doc/crypto.md
 // §g "Circuit relations"). The public fields come first and in this order,
 // which gnark keeps: [root, nullifierHash, signalHash, externalNullifier].
 type circuit struct {
@@ -48,7 +48,7 @@ func (c *circuit) Define(api frontend.API) error {
 	return nil
 }
 
-// gadgetParams are circomlib's constants (crypto.md §c) as big.Int
+// gadgetParams are circomlib's constants (doc/crypto.md §c) as big.Int
 // circuit constants, for the widths the circuit uses.
 type gadgetParams struct {
 	t, partialRounds int
@@ -78,7 +78,7 @@ var gadgetWidths = sync.OnceValue(func() map[int]*gadgetParams {
 })
 
 // poseidonGadget is P(inputs...) for one or two inputs, round by round as in
-// crypto.md §c: add constants, x^5 S-box (every slot in full rounds, slot 0
+// doc/crypto.md §c: add constants, x^5 S-box (every slot in full rounds, slot 0
 // in partial rounds), then the MDS mix in every round.
 func poseidonGadget(api frontend.API, inputs ...frontend.Variable) frontend.Variable {
 	p := gadgetWidths()[len(inputs)+1]

@@ -1,6 +1,6 @@
 // Package prover implements a local Groth16 setup and prover for the
-// Semaphore v3 circuit over BN254, with gnark (crypto.md §g "Circuit
-// relations", design.md §6). Verification, proof encodings, keys in snarkjs
+// Semaphore v3 circuit over BN254, with gnark (doc/crypto.md §g "Circuit
+// relations", doc/design.md §6). Verification, proof encodings, keys in snarkjs
 // JSON, trees and hashing are package semaphore's; this package only makes
 // keys and proofs, which it hands over as semaphore types.
 //
@@ -19,7 +19,7 @@
 // P(P(nullifier, trapdoor)) is the leaf; each level hashes (node, sibling),
 // swapped when the path bit is 1; the nullifier hash is
 // P(externalNullifier, nullifier); signalHash enters through a dummy square
-// so the proof binds it. P is circomlib Poseidon (crypto.md §c, widths 2
+// so the proof binds it. P is circomlib Poseidon (doc/crypto.md §c, widths 2
 // and 3, constants from package poseidon), x^5 S-box, 8 full rounds. Public
 // inputs, in gnark's and snarkjs's order: [root, nullifierHash, signalHash,
 // externalNullifier]. At depth 30 it has 7,956 constraints

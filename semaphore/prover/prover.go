@@ -49,7 +49,7 @@ func compile(depth int) (*cs.R1CS, error) {
 // single-party Groth16 setup. gnark draws the toxic waste from crypto/rand
 // itself (it cannot be injected) and discards it; whoever runs Setup could
 // forge proofs for this key, which is acceptable only for the operator's own
-// deployment (design.md §6).
+// deployment (doc/design.md §6).
 func Setup(depth int) (*ProvingKey, *semaphore.VerifyingKey, error) {
 	ccs, err := compile(depth)
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package storetest is the conformance suite every storage backend passes:
 // the semantics of the domain methods, their unique constraints under
-// concurrency, and durability across close and reopen (design.md §3).
+// concurrency, and durability across close and reopen (doc/design.md §3).
 //
 // A backend's test calls Run with a function that opens a fresh, empty
 // backend for one subtest. Run does not test crash safety or a backend's

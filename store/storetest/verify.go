@@ -12,7 +12,7 @@ import (
 )
 
 // VerifyBackend is the part of a backend that records proof verifications
-// (design.md §5): the verify endpoint's and the admin's storage.
+// (doc/design.md §5): the verify endpoint's and the admin's storage.
 type VerifyBackend interface {
 	RecordVerification(ctx context.Context, rpID, action, environment, nullifier string, now time.Time) (record.Verification, error)
 	SetActionLimit(ctx context.Context, rpID, action, environment string, maxVerifications int, now time.Time) error
