@@ -119,10 +119,15 @@
 // signal_hash (optional, ^0x[0-9a-f]+$, default 0x0), proof (an array of
 // exactly 5 uint256 strings: the compressed Groth16 proof, then the Merkle
 // root), and nullifier (uniqueness, ^(0x)?[0-9a-fA-F]+$ then BigInt
-// syntax) or session_nullifier (session: [nullifier, action]). A 3.0 member
-// set in a 4.0 request (merkle_root, max_age, a string proof), a 4.0 proof
-// in a 3.0 request, a wrong proof length or a malformed number is a
-// validation_error naming the attribute; session_id in a 3.0 request too.
+// syntax) or session_nullifier (session: [nullifier, action]). An item of
+// the other protocol — a string proof in a 4.0 request, a proof of 5
+// values in a 3.0 request — or a 4.0 proof of another length fails on its
+// own with invalid_proof, like any proof the checker cannot accept, while
+// the other items are checked (World's portal refuses the whole request
+// here; a per-item answer tells an IDKit client which item to fix). Other
+// 3.0 members in a 4.0 item (merkle_root, max_age) or a malformed number
+// are a validation_error naming the attribute; session_id in a 3.0
+// request too.
 //
 // The action of a uniqueness proof is hashSignal(action) (IDKit 4,
 // semaphore.HashSignal), as the portal computes it; the rp_id is the

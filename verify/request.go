@@ -39,6 +39,10 @@ type request struct {
 	verifierEnv string // whose trees and nullifiers are used: production or staging
 	envDefault  bool   // environment was absent (production unless the app is a staging app)
 	claims      []record.Claim
+	// refused fails claims without a check: a protocol 4.0 item (a proof
+	// of 5 values) in a 3.0 request. Indexed like claims; nil entries are
+	// checked.
+	refused []*record.ProofError
 	v4          *requestV4 // protocol 4.0 (request4.go); claims is then nil
 }
 
@@ -302,9 +306,13 @@ func (raw *rawRequest) validate() (*request, *Error) {
 		return nil, invalid("responses", "must hold at least one item")
 	}
 	req := &request{action: action, environment: env, verifierEnv: verifierEnv, envDefault: raw.environment == nil,
-		claims: make([]record.Claim, len(raw.responses))}
+		claims: make([]record.Claim, len(raw.responses)), refused: make([]*record.ProofError, len(raw.responses))}
 	for i, it := range raw.responses {
 		c, err := it.claim(fmt.Sprintf("responses[%d]", i))
+		if err == errV4Item {
+			req.refused[i] = &record.ProofError{Code: record.CodeInvalidProof, Detail: "a protocol 4.0 item (a proof of 5 values) in a protocol 3.0 request"}
+			err = nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -337,6 +345,10 @@ func environment(s *string) (given, verifier string, err *Error) {
 	return "", "", invalid("environment", `must be "production", "staging" or "sandbox"`)
 }
 
+// errV4Item marks a protocol 4.0 item in a 3.0 request: it fails on its
+// own, per item, rather than the whole request.
+var errV4Item = &Error{Code: record.CodeInvalidProof}
+
 func (it rawItem) claim(path string) (record.Claim, *Error) {
 	var c record.Claim
 	id, err := required(it.identifier, path+".identifier")
@@ -348,7 +360,7 @@ func (it rawItem) claim(path string) (record.Claim, *Error) {
 	}
 	c.Identifier = id
 	if it.v4.proofWords != nil {
-		return c, invalid(path+".proof", "must be a string (protocol 3.0)")
+		return c, errV4Item
 	}
 	if c.MerkleRoot, err = fieldElement(it.merkleRoot, path+".merkle_root", anyHex); err != nil {
 		return c, err

@@ -184,14 +184,18 @@ func (it rawItem) itemV4(path string, session bool) (itemV4, *Error) {
 		return item, invalid(path+".identifier", "must be one of orb, device, document, secure_document, face, selfie")
 	}
 	c.Identifier = id
+	// A protocol 3.0 item, or a proof of another length, fails on its own
+	// (per item, like every other proof the checker cannot accept).
 	if it.proof != nil {
-		return item, invalid(path+".proof", "must be an array of 5 strings (protocol 4.0)")
+		item.refused = &record.ProofError{Code: record.CodeInvalidProof, Detail: "a protocol 3.0 item (a string proof) in a protocol 4.0 request"}
+		return item, nil
 	}
 	if it.v4.proofWords == nil {
 		return item, invalid(path+".proof", "is required")
 	}
 	if len(it.v4.proofWords) != len(c.Proof) {
-		return item, invalid(path+".proof", "must have exactly 5 elements")
+		item.refused = &record.ProofError{Code: record.CodeInvalidProof, Detail: fmt.Sprintf("a protocol 4.0 proof has %d values, not %d", len(c.Proof), len(it.v4.proofWords))}
+		return item, nil
 	}
 	for i, w := range it.v4.proofWords {
 		if c.Proof[i], err = uint256(w, fmt.Sprintf("%s.proof[%d]", path, i)); err != nil {

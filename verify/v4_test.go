@@ -352,9 +352,6 @@ func TestV4Requests(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, code, attribute string
 	}{
-		{"3.0 item in 4.0", v4Body("", validItem), codeValidation, "responses[0].proof"},
-		{"proof length 4", v4Body("", v4ItemWith(`,"0x05"]`, `]`)), codeValidation, "responses[0].proof"},
-		{"proof length 6", v4Body("", v4ItemWith(`"0x05"]`, `"0x05","6"]`)), codeValidation, "responses[0].proof"},
 		{"proof word not a number", v4Body("", v4ItemWith(`"2"`, `"two"`)), codeValidation, "responses[0].proof[1]"},
 		{"proof word 2^256", v4Body("", v4ItemWith(`"2"`, `"0x1`+strings.Repeat("0", 64)+`"`)), codeValidation, "responses[0].proof[1]"},
 		{"proof word number", v4Body("", v4ItemWith(`"2"`, `2`)), codeValidation, "responses[0].proof"},
@@ -394,6 +391,9 @@ func TestV4Requests(t *testing.T) {
 		{"signal_hash ≥ r", v4Body("", v4ItemWith(`"nullifier"`, `"signal_hash":"0x`+strings.Repeat("f", 64)+`","nullifier"`)), record.CodeInvalidPublicInput, http.StatusBadRequest},
 		{"nonce = r", `{"protocol_version":"4.0","nonce":"` + r + `","action":"vote","responses":[` + v4Item + `]}`, record.CodeInvalidPublicInput, http.StatusBadRequest},
 		{"checker refuses", v4Body("", v4ItemWith(`"4"`, `"0xee"`)), record.CodeInvalidProof, http.StatusBadRequest},
+		{"3.0 item in 4.0", v4Body("", validItem), record.CodeInvalidProof, http.StatusBadRequest},
+		{"proof length 4", v4Body("", v4ItemWith(`,"0x05"]`, `]`)), record.CodeInvalidProof, http.StatusBadRequest},
+		{"proof length 6", v4Body("", v4ItemWith(`"0x05"]`, `"0x05","6"]`)), record.CodeInvalidProof, http.StatusBadRequest},
 		{"checker failed", v4Body("", v4ItemWith(`"4"`, `"0xbb"`)), codeVerificationErr, http.StatusInternalServerError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -421,5 +421,20 @@ func TestV4WithoutChecker(t *testing.T) {
 	f := wantFailure(t, e.post("/api/v4/verify/"+testRPID, v4Body("")), http.StatusBadRequest, codeAllFailed)
 	if f.Results[0].Code != record.CodeVerificationFailed {
 		t.Fatalf("%+v", f.Results)
+	}
+}
+
+// TestV4ItemIn30Request: a protocol 4.0 item in a 3.0 request fails on its
+// own with a per-item code; the 3.0 items beside it are checked and
+// recorded as usual.
+func TestV4ItemIn30Request(t *testing.T) {
+	e := newEnv(t)
+	f := wantFailure(t, e.post("/api/v4/verify/"+testRPID, body(items(v4Item))), http.StatusBadRequest, codeAllFailed)
+	if len(f.Results) != 1 || f.Results[0].Code != record.CodeInvalidProof || f.Results[0].Identifier != "selfie" {
+		t.Fatalf("results %+v", f.Results)
+	}
+	w := e.post("/api/v4/verify/"+testRPID, body(items(v4Item, validItem)))
+	if r := wantSuccess(t, w); r.Results[0].Success || r.Results[0].Code != record.CodeInvalidProof || !r.Results[1].Success {
+		t.Fatalf("mixed: %s", w.Body)
 	}
 }

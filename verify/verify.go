@@ -159,7 +159,7 @@ func (h *Handler) verify(ctx context.Context, req *request) (any, *Error) {
 		// The external nullifier always derives from the app_id (doc/crypto.md §g).
 		req.claims[i].AppID = app.ID
 	}
-	return h.record(ctx, app, req, h.checkAll(ctx, req.claims))
+	return h.record(ctx, app, req, h.checkAll(ctx, req.claims, req.refused))
 }
 
 // stagingEnvironment checks a staging app's proofs in the staging
@@ -199,10 +199,15 @@ func (h *Handler) app(ctx context.Context, id string) (record.App, *Error) {
 
 // checkAll checks the claims concurrently (the registry batches
 // concurrent checks) and returns one result per claim, in order.
-func (h *Handler) checkAll(ctx context.Context, claims []record.Claim) []Result {
+func (h *Handler) checkAll(ctx context.Context, claims []record.Claim, refused []*record.ProofError) []Result {
 	results := make([]Result, len(claims))
 	var wg sync.WaitGroup
 	for i, c := range claims {
+		if r := refused[i]; r != nil {
+			results[i] = Result{Identifier: c.Identifier}
+			results[i].fail(r.Code, r.Detail)
+			continue
+		}
 		wg.Go(func() { results[i] = h.check(ctx, c) })
 	}
 	wg.Wait()

@@ -232,8 +232,10 @@ func (e *hostileEnv) hostileVerify(t *testing.T) {
 		invalid("responses[0].nullifier", post(verifyRequest("hostile-verify", strings.Replace(good, `"nullifier"`, `"nullifier":"0x1","nullifier"`, 1)))),
 		invalid("protocol_version", post(strings.Replace(verifyRequest("a", good), `"3.0"`, `"5.0"`, 1))),
 		invalid("nonce", post(strings.Replace(verifyRequest("a", good), `"3.0"`, `"4.0"`, 1))), // a 4.0 nonce is a number
-		invalid("responses[0].proof", post(strings.Replace(strings.Replace(verifyRequest("a", good), `"3.0"`, `"4.0"`, 1), `"nonce":"n"`, `"nonce":"1"`, 1))),
-		// Issue 17: with a valid proof, neither may be ignored.
+		// A 3.0 item in a 4.0 request fails on its own, per item.
+		{name: "3.0 item in a 4.0 request", send: post(strings.Replace(strings.Replace(verifyRequest("a", good), `"3.0"`, `"4.0"`, 1), `"nonce":"n"`, `"nonce":"1"`, 1)),
+			status: 400, code: "all_verifications_failed", check: resultCodeIs("invalid_proof")},
+		// With a valid proof, neither may be ignored.
 		invalid("session_id", post(strings.Replace(verifyRequest("hostile-verify", good), "{", `{"session_id":"0x01",`, 1))),
 		{name: "invalid UTF-8 in action", send: post(strings.Replace(verifyRequest("hostile-verify", good), `"hostile-verify"`, "\"hostile-verify\xff\"", 1)),
 			status: 400, code: "invalid_request"},
