@@ -43,7 +43,7 @@ type request struct {
 	// of 5 values) in a 3.0 request. Indexed like claims; nil entries are
 	// checked.
 	refused []*record.ProofError
-	v4          *requestV4 // protocol 4.0 (request4.go); claims is then nil
+	v4      *requestV4 // protocol 4.0 (request4.go); claims is then nil
 }
 
 // parse is the only code that reads the HTTP request. Checks run in the
