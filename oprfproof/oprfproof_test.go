@@ -11,47 +11,8 @@ import (
 	"worldid/internal/vectors"
 )
 
-// v4File is testdata/vectors/world_id_4.json (SOURCES.md).
-type v4File struct {
-	VerifierCompressed struct {
-		Proof        [4]string `json:"proof"`
-		PublicInputs []string  `json:"public_inputs"`
-		ExpectValid  *bool     `json:"expect_valid"`
-	} `json:"verifier_compressed"`
-	WorldIDVerifier struct {
-		Anchors struct {
-			Root           string    `json:"root"`
-			TreeDepth      int       `json:"tree_depth"`
-			IssuerSchemaID uint64    `json:"issuer_schema_id"`
-			IssuerPubkey   [2]string `json:"issuer_pubkey"`
-			RPID           string    `json:"rp_id"`
-			OPRFPubkey     [2]string `json:"oprf_pubkey"`
-			OtherPubkey    [2]string `json:"other_pubkey"`
-		} `json:"anchors"`
-		Uniqueness struct {
-			Nullifier    string    `json:"nullifier"`
-			Action       string    `json:"action"`
-			Nonce        string    `json:"nonce"`
-			SignalHash   string    `json:"signal_hash"`
-			ExpiresAtMin uint64    `json:"expires_at_min"`
-			Proof        [5]string `json:"proof"`
-			ExpectValid  *bool     `json:"expect_valid"`
-		} `json:"uniqueness"`
-		Session struct {
-			SessionID        string    `json:"session_id"`
-			Nonce            string    `json:"nonce"`
-			SignalHash       string    `json:"signal_hash"`
-			SessionNullifier [2]string `json:"session_nullifier"`
-			ExpiresAtMin     uint64    `json:"expires_at_min"`
-			Proof            [5]string `json:"proof"`
-			ExpectValid      *bool     `json:"expect_valid"`
-		} `json:"session"`
-		BrokenProof struct {
-			ProofWords  [4]string `json:"proof_words"`
-			ExpectValid *bool     `json:"expect_valid"`
-		} `json:"broken_proof"`
-	} `json:"world_id_verifier"`
-}
+// v4File is the structure of world_id_4.json.
+type v4File = vectors.WorldID4
 
 func load(t *testing.T) *v4File {
 	t.Helper()

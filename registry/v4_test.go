@@ -16,30 +16,8 @@ import (
 	"worldid/semaphore"
 )
 
-// v4Vectors is the part of world_id_4.json these tests use.
-type v4Vectors struct {
-	WorldIDVerifier struct {
-		Anchors struct {
-			Root                   string    `json:"root"`
-			IssuerSchemaID         uint64    `json:"issuer_schema_id"`
-			IssuerPubkey           [2]string `json:"issuer_pubkey"`
-			RPID                   string    `json:"rp_id"`
-			OPRFPubkey             [2]string `json:"oprf_pubkey"`
-			OtherPubkey            [2]string `json:"other_pubkey"`
-			MinExpirationThreshold int64     `json:"min_expiration_threshold"`
-			Now                    int64     `json:"now"`
-		} `json:"anchors"`
-		Uniqueness struct {
-			Nullifier    string    `json:"nullifier"`
-			Action       string    `json:"action"`
-			Nonce        string    `json:"nonce"`
-			SignalHash   string    `json:"signal_hash"`
-			ExpiresAtMin uint64    `json:"expires_at_min"`
-			Proof        [5]string `json:"proof"`
-			ExpectValid  *bool     `json:"expect_valid"`
-		} `json:"uniqueness"`
-	} `json:"world_id_verifier"`
-}
+// v4Vectors is the structure of world_id_4.json.
+type v4Vectors = vectors.WorldID4
 
 func word(t *testing.T, s string) [32]byte {
 	t.Helper()

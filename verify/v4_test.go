@@ -20,29 +20,8 @@ import (
 	"worldid/semaphore"
 )
 
-// v4File is the part of world_id_4.json the endpoint tests use.
-type v4File struct {
-	WorldIDVerifier struct {
-		Anchors struct {
-			Root                   string    `json:"root"`
-			IssuerPubkey           [2]string `json:"issuer_pubkey"`
-			RPID                   string    `json:"rp_id"`
-			OPRFPubkey             [2]string `json:"oprf_pubkey"`
-			OtherPubkey            [2]string `json:"other_pubkey"`
-			MinExpirationThreshold int64     `json:"min_expiration_threshold"`
-			Now                    int64     `json:"now"`
-		} `json:"anchors"`
-		Session struct {
-			SessionID        string    `json:"session_id"`
-			Nonce            string    `json:"nonce"`
-			SignalHash       string    `json:"signal_hash"`
-			SessionNullifier [2]string `json:"session_nullifier"`
-			ExpiresAtMin     uint64    `json:"expires_at_min"`
-			Proof            [5]string `json:"proof"`
-			ExpectValid      *bool     `json:"expect_valid"`
-		} `json:"session"`
-	} `json:"world_id_verifier"`
-}
+// v4File is the structure of world_id_4.json.
+type v4File = vectors.WorldID4
 
 // registryStore is the storage a real registry.Registry needs, in memory.
 type registryStore struct {
