@@ -49,18 +49,7 @@ func identityBatches(t *testing.T, run func(wantStatus int, args ...string) stri
 func operatorCLI(t *testing.T, p *serverProc, dataDir string) {
 	run := func(wantStatus int, args ...string) string {
 		t.Helper()
-		args = append(args[:2:2], append([]string{"-admin-url", p.adm, "-data", dataDir}, args[2:]...)...)
-		out, err := exec.Command(worldidBinary(t), args...).CombinedOutput()
-		status := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			status = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if status != wantStatus {
-			t.Fatalf("worldid %v: exit %d, want %d\n%s", args, status, wantStatus, out)
-		}
-		return string(out)
+		return adminCLI(t, p, dataDir, wantStatus, args...)
 	}
 	created := run(0, "app", "create", "-json", "-name", "cli", "-redirect-uri", "https://cli.example/cb")
 	var app admin.CreatedApp
