@@ -53,8 +53,12 @@ func checkLineRoundTrip(t *testing.T, line []byte) {
 	if err != nil {
 		t.Fatalf("re-encoded line rejected: %v\n%s", err, again)
 	}
-	if !reflect.DeepEqual(e, e2) {
-		t.Fatalf("round trip changed the entry: %+v → %+v", e, e2)
+	// Values may be re-escaped (json.Marshal writes & < > as \u0026…, the
+	// same JSON value), so the entry must survive as the store writes it:
+	// encoding is a fixed point after one round.
+	third, err := encodeLine(e2)
+	if err != nil || !bytes.Equal(again, third) || e.LSN != e2.LSN || len(e.Changes) != len(e2.Changes) {
+		t.Fatalf("round trip changed the entry: %s → %s (%v)", again, third, err)
 	}
 }
 
