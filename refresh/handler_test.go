@@ -279,6 +279,19 @@ func TestConcurrentPins(t *testing.T) {
 	}
 }
 
+// TestHeldCredentialStaysWithItsSub replays TestConcurrentPins' losing
+// interleaving deterministically: the pin is read before the winner
+// commits, so only the recorded refreshes show the other sub.
+func TestHeldCredentialStaysWithItsSub(t *testing.T) {
+	e := newEnv(t, nil)
+	id := identity(t, 3)
+	e.signup(id, "signup-3")
+	e.issued(e.do(idCommOf(id), []part{{name: "sub", value: sub1}}, encodeProof(t, proofJSON(t, id, sub1, t0, nil))))
+	delete(e.store.pinned, idCommOf(id))
+	r := e.do(idCommOf(id), []part{{name: "sub", value: sub2}}, encodeProof(t, proofJSON(t, id, sub2, t0, nil)))
+	r.expect(t, 400, CodeSubMismatch)
+}
+
 func TestPCPRefresh(t *testing.T) {
 	f := loadPCP(t)
 	if len(f.Vectors) == 0 {

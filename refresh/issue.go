@@ -34,6 +34,11 @@ func (h *Handler) issue(ctx context.Context, env *envelope, f *form, claim0 fr.E
 	}
 	genesis := time.Unix(now.Unix(), 0).UTC()
 	if len(past) > 0 {
+		// A concurrent first refresh may have pinned another sub since
+		// checkPinnedSub looked; its credential is not this request's.
+		if past[0].Sub != f.subID {
+			return nil, subMismatch()
+		}
 		genesis = past[0].At
 		if held := past[len(past)-1]; !h.o.Reissue && h.stillValid(held, now) {
 			return h.returnHeld(ctx, held, spent)
