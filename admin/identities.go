@@ -173,7 +173,7 @@ func (a *api) addRoot(w http.ResponseWriter, r *http.Request) {
 		req.At = now
 	}
 	// A root's age decides when verify stops accepting it; a time in the
-	// future would keep it valid for that much longer (issue 17).
+	// future would keep it valid for that much longer.
 	if req.At.After(now.Add(maxRootClockSkew)) {
 		writeError(w, a.Log, badRequest("at must not be more than %v in the future (server time %s)", maxRootClockSkew, now.UTC().Format(time.RFC3339)))
 		return

@@ -29,7 +29,10 @@
 //     window or not verifying: 401 INVALID_PROOF. The proof is in the
 //     header and is verified before a byte of the body is read (the header
 //     carries the sub and, for a PCP refresh, pcp_digest, so the signal is
-//     known).
+//     known). The checks run in a lane of Options.ProofChecks at once
+//     (GOMAXPROCS−1), so false proofs from fresh sources leave a core to
+//     the other endpoints; one that cannot start within ProofWait: 503
+//     SERVICE_UNAVAILABLE with Retry-After.
 //  5. Per-identity rate limit (5 burst, 1 per 12 min), spent only by a
 //     verified proof, so strangers naming a public idComm cannot lock its
 //     holder out: 429 as in 3.
@@ -72,7 +75,7 @@
 // PAYLOAD_TOO_LARGE, METHOD_NOT_ALLOWED, SERVICE_UNAVAILABLE (storage cannot
 // accept writes) and INTERNAL_ERROR. A failed or unauthenticated request
 // writes nothing: the proof is spent only by the success it authorizes, in
-// the same store transaction (issue 17).
+// the same store transaction.
 //
 // # x-zkp-proof (this server's design; the real format is not public)
 //

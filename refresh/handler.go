@@ -81,6 +81,11 @@ type Options struct {
 	// 12 min per idComm), a negative Burst disables the limit.
 	PerIP, PerIDComm Rate
 	MaxRateKeys      int // keys each limiter (and the one-leaf root cache) tracks; default 100 000
+	// ProofChecks bounds the x-zkp-proof checks running at once (default:
+	// GOMAXPROCS−1, at least 1); a proof that cannot start within
+	// ProofWait (default 2 s) is answered 503 with Retry-After (lane.go).
+	ProofChecks int
+	ProofWait   time.Duration
 	// Reissue lets an identity that holds a credential get a new one on
 	// every refresh. Off (the default), a repeat refresh returns the
 	// credential issued first (doc/interfaces.md: not a general re-issuance
@@ -99,6 +104,7 @@ type Handler struct {
 	perIP        *limiter
 	perIDComm    *limiter
 	roots        *rootCache
+	lane         *proofLane
 }
 
 // New checks o and fills its defaults.
@@ -112,6 +118,8 @@ func New(o Options) (*Handler, error) {
 	setDefault(&o.MaxRateKeys, defaultMaxRateKeys)
 	setDefault(&o.PerIP, defaultPerIP)
 	setDefault(&o.PerIDComm, defaultPerIDComm)
+	setDefault(&o.ProofChecks, defaultProofChecks())
+	setDefault(&o.ProofWait, defaultProofWait)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -121,8 +129,8 @@ func New(o Options) (*Handler, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	if o.Validity < 0 || o.ProofWindow < 0 {
-		return nil, errors.New("refresh: Validity and ProofWindow must not be negative")
+	if o.Validity < 0 || o.ProofWindow < 0 || o.ProofChecks < 0 || o.ProofWait < 0 {
+		return nil, errors.New("refresh: Validity, ProofWindow, ProofChecks and ProofWait must not be negative")
 	}
 	for _, r := range []Rate{o.PerIP, o.PerIDComm} {
 		if r.Burst > 0 && r.Every <= 0 {
@@ -136,6 +144,7 @@ func New(o Options) (*Handler, error) {
 		perIP:        newLimiter(o.PerIP, o.MaxRateKeys),
 		perIDComm:    newLimiter(o.PerIDComm, o.MaxRateKeys),
 		roots:        newRootCache(o.MaxRateKeys),
+		lane:         newProofLane(o.ProofChecks, o.ProofWait),
 	}, nil
 }
 
@@ -183,13 +192,13 @@ func (h *Handler) refresh(w http.ResponseWriter, r *http.Request) (*response, er
 	// Everyone spends their source's budget; only a verified proof spends
 	// the identity's, so strangers naming a public idComm cannot lock its
 	// holder out. The proof is in the header and is checked before the
-	// body is read (issue 17).
+	// body is read.
 	if err := limited(h.perIP, env.client, now); err != nil {
 		return nil, err
 	}
-	z, key, perr := h.checkProof(env, now)
-	if perr != nil {
-		return nil, perr
+	z, key, err := h.checkProof(ctx, env, now)
+	if err != nil {
+		return nil, err
 	}
 	if err := limited(h.perIDComm, env.idCommID, now); err != nil {
 		return nil, err
@@ -243,14 +252,20 @@ func retryAfterSeconds(d time.Duration) int {
 	return max(1, int((d+time.Second-1)/time.Second))
 }
 
-// checkProof decodes and verifies x-zkp-proof and returns it with its
-// replay key. Nothing is written: the key is remembered only with the
-// success it authorizes (issue.go), so a failed request costs no write.
-func (h *Handler) checkProof(env *envelope, now time.Time) (*zkpProof, string, *Error) {
+// checkProof decodes and verifies x-zkp-proof, in the proof lane, and
+// returns it with its replay key. Nothing is written: the key is
+// remembered only with the success it authorizes (issue.go), so a failed
+// request costs no write.
+func (h *Handler) checkProof(ctx context.Context, env *envelope, now time.Time) (*zkpProof, string, error) {
 	z, perr := decodeZKPProof(env.proof)
 	if perr != nil {
 		return nil, "", perr
 	}
+	release, err := h.lane.enter(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
 	pc := proofCheck{vk: h.o.VerifyingKey, extNullifier: h.extNullifier, window: h.o.ProofWindow, now: now, roots: h.roots}
 	key, perr := pc.verify(z, env)
 	if perr != nil {

@@ -181,7 +181,7 @@ func testBadProofs(t *testing.T, e *testEnv, good string) {
 }
 
 // TestNoSignupRecord: a valid proof in a request that then fails spends
-// nothing (issue 17: failed requests cost no durable write), so the same
+// nothing (a failed request costs no durable write), so the same
 // proof works once the signup is imported.
 func TestNoSignupRecord(t *testing.T) {
 	e := newEnv(t, nil)
@@ -522,7 +522,7 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 
 // TestRateLimits: every request spends its source's budget (IPv6 per
 // /64); only a verified proof spends the identity's, so strangers naming
-// a public idComm cannot lock its holder out (issue 17).
+// a public idComm cannot lock its holder out.
 func TestRateLimits(t *testing.T) {
 	e := newEnv(t, func(o *Options) {
 		o.PerIP = Rate{Burst: 2, Every: 30 * time.Second}
@@ -624,7 +624,7 @@ func TestRepeatedProofHeader(t *testing.T) {
 }
 
 // TestFullTablesRefuseNoOne: junk naming many identities from many
-// addresses (issue 17: 105,000 requests filled the table and every new
+// addresses (105,000 such requests once filled the table and every new
 // identity got 429) cannot make the limiters refuse a newcomer.
 func TestFullTablesRefuseNoOne(t *testing.T) {
 	e := newEnv(t, func(o *Options) {

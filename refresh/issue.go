@@ -73,7 +73,7 @@ func (h *Handler) issue(ctx context.Context, env *envelope, f *form, claim0 fr.E
 }
 
 // stillValid reports whether a recorded credential can be returned again:
-// recorded with its bytes (refreshes before issue 17 were not), issued by
+// recorded with its bytes (older versions recorded none), issued by
 // the current key, and not expired.
 func (h *Handler) stillValid(held record.Refresh, now time.Time) bool {
 	if held.Credential == "" {

@@ -347,7 +347,7 @@ func rawRS(t *testing.T, der []byte) []byte {
 }
 
 // withThirdInteger is SEQUENCE { r, s, INTEGER 1 }, which encoding/asn1
-// decodes into derSignature without complaint (issue 17).
+// decodes into derSignature without complaint.
 func withThirdInteger(t *testing.T, der []byte) []byte {
 	s := parsedSig(t, der)
 	b, err := asn1.Marshal(struct{ R, S, X *big.Int }{s.R, s.S, big.NewInt(1)})

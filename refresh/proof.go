@@ -107,7 +107,7 @@ type proofCheck struct {
 	roots        *rootCache
 }
 
-// verify checks z before the body is read (doc/design.md §7, issue 17): same
+// verify checks z before the body is read (doc/design.md §7): same
 // identity commitment as the query, timestamp within ±window of now, root
 // the one-leaf root of idComm, and the Groth16 proof for the public inputs
 // [root, nullifier_hash, hashToField(signal), external nullifier], the

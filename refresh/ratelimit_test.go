@@ -49,7 +49,7 @@ func TestLimiterDisabled(t *testing.T) {
 }
 
 // TestLimiterBoundedMemory: a full table of active keys never refuses a
-// newcomer (issue 17: strangers filling the table locked everyone out) and
+// newcomer (strangers filling the table must not lock everyone out) and
 // never grows past its bound.
 func TestLimiterBoundedMemory(t *testing.T) {
 	l := newLimiter(Rate{Burst: 2, Every: time.Minute}, 10)

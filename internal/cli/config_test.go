@@ -70,6 +70,7 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{[]string{"-tls-cert", "a.pem"}, nil, "tls-cert, tls-key: give both"},
 		{[]string{"-tls-cert", "missing.pem", "-tls-key", "missing.key"}, nil, "tls-cert, tls-key:"},
 		{[]string{"-data", ""}, nil, "data:"},
+		{[]string{"-refresh-proof-checks", "-1"}, nil, "refresh-proof-checks:"},
 		{nil, map[string]string{"WORLDID_KEY_ROTATION": "soon"}, "WORLDID_KEY_ROTATION"},
 		{[]string{"-no-such-flag"}, nil, "no-such-flag"},
 		{[]string{"extra"}, nil, "unexpected arguments"},

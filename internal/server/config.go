@@ -41,6 +41,7 @@ type Config struct {
 	Simulator     bool          // -simulator: the developer simulator (test identities; loopback only)
 	RefreshLimits bool          // -refresh-rate-limits: per-IP and per-idComm limits on /api/v1/refresh
 	Reissue       bool          // -refresh-reissue: a repeat refresh issues a new credential
+	ProofChecks   int           // -refresh-proof-checks: x-zkp-proof checks at once (0: GOMAXPROCS−1)
 	NoBatching    bool          // -no-batching: verify Groth16 proofs one by one (for comparison)
 	// AcceptDataLoss opens a JSON store whose files hold less than it had
 	// acknowledged (store.ErrDataLoss) with what they hold.
@@ -76,6 +77,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.SunsetEnforce, "signin-sunset-enforce", false, "answer 410 Gone on sign-in routes after the sunset date")
 	fs.BoolVar(&c.RefreshLimits, "refresh-rate-limits", true, "rate-limit /api/v1/refresh per IP and per idComm (off only for load tests)")
 	fs.BoolVar(&c.Reissue, "refresh-reissue", false, "issue a new credential on every refresh (default: an identity that holds a valid credential gets the same one back)")
+	fs.IntVar(&c.ProofChecks, "refresh-proof-checks", 0, "x-zkp-proof checks running at once on /api/v1/refresh; 0: one per core but one, so a flood of false proofs leaves a core to the other endpoints")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate chain: serve the public listener over HTTPS (with -tls-key)")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key for -tls-cert")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the client (default: none)")
@@ -102,6 +104,9 @@ func (c *Config) Validate() error {
 		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
 			errs = append(errs, fmt.Errorf("%s: %q is not host:port", name, addr))
 		}
+	}
+	if c.ProofChecks < 0 {
+		errs = append(errs, errors.New("refresh-proof-checks: must not be negative"))
 	}
 	if c.AcceptDataLoss && c.Store != "" {
 		errs = append(errs, errors.New("accept-data-loss: applies to the JSON store only"))

@@ -363,7 +363,7 @@ func testRefreshReopen(t *testing.T, open RefreshOpener) {
 
 // testSpentProofAndCredential: RecordRefresh keeps the issued credential
 // and spends r.ProofKey in the same transaction; a proof key used before
-// fails the whole record (ErrExists) and writes nothing (issue 17).
+// fails the whole record (ErrExists) and writes nothing.
 func testSpentProofAndCredential(t *testing.T, open RefreshOpener) {
 	b, reopen := open(t)
 	withProof := func(r record.Refresh, key string) record.Refresh {
