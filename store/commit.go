@@ -60,6 +60,7 @@ func (db *DB) commitLoop() error {
 				return err
 			}
 			db.journalLines += len(batches)
+			db.released = len(batches)
 			db.publish(batches)
 			if db.journalLines >= max(db.compactAfter, db.records) {
 				if err := db.compact(); err != nil {
@@ -103,8 +104,11 @@ func (db *DB) takeQueue() (batches []*batch, markDue, stop bool) {
 	// The writers the previous fsync released are runnable and about to
 	// queue again: yield while the queue grows, so that they share this
 	// fsync instead of waiting for the next. Each writer has at most one
-	// batch queued, so this ends after at most one round per writer.
-	for n := 0; n != len(db.queue); {
+	// batch queued, so this ends after at most one round per writer. Once
+	// as many are queued as were released, no yield is owed: a lone
+	// writer on a busy server would otherwise wait a full round of the
+	// scheduler's run queue for every commit.
+	for n := 0; n != len(db.queue) && len(db.queue) < db.released; {
 		n = len(db.queue)
 		db.qmu.Unlock()
 		runtime.Gosched()

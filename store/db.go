@@ -104,6 +104,7 @@ type DB struct {
 	// Owned by the committer goroutine once Open returns.
 	journal      file
 	journalLines int
+	released     int    // batches the last fsync made durable: writers that may queue again
 	records      int    // live records in base
 	marked       uint64 // LSN of the newest mark
 	lastMark     time.Time

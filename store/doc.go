@@ -70,7 +70,9 @@
 // fsynced. A single committer goroutine writes everything queued with one
 // write and one fsync (group commit), so concurrent Updates share fsyncs;
 // it yields briefly while writers released by the previous fsync are still
-// queueing, so that they join the next one.
+// queueing, so that they join the next one, and not once as many are
+// queued as that fsync released (a lone writer never waits a scheduler
+// round for company).
 //
 // Reads never show a write before it is durable. The state is kept in two
 // layers: base, the durable state, and an overlay of queued changes. A
