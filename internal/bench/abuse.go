@@ -238,7 +238,7 @@ func (u StoreUsage) Delta(after StoreUsage) *StoreDelta {
 // RSSGrowth is the loaded phase's peak RSS over the RSS at its start.
 func (r *AbuseReport) RSSGrowth() int64 { return max(r.RSSPeak, r.RSSAfter) - r.RSSBefore }
 
-// The targets of the abuse scenario (issue 17).
+// The targets of the abuse scenario.
 const (
 	targetSuccess   = 100.0
 	targetRSSGrowth = 64 << 20

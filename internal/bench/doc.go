@@ -8,7 +8,7 @@
 // separate writer (stderr) once per second.
 //
 // Flood, ProcMemory, ReadStoreUsage and AbuseReport serve the abuse
-// scenario (issue 17): junk sent as fast as the server answers, the server
+// scenario: junk sent as fast as the server answers, the server
 // process's RSS and peak RSS from /proc, and the JSON store's acknowledged
 // LSN and bytes on disk, so a report can say what junk cost.
 //

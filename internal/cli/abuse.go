@@ -25,16 +25,21 @@ import (
 	"worldid/admin"
 	"worldid/field"
 	"worldid/internal/bench"
+	"worldid/internal/server"
 	"worldid/internal/wallet"
 	"worldid/record"
 	"worldid/semaphore"
 )
 
-// The abuse scenario (issue 17): while legitimate clients verify, sign in
+// The abuse scenario: while legitimate clients verify, sign in
 // and refresh at a modest rate, junk floods every unauthenticated surface
 // as fast as the machine allows. The server runs as its own process, with
 // its rate limits on, so that its memory can be read from /proc and the
-// load generator's is not counted. Three phases:
+// load generator's is not counted. The junk is sent by a process of its
+// own too (`worldid bench -flood`), as strangers on other machines would
+// send it: it still takes its share of the same cores, but legitimate
+// clients never wait behind junk in their own process's scheduler, so
+// their latency is the server's. Three phases:
 //
 //	unloaded   legitimate clients alone: the p99 to compare with
 //	junk alone each kind of junk in turn: what it adds to the store
@@ -80,26 +85,33 @@ func runAbuse(ctx context.Context, bf *benchFlags, stdout, stderr io.Writer) err
 	if err := env.register(ctx); err != nil {
 		return err
 	}
-	phaseA := max(bf.duration/3, 10*time.Second)
+	// Both phases last -duration, so each p99 is over as many requests.
+	phaseA := bf.duration
 	legit, victims, err := env.prepareLegit(ctx, bf.legitRate, phaseA, bf.duration, stderr)
 	if err != nil {
 		return err
 	}
-	junk, err := env.junkKinds(ctx, victims, loopbackHost(public))
+	spec, err := env.floodSpec(ctx, victims)
 	if err != nil {
 		return err
 	}
+	kinds := len(junkKinds(spec))
 	report := &bench.AbuseReport{Duration: bf.duration}
 	fmt.Fprintf(stderr, "bench: abuse phase 1/3: legitimate clients alone for %s\n", phaseA)
 	unloaded := env.runLegit(ctx, legit, 0, phaseA)
 
-	fmt.Fprintf(stderr, "bench: abuse phase 2/3: each kind of junk alone, %s each\n", max(phaseA/time.Duration(len(junk)), 2*time.Second))
+	junkAlone := max(bf.duration/time.Duration(3*kinds), 2*time.Second)
+	fmt.Fprintf(stderr, "bench: abuse phase 2/3: each kind of junk alone, %s each\n", junkAlone)
 	// A legitimate request the phase's deadline cut off may still be
 	// completing on the server: let it land before counting junk writes.
 	time.Sleep(2 * time.Second)
-	for _, k := range junk {
+	for k := range kinds {
 		before, _ := srv.storeUsage()
-		r := floodFor(ctx, bf.clients, []bench.JunkKind{k}, max(phaseA/time.Duration(len(junk)), 2*time.Second))[0]
+		results, _, err := env.flood(ctx, spec, []int{k}, bf.clients, junkAlone)
+		if err != nil {
+			return err
+		}
+		r := results[0]
 		time.Sleep(500 * time.Millisecond) // writes of answered requests are acknowledged by now; let stragglers land
 		if after, ok := srv.storeUsage(); ok {
 			r.Store = before.Delta(after)
@@ -123,12 +135,18 @@ func runAbuse(ctx context.Context, bf *benchFlags, stdout, stderr io.Writer) err
 	storeBefore, _ := srv.storeUsage()
 	serverCPU0, _ := bench.ProcCPU(srv.pid)
 	generatorCPU0, _ := bench.ProcCPU(os.Getpid())
-	floodCtx, cancel := context.WithCancel(ctx)
-	flooded := make(chan []bench.FloodResult)
-	go func() { flooded <- bench.Flood(floodCtx, bf.clients, junk) }()
+	var floodErr error
+	var floodCPU time.Duration
+	flooded := make(chan struct{})
+	go func() {
+		defer close(flooded)
+		report.Junk, floodCPU, floodErr = env.flood(ctx, spec, nil, bf.clients, bf.duration)
+	}()
 	loaded := env.runLegit(ctx, legit, 1, bf.duration)
-	cancel()
-	report.Junk = <-flooded
+	<-flooded
+	if floodErr != nil {
+		return floodErr
+	}
 	if srv.pid != 0 {
 		report.RSSAfter, report.RSSPeak, _ = bench.ProcMemory(srv.pid)
 		if cpu, err := bench.ProcCPU(srv.pid); err == nil {
@@ -136,18 +154,13 @@ func runAbuse(ctx context.Context, bf *benchFlags, stdout, stderr io.Writer) err
 		}
 	}
 	if cpu, err := bench.ProcCPU(os.Getpid()); err == nil {
-		report.GeneratorCPU = cpu - generatorCPU0
+		report.GeneratorCPU = cpu - generatorCPU0 + floodCPU
 	}
 	if after, ok := srv.storeUsage(); ok {
 		report.LoadedStore = storeBefore.Delta(after)
 	}
 	for i := range legit {
 		report.Legit = append(report.Legit, bench.LegitResult{Name: legit[i].name, Unloaded: unloaded[i], Loaded: loaded[i]})
-	}
-	for _, j := range report.JunkOnly {
-		if j.Name == "authorize GET" && j.Store != nil && j.Store.Writes > 0 {
-			report.Notes = append(report.Notes, "GET /authorize stores a pending sign-in request per call (until sign-in requests are stateless)")
-		}
 	}
 	if bf.json {
 		enc := json.NewEncoder(stdout)
@@ -164,12 +177,6 @@ func addDelta(sum, d *bench.StoreDelta) *bench.StoreDelta {
 	sum.Writes += d.Writes
 	sum.Bytes += d.Bytes
 	return sum
-}
-
-func floodFor(ctx context.Context, clients int, kinds []bench.JunkKind, d time.Duration) []bench.FloodResult {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	return bench.Flood(ctx, clients, kinds)
 }
 
 func (s *abuseServer) storeUsage() (bench.StoreUsage, bool) {
@@ -208,23 +215,13 @@ func (bf *benchFlags) abuseServer(ctx context.Context, dataDir string, stderr io
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	}
-	var public string
-	lines := bufio.NewScanner(out)
-	for (public == "" || bf.url == "") && lines.Scan() {
-		f := strings.Fields(lines.Text())
-		switch {
-		case len(f) >= 4 && f[1] == "public":
-			public = f[3]
-		case len(f) >= 4 && f[1] == "admin":
-			bf.url = f[3]
-		}
-	}
-	if public == "" || bf.url == "" {
+	public, adminURL, err := server.ScanListeners(bufio.NewScanner(out), nil)
+	if err != nil {
 		stop()
-		return nil, "", errors.New("bench: the server did not report its listeners")
+		return nil, "", fmt.Errorf("bench: %w", err)
 	}
 	go io.Copy(io.Discard, out)
-	bf.dataDir = dataDir
+	bf.url, bf.dataDir = adminURL, dataDir
 	return &abuseServer{pid: cmd.Process.Pid, dataDir: dataDir, stop: stop}, public, nil
 }
 
@@ -341,67 +338,27 @@ func (e *benchEnv) runLegit(ctx context.Context, legit []legitScenario, phase in
 	return results
 }
 
-// junkKinds are the unauthenticated surfaces the flood hits.
-func (e *benchEnv) junkKinds(ctx context.Context, victims []fr.Element, loopback bool) ([]bench.JunkKind, error) {
-	headers, err := e.junkRefreshHeaders(ctx, victims)
-	if err != nil {
-		return nil, err
-	}
-	perRequest := &http.Client{Timeout: time.Minute, Transport: sourceTransport(loopback, 2, true),
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	pooled := &http.Client{Timeout: time.Minute, Transport: sourceTransport(loopback, 40, false),
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	var source atomic.Uint32
-	victimURL := func(i int) string {
-		return e.base + "/api/v1/refresh?idComm=" + url.QueryEscape(field.Format(&victims[i%len(victims)]))
-	}
-	form, formCT := "--b\r\nContent-Disposition: form-data; name=\"sub\"\r\n\r\n0x1\r\n--b--\r\n", "multipart/form-data; boundary=b"
-	verifyBodies := []string{
-		`{"protocol_version":"3.0","nonce":"n","action":"v` + "\xff" + `","responses":[]}`,
-		`{"protocol_version":"3.0","nonce":"n","action":"v","session_id":"s","responses":[{}]}`,
-		`{"protocol_version":"3.0",`,
-		`{"protocol_version":"3.0","nonce":"n","action":"v","responses":[` + strings.Repeat(`{"identifier":"orb"},`, 100) + `{}]}`,
-	}
-	deep := strings.Repeat("[", 2000) + strings.Repeat("]", 2000)
-	authorize := func(seq int) string {
-		q := url.Values{"response_type": {"code"}, "client_id": {e.app.AppID}, "redirect_uri": {benchRedirect},
-			"scope": {"openid"}, "state": {fmt.Sprint(seq)}, "nonce": {rand.Text()}}
-		return e.base + "/authorize?" + q.Encode()
-	}
-	return []bench.JunkKind{
-		{Name: "refresh, junk proof naming a real idComm", Op: func(ctx context.Context, w, seq int) (int, error) {
-			i := int(source.Add(1))
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, victimURL(i), strings.NewReader(form))
-			req.Header.Set("Content-Type", formCT)
-			req.Header.Set("x-zkp-proof", headers(i))
-			return junkStatus(perRequest, req)
-		}},
-		{Name: "refresh, 25 MiB junk multipart body", Op: func(ctx context.Context, w, seq int) (int, error) {
-			return postJunkBody(ctx, loopback, int(source.Add(1)), victimURL(seq+w))
-		}},
-		{Name: "authorize GET", Op: func(ctx context.Context, w, seq int) (int, error) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authorize(seq), nil)
-			return junkStatus(pooled, req)
-		}},
-		{Name: "verify, bad bodies", Op: func(ctx context.Context, w, seq int) (int, error) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/api/v4/verify/"+e.app.RPID, strings.NewReader(verifyBodies[seq%len(verifyBodies)]))
-			req.Header.Set("Content-Type", "application/json")
-			return junkStatus(pooled, req)
-		}},
-		{Name: "inclusion-proof, deep JSON", Op: func(ctx context.Context, w, seq int) (int, error) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/api/v1/inclusion-proof", strings.NewReader(deep))
-			req.Header.Set("Content-Type", "application/json")
-			return junkStatus(pooled, req)
-		}},
-	}, nil
+// floodSpec is what a flood process needs to send the junk: the abuse
+// scenario writes it to a file for `worldid bench -flood FILE`.
+type floodSpec struct {
+	Base  string `json:"base"`
+	AppID string `json:"app_id"`
+	RPID  string `json:"rp_id"`
+	// Victims are the legitimate refresh identities' commitments, Roots
+	// their one-leaf trees' roots, Proof a well-formed x-zkp-proof of
+	// something else: all public, so a stranger has them too.
+	Victims  []string            `json:"victims"`
+	Roots    []string            `json:"roots"`
+	Proof    record.RefreshProof `json:"proof"`
+	Kinds    []int               `json:"kinds"` // indexes into junkKinds; none: all
+	Clients  int                 `json:"clients"`
+	Duration time.Duration       `json:"duration"`
 }
 
-// junkRefreshHeaders returns x-zkp-proof headers a stranger can make for
-// any identity: its commitment and one-leaf root (both public), the current
-// time, a made-up nullifier and a well-formed proof of something else. Each
-// passes every check but the Groth16 equation, so each costs the server a
-// full verification.
-func (e *benchEnv) junkRefreshHeaders(ctx context.Context, victims []fr.Element) (func(i int) string, error) {
+// floodSpec makes the junk refresh proof's template and the victims'
+// roots. Each junk proof passes every check but the Groth16 equation, so
+// each costs the server a full verification.
+func (e *benchEnv) floodSpec(ctx context.Context, victims []fr.Element) (*floodSpec, error) {
 	pk, err := e.wallet.ProvingKey(ctx)
 	if err != nil {
 		return nil, err
@@ -416,30 +373,155 @@ func (e *benchEnv) junkRefreshHeaders(ctx context.Context, victims []fr.Element)
 	if err != nil {
 		return nil, err
 	}
-	var template record.RefreshProof
-	if err := json.Unmarshal(raw, &template); err != nil {
+	spec := &floodSpec{Base: e.base, AppID: e.app.AppID, RPID: e.app.RPID}
+	if err := json.Unmarshal(raw, &spec.Proof); err != nil {
 		return nil, err
 	}
-	roots := make([]string, len(victims))
-	for i, v := range victims {
+	for _, v := range victims {
 		tree, err := semaphore.BuildTree(30, []fr.Element{v})
 		if err != nil {
 			return nil, err
 		}
 		root := tree.Root()
-		roots[i] = field.Format(&root)
+		spec.Victims, spec.Roots = append(spec.Victims, field.Format(&v)), append(spec.Roots, field.Format(&root))
 	}
-	return func(i int) string {
-		p := template
-		v := i % len(victims)
-		p.IDCommitment, p.MerkleRoot, p.Sub = field.Format(&victims[v]), roots[v], field.Format(&one)
-		p.Timestamp = time.Now().Unix()
-		var nullifier fr.Element
-		nullifier.SetUint64(uint64(i))
-		p.NullifierHash = field.Format(&nullifier)
-		b, _ := json.Marshal(p)
-		return base64.StdEncoding.EncodeToString(b)
-	}, nil
+	return spec, nil
+}
+
+// junkRefreshHeader is the i-th junk x-zkp-proof: the template naming
+// victim i, dated now, with a made-up nullifier.
+func (s *floodSpec) junkRefreshHeader(i int) string {
+	p := s.Proof
+	v := i % len(s.Victims)
+	var one fr.Element
+	one.SetOne()
+	p.IDCommitment, p.MerkleRoot, p.Sub = s.Victims[v], s.Roots[v], field.Format(&one)
+	p.Timestamp = time.Now().Unix()
+	var nullifier fr.Element
+	nullifier.SetUint64(uint64(i))
+	p.NullifierHash = field.Format(&nullifier)
+	b, _ := json.Marshal(p)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// junkKinds are the unauthenticated surfaces the flood hits.
+func junkKinds(spec *floodSpec) []bench.JunkKind {
+	loopback := loopbackHost(spec.Base)
+	perRequest := &http.Client{Timeout: time.Minute, Transport: sourceTransport(loopback, 2, true),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	pooled := &http.Client{Timeout: time.Minute, Transport: sourceTransport(loopback, 40, false),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	var source atomic.Uint32
+	victimURL := func(i int) string {
+		return spec.Base + "/api/v1/refresh?idComm=" + url.QueryEscape(spec.Victims[i%len(spec.Victims)])
+	}
+	form, formCT := "--b\r\nContent-Disposition: form-data; name=\"sub\"\r\n\r\n0x1\r\n--b--\r\n", "multipart/form-data; boundary=b"
+	verifyBodies := []string{
+		`{"protocol_version":"3.0","nonce":"n","action":"v` + "\xff" + `","responses":[]}`,
+		`{"protocol_version":"3.0","nonce":"n","action":"v","session_id":"s","responses":[{}]}`,
+		`{"protocol_version":"3.0",`,
+		`{"protocol_version":"3.0","nonce":"n","action":"v","responses":[` + strings.Repeat(`{"identifier":"orb"},`, 100) + `{}]}`,
+	}
+	deep := strings.Repeat("[", 2000) + strings.Repeat("]", 2000)
+	authorize := func(seq int) string {
+		q := url.Values{"response_type": {"code"}, "client_id": {spec.AppID}, "redirect_uri": {benchRedirect},
+			"scope": {"openid"}, "state": {fmt.Sprint(seq)}, "nonce": {rand.Text()}}
+		return spec.Base + "/authorize?" + q.Encode()
+	}
+	return []bench.JunkKind{
+		{Name: "refresh, junk proof naming a real idComm", Op: func(ctx context.Context, w, seq int) (int, error) {
+			i := int(source.Add(1))
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, victimURL(i), strings.NewReader(form))
+			req.Header.Set("Content-Type", formCT)
+			req.Header.Set("x-zkp-proof", spec.junkRefreshHeader(i))
+			return junkStatus(perRequest, req)
+		}},
+		{Name: "refresh, 25 MiB junk multipart body", Op: func(ctx context.Context, w, seq int) (int, error) {
+			return postJunkBody(ctx, loopback, int(source.Add(1)), victimURL(seq+w))
+		}},
+		{Name: "authorize GET", Op: func(ctx context.Context, w, seq int) (int, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authorize(seq), nil)
+			return junkStatus(pooled, req)
+		}},
+		{Name: "verify, bad bodies", Op: func(ctx context.Context, w, seq int) (int, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, spec.Base+"/api/v4/verify/"+spec.RPID, strings.NewReader(verifyBodies[seq%len(verifyBodies)]))
+			req.Header.Set("Content-Type", "application/json")
+			return junkStatus(pooled, req)
+		}},
+		{Name: "inclusion-proof, deep JSON", Op: func(ctx context.Context, w, seq int) (int, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, spec.Base+"/api/v1/inclusion-proof", strings.NewReader(deep))
+			req.Header.Set("Content-Type", "application/json")
+			return junkStatus(pooled, req)
+		}},
+	}
+}
+
+// flood runs the junk kinds (all when kinds is empty) for d as a process
+// of its own, as strangers on other machines would send it: legitimate
+// clients in this process then never queue behind junk in its scheduler.
+// It returns the results and the flood process's CPU time.
+func (e *benchEnv) flood(ctx context.Context, spec *floodSpec, kinds []int, clients int, d time.Duration) ([]bench.FloodResult, time.Duration, error) {
+	s := *spec
+	s.Kinds, s.Clients, s.Duration = kinds, clients, d
+	f, err := os.CreateTemp(e.dir, "flood-*.json")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer os.Remove(f.Name())
+	err = json.NewEncoder(f).Encode(&s)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, 0, err
+	}
+	cmd := exec.CommandContext(ctx, exe, "bench", "-flood", f.Name())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, 0, fmt.Errorf("bench: flood process: %w: %s", err, stderr.String())
+	}
+	var results []bench.FloodResult
+	if err := json.Unmarshal(out, &results); err != nil {
+		return nil, 0, fmt.Errorf("bench: flood process: %w", err)
+	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return results, cpu, nil
+}
+
+// runFlood is the flood process: it sends the junk its spec file names
+// and prints the results as JSON.
+func runFlood(ctx context.Context, specFile string, stdout io.Writer) error {
+	b, err := os.ReadFile(specFile)
+	if err != nil {
+		return err
+	}
+	var spec floodSpec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return fmt.Errorf("%s: %w", specFile, err)
+	}
+	if len(spec.Victims) == 0 || len(spec.Victims) != len(spec.Roots) {
+		return fmt.Errorf("%s: victims and roots must be non-empty and paired", specFile)
+	}
+	all := junkKinds(&spec)
+	kinds := all
+	if len(spec.Kinds) > 0 {
+		kinds = nil
+		for _, k := range spec.Kinds {
+			if k < 0 || k >= len(all) {
+				return fmt.Errorf("%s: no junk kind %d", specFile, k)
+			}
+			kinds = append(kinds, all[k])
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, spec.Duration)
+	defer cancel()
+	return json.NewEncoder(stdout).Encode(bench.Flood(ctx, spec.Clients, kinds))
 }
 
 // junkStatus sends req and returns its status, draining the answer.

@@ -42,6 +42,7 @@ type benchFlags struct {
 	// abuse only
 	serverPID int
 	legitRate float64
+	flood     string
 }
 
 // Bench runs `worldid bench SCENARIO...` against -server or an in-process server.
@@ -56,6 +57,7 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&bf.rate, "rate", 0, "open-loop: schedule this many requests per second (default: closed loop, each client back to back)")
 	fs.BoolVar(&bf.batching, "batching", true, "in-process server only: batch concurrent Groth16 verifications")
 	fs.IntVar(&bf.serverPID, "server-pid", 0, "abuse with -server: the server's process id, to report its memory")
+	fs.StringVar(&bf.flood, "flood", "", "internal: run only the junk flood a spec file describes (abuse starts it as its own process)")
 	fs.Float64Var(&bf.legitRate, "legit-rate", 2, "abuse: legitimate sign-ins and refreshes per second each (verify: ten times this); -clients is the junk clients")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: worldid bench [flags] SCENARIO...   scenarios: %s\n", strings.Join(benchScenarios, " "))
@@ -66,6 +68,9 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if err := fillFromEnv(fs, os.Getenv); err != nil {
 		return err
+	}
+	if bf.flood != "" {
+		return runFlood(ctx, bf.flood, stdout)
 	}
 	scenarios := fs.Args()
 	for _, s := range scenarios {

@@ -90,19 +90,10 @@ func startProc(t testing.TB, dataDir string, extra ...string) *serverProc {
 	lines := bufio.NewScanner(stdout)
 	deadline := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
 	defer deadline.Stop()
-	for (p.public == "" || p.adm == "") && lines.Scan() {
-		p.startup = append(p.startup, lines.Text())
-		f := strings.Fields(lines.Text())
-		switch {
-		case len(f) >= 4 && f[1] == "public":
-			p.public = f[3]
-		case len(f) >= 4 && f[1] == "admin":
-			p.adm = f[3]
-		}
-	}
-	if p.public == "" || p.adm == "" {
+	p.public, p.adm, err = server.ScanListeners(lines, func(line string) { p.startup = append(p.startup, line) })
+	if err != nil {
 		cmd.Process.Kill()
-		t.Fatalf("server did not report its listeners; stderr:\n%s", p.stderr)
+		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
 	}
 	go io.Copy(io.Discard, stdout)
 	go func() { p.exited <- cmd.Wait() }()

@@ -285,7 +285,7 @@ func (e *hostileEnv) hostileRefresh(t *testing.T) {
 		invalidProof("x-zkp-proof that does not verify", zkpHeader(validJSON)),
 		invalidProof("replayed x-zkp-proof", proof1),
 		{name: "x-zkp-proof for another sub", send: withProof(otherSub, otherCT), status: 401, code: "INVALID_PROOF"},
-		// A valid proof in a request that then fails spends nothing (issue 17).
+		// A valid proof in a request that then fails spends nothing.
 		{name: "PCP signature with a third INTEGER", send: resend(thirdInteger), status: 422, code: "PCP_VALIDATION_FAILED",
 			check: func(t *testing.T, r reply) {
 				if !bytes.Contains(r.body, []byte("signature_encoding")) {
@@ -344,7 +344,7 @@ func (e *hostileEnv) highSPCPRequest(t *testing.T, sub string) *http.Request {
 
 // thirdIntegerPCPRequest is a PCP refresh whose hashes.sign is SEQUENCE
 // { r, s, INTEGER 1 }: a valid signature with a trailing element, which
-// encoding/asn1 alone accepts (issue 17) and exact DER refuses.
+// encoding/asn1 alone accepts and exact DER refuses.
 func (e *hostileEnv) thirdIntegerPCPRequest(t *testing.T, sub string) *http.Request {
 	return e.signEditedPCPRequest(t, sub, "orb-hostile-der", func(r, s *big.Int) any {
 		return struct{ R, S, X *big.Int }{r, s, big.NewInt(1)}
@@ -474,7 +474,7 @@ func reversed(b []byte) []byte {
 	return out
 }
 
-// TestRefreshAbuse is issue 17's refresh items against the binary, with
+// TestRefreshAbuse holds the refresh endpoint's hostile edges against the binary, with
 // the default rate limits: strangers naming an identity's public idComm do
 // not spend its budget; a request with a valid proof that then fails
 // writes nothing; junk 25 MiB bodies, with or without a valid proof, do

@@ -181,7 +181,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	signin.Register(public)
 	s.background(ctx, signin.Run)
 	issuer, err := refresh.New(refresh.Options{Store: s.db, VerifyingKey: localKey, IssuerKey: issuerKey,
-		PerIP: cfg.refreshRate(), PerIDComm: cfg.refreshRate(), Reissue: cfg.Reissue, Now: time.Now, Rand: rand.Reader, Log: log})
+		PerIP: cfg.refreshRate(), PerIDComm: cfg.refreshRate(), Reissue: cfg.Reissue, ProofChecks: cfg.ProofChecks, Now: time.Now, Rand: rand.Reader, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -204,11 +204,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 			return nil, fmt.Errorf("first start: %w", err)
 		}
 	}
-	fmt.Fprintf(stdout, "worldid: public listener  %s\n", listenerURL)
-	if s.cfg.BaseURL != listenerURL {
-		fmt.Fprintf(stdout, "worldid: base URL         %s\n", s.cfg.BaseURL)
-	}
-	fmt.Fprintf(stdout, "worldid: admin listener   %s (token: %s)\n", s.adminURL, filepath.Join(cfg.DataDir, AdminTokenFile))
+	printListeners(stdout, listenerURL, s.cfg.BaseURL, s.adminURL, filepath.Join(cfg.DataDir, AdminTokenFile))
 	log.Info("started", "public", s.cfg.BaseURL, "admin", s.adminURL, "data", cfg.DataDir)
 	return s, nil
 }
@@ -357,4 +353,35 @@ func readProvingKey(path string) (*prover.ProvingKey, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return pk, nil
+}
+
+// printListeners tells the operator, and the tools that start a server
+// (ScanListeners), where it listens.
+func printListeners(stdout io.Writer, listenerURL, baseURL, adminURL, tokenFile string) {
+	fmt.Fprintf(stdout, "worldid: public listener  %s\n", listenerURL)
+	if baseURL != listenerURL {
+		fmt.Fprintf(stdout, "worldid: base URL         %s\n", baseURL)
+	}
+	fmt.Fprintf(stdout, "worldid: admin listener   %s (token: %s)\n", adminURL, tokenFile)
+}
+
+// ScanListeners reads a starting server's standard output up to both
+// listener lines and returns their URLs; seen, if not nil, gets every line
+// read. It fails if the output ends first.
+func ScanListeners(lines *bufio.Scanner, seen func(line string)) (public, admin string, err error) {
+	for (public == "" || admin == "") && lines.Scan() {
+		if seen != nil {
+			seen(lines.Text())
+		}
+		switch f := strings.Fields(lines.Text()); {
+		case len(f) >= 4 && f[1] == "public" && f[2] == "listener":
+			public = f[3]
+		case len(f) >= 4 && f[1] == "admin" && f[2] == "listener":
+			admin = f[3]
+		}
+	}
+	if public == "" || admin == "" {
+		return "", "", errors.New("the server did not report its listeners")
+	}
+	return public, admin, nil
 }
