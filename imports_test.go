@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
@@ -16,8 +17,9 @@ import (
 // storage interface they need and never import a backend or each other;
 // only the wiring (package main and internal/server) puts handlers and
 // backends together, and the commands (internal/cli) reach the admin API
-// through its client. gnark itself (not gnark-crypto) is linked only by the
-// prover, the wallet, the wiring and the commands.
+// through its client. gnark itself (not gnark-crypto) is linked, directly
+// or through any chain of imports, only by the prover, the wallet, the
+// simulator, the commands and the wiring.
 var (
 	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/semaphore/prover", "worldid/credential", "worldid/oprfproof"}
 	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/verify"}
@@ -33,26 +35,73 @@ var allowedExternal = map[string][]string{
 
 const proverPkg = "worldid/semaphore/prover"
 
-// linksGnark: gnark (not gnark-crypto), directly or through the prover.
-func linksGnark(dep string) bool {
-	return dep == "github.com/consensys/gnark" || strings.HasPrefix(dep, "github.com/consensys/gnark/") || dep == proverPkg
+// isGnark: gnark's packages; gnark-crypto is a different module path.
+func isGnark(pkg string) bool {
+	return pkg == "github.com/consensys/gnark" || strings.HasPrefix(pkg, "github.com/consensys/gnark/")
 }
 
 // mayLinkGnark: the prover, the wallet, the developer simulator (it proves
-// for its test identities), the commands and the wiring (for the first
-// start's setup).
+// for its test identities), the commands and the wiring (main and
+// internal/server, for the first start's setup). Test code is not checked:
+// its fixtures prove.
 func mayLinkGnark(pkg string) bool {
-	return slices.Contains([]string{proverPkg, "worldid/internal/wallet", "worldid/internal/simulator", "worldid/internal/cli", "worldid/internal/server"}, pkg)
+	return slices.Contains([]string{proverPkg, "worldid/internal/wallet", "worldid/internal/simulator", "worldid/internal/cli", "worldid/internal/server", "worldid"}, pkg)
 }
+
+// checkGnark returns, for each package of this module outside mayLinkGnark,
+// the shortest chain of imports that links gnark, in a package → direct
+// imports map covering every dependency (go list -deps).
+func checkGnark(imports map[string][]string) []string {
+	var bad []string
+	for _, pkg := range slices.Sorted(maps.Keys(imports)) {
+		if !isModule(pkg) || mayLinkGnark(pkg) {
+			continue
+		}
+		if chain := gnarkChain(imports, pkg); chain != nil {
+			bad = append(bad, fmt.Sprintf("%s links gnark through %s: only the prover, the wallet, the simulator, the commands and the wiring link gnark; verifiers use gnark-crypto", pkg, strings.Join(chain, " → ")))
+		}
+	}
+	return bad
+}
+
+// gnarkChain walks the imports breadth first from pkg and returns the
+// first path to a gnark package, pkg excluded, or nil.
+func gnarkChain(imports map[string][]string, pkg string) []string {
+	parent := map[string]string{pkg: ""}
+	for queue := []string{pkg}; len(queue) > 0; queue = queue[1:] {
+		p := queue[0]
+		if isGnark(p) {
+			var chain []string
+			for ; p != pkg; p = parent[p] {
+				chain = append(chain, p)
+			}
+			slices.Reverse(chain)
+			return chain
+		}
+		for _, dep := range imports[p] {
+			if _, seen := parent[dep]; !seen {
+				parent[dep] = p
+				queue = append(queue, dep)
+			}
+		}
+	}
+	return nil
+}
+
+func isModule(pkg string) bool { return pkg == "worldid" || strings.HasPrefix(pkg, "worldid/") }
 
 func isStdlib(path string) bool {
 	return !strings.Contains(strings.SplitN(path, "/", 2)[0], ".") && !strings.HasPrefix(path, "worldid")
 }
 
-// checkImports returns every violation in a package → direct-imports map.
+// checkImports returns every violation of the direct-import rules in a
+// package → direct-imports map.
 func checkImports(imports map[string][]string) []string {
 	var bad []string
 	for pkg, deps := range imports {
+		if !isModule(pkg) {
+			continue
+		}
 		for _, dep := range deps {
 			if why := forbidden(pkg, dep); why != "" {
 				bad = append(bad, fmt.Sprintf("%s imports %s: %s", pkg, dep, why))
@@ -63,9 +112,6 @@ func checkImports(imports map[string][]string) []string {
 }
 
 func forbidden(pkg, dep string) string {
-	if linksGnark(dep) && !mayLinkGnark(pkg) {
-		return "only the prover, the wallet, the simulator, the commands and the wiring link gnark; verifiers use gnark-crypto"
-	}
 	switch {
 	case hasPkg(cryptoPkgs, pkg):
 		if dep == "net/http" || dep == "log/slog" || strings.HasPrefix(dep, "net/http/") {
@@ -91,7 +137,7 @@ func forbidden(pkg, dep string) string {
 		return "not an allowed dependency of a crypto package"
 	case hasPkg(handlerPkgs, pkg):
 		if hasPkg(backendPkgs, dep) {
-			return "handlers declare the storage interface they need; only main wires a backend"
+			return "handlers declare the storage interface they need; only the wiring (main, internal/server) puts a backend in place"
 		}
 		if hasPkg(handlerPkgs, dep) {
 			return "handlers do not import each other"
@@ -117,7 +163,9 @@ func forbidden(pkg, dep string) string {
 }
 
 func TestImportRules(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
+	// -deps lists every package the module's packages link, each with its
+	// direct imports, so the gnark rule sees chains through other modules.
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -127,55 +175,42 @@ func TestImportRules(t *testing.T) {
 		f := strings.Fields(sc.Text())
 		imports[f[0]] = f[1:]
 	}
-	if len(imports) < 5 {
-		t.Fatalf("go list found only %d packages", len(imports))
+	if n := len(slices.DeleteFunc(slices.Collect(maps.Keys(imports)), func(p string) bool { return !isModule(p) })); n < 5 {
+		t.Fatalf("go list found only %d packages of this module", n)
 	}
-	for _, v := range checkImports(imports) {
+	if gnarkChain(imports, "worldid") == nil {
+		t.Fatal("the import graph does not show the binary linking gnark; the gnark rule would pass vacuously")
+	}
+	for _, v := range append(checkImports(imports), checkGnark(imports)...) {
 		t.Error(v)
 	}
 }
 
-// TestImportRulesCatchViolations proves the checker can fail.
+// TestImportRulesCatchViolations proves the checkers can fail.
 func TestImportRulesCatchViolations(t *testing.T) {
-	for pkg, dep := range map[string]string{
-		"worldid/poseidon":        "net/http",
-		"worldid/babyjub":         "worldid/store",
-		"worldid/field":           "github.com/consensys/gnark/frontend",
-		"worldid/verify":          "worldid/store",
-		"worldid/oidc":            "worldid/verify",
-		"worldid/store":           "worldid/oidc",
-		"worldid/record":          "github.com/consensys/gnark-crypto/ecc/bn254/fr",
-		"worldid/internal/wallet": "worldid/store",
-		"worldid/semaphore":       "github.com/iden3/go-iden3-crypto/poseidon",
+	for _, edge := range [][2]string{
+		{"worldid/poseidon", "net/http"},
+		{"worldid/babyjub", "worldid/store"},
+		{"worldid/field", "github.com/consensys/gnark/frontend"},
+		{"worldid/semaphore", "github.com/consensys/gnark/backend/groth16"},
+		{"worldid/semaphore/prover", "github.com/iden3/go-iden3-crypto/poseidon"},
+		{"worldid/verify", "worldid/store"},
+		{"worldid/oidc", "worldid/verify"},
+		{"worldid/store", "worldid/oidc"},
+		{"worldid/record", "github.com/consensys/gnark-crypto/ecc/bn254/fr"},
+		{"worldid/internal/wallet", "worldid/store"},
+		{"worldid/semaphore", "github.com/iden3/go-iden3-crypto/poseidon"},
 	} {
-		if len(checkImports(map[string][]string{pkg: {dep}})) != 1 {
-			t.Errorf("%s → %s not reported", pkg, dep)
+		if len(checkImports(map[string][]string{edge[0]: {edge[1]}})) != 1 {
+			t.Errorf("%s → %s not reported", edge[0], edge[1])
 		}
 	}
 	if len(checkImports(map[string][]string{"worldid/internal/strictjson": {"worldid/field"}})) != 1 {
 		t.Error("worldid/internal/strictjson → worldid/field not reported")
 	}
-	// gnark, directly or through the prover, outside the prover, the
-	// wallet, the commands and the wiring.
-	for _, edge := range [][2]string{
-		{"worldid/semaphore", "github.com/consensys/gnark/backend/groth16"},
-		{"worldid/registry", "github.com/consensys/gnark/frontend"},
-		{"worldid/oidc", proverPkg},
-		{"worldid/internal/strictjson", "github.com/consensys/gnark"},
-		{"worldid/internal/server/sub", proverPkg},
-		{"worldid", proverPkg},
-		{"worldid/semaphore/prover", "github.com/iden3/go-iden3-crypto/poseidon"},
-	} {
-		if v := checkImports(map[string][]string{edge[0]: {edge[1]}}); len(v) != 1 {
-			t.Errorf("%s → %s: %d violations, want 1", edge[0], edge[1], len(v))
-		}
-	}
 	for _, edge := range [][2]string{
 		{"worldid/semaphore/prover", "github.com/consensys/gnark/backend/groth16/bn254"},
 		{"worldid/semaphore/prover", "worldid/semaphore"},
-		{"worldid/internal/wallet", proverPkg},
-		{"worldid/internal/cli", "github.com/consensys/gnark/frontend"},
-		{"worldid/internal/server", proverPkg},
 		{"worldid/semaphore", "github.com/consensys/gnark-crypto/ecc/bn254"},
 		{"worldid/semaphore", "golang.org/x/crypto/sha3"},
 		{"worldid/babyjub", "worldid/poseidon"},
@@ -187,6 +222,48 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/verify", "worldid/semaphore"},
 	} {
 		if v := checkImports(map[string][]string{edge[0]: {edge[1]}}); len(v) != 0 {
+			t.Errorf("%s → %s wrongly reported: %v", edge[0], edge[1], v)
+		}
+	}
+
+	// gnark, directly or through any chain, outside the prover, the wallet,
+	// the simulator, the commands and the wiring: each edge is added to a
+	// graph where the prover imports gnark and the others import the prover.
+	graph := func(edge [2]string) map[string][]string {
+		g := map[string][]string{
+			proverPkg:                   {"github.com/consensys/gnark/frontend"},
+			"worldid/internal/wallet":   {proverPkg},
+			"worldid/internal/server":   {proverPkg},
+			"worldid/semaphore":         {"github.com/consensys/gnark-crypto/ecc/bn254"},
+			"github.com/example/helper": {"github.com/consensys/gnark/std"},
+		}
+		g[edge[0]] = append(slices.Clone(g[edge[0]]), edge[1])
+		return g
+	}
+	for _, edge := range [][2]string{
+		{"worldid/semaphore", "github.com/consensys/gnark/backend/groth16"},
+		{"worldid/registry", "github.com/consensys/gnark/frontend"},
+		{"worldid/oidc", proverPkg},
+		{"worldid/oidc", "worldid/internal/wallet"},
+		{"worldid/refresh", "worldid/internal/server"},
+		{"worldid/verify", "github.com/example/helper"},
+		{"worldid/internal/strictjson", "github.com/consensys/gnark"},
+		{"worldid/internal/server/sub", proverPkg},
+	} {
+		if v := checkGnark(graph(edge)); len(v) != 1 {
+			t.Errorf("%s → %s: %d gnark violations, want 1: %v", edge[0], edge[1], len(v), v)
+		}
+	}
+	for _, edge := range [][2]string{
+		{proverPkg, "github.com/consensys/gnark/backend/groth16/bn254"},
+		{"worldid/internal/wallet", "github.com/consensys/gnark/std"},
+		{"worldid/internal/cli", "github.com/consensys/gnark/frontend"},
+		{"worldid/internal/simulator", proverPkg},
+		{"worldid", "worldid/internal/server"},
+		{"worldid/oidc", "worldid/semaphore"},
+		{"worldid/record", "github.com/consensys/gnark-crypto/ecc/bn254/fr"},
+	} {
+		if v := checkGnark(graph(edge)); len(v) != 0 {
 			t.Errorf("%s → %s wrongly reported: %v", edge[0], edge[1], v)
 		}
 	}
