@@ -53,6 +53,7 @@ func worldIDProof(t testing.TB) (semaphore.BatchItem, bool) {
 		}
 	}
 	vectors.Load(t, "semaphore_vectors.json", &f)
+	c := vectors.NewCounter(t, "semaphore_vectors.json")
 	for _, v := range f.Vectors {
 		if v.Depth != 30 || !v.ExpectValid || v.ProofABIHex == nil {
 			continue
@@ -75,6 +76,7 @@ func worldIDProof(t testing.TB) (semaphore.BatchItem, bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		c.Inc()
 		return semaphore.BatchItem{Key: vk, Proof: p, Inputs: in}, true
 	}
 	return semaphore.BatchItem{}, false
