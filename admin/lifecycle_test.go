@@ -98,22 +98,6 @@ func TestParseImportLines(t *testing.T) {
 	}
 }
 
-func FuzzParseImportLines(f *testing.F) {
-	f.Add(`{"app_id":"` + importID + `","rp_id":"` + importRP + `","name":"n","redirect_uris":[],"client_secret":"sk_0123456789abcdef01234567"}`)
-	f.Add(`{"app_id":"app_0123","rp_id":"rp_1"}` + "\n{}")
-	f.Fuzz(func(t *testing.T, input string) {
-		reqs, err := ParseImportLines(strings.NewReader(input), "f")
-		if err != nil {
-			return
-		}
-		for _, r := range reqs {
-			if err := ValidateImport(&r); err != nil {
-				t.Fatalf("accepted an invalid line: %v", err)
-			}
-		}
-	})
-}
-
 // The lifecycle routes change the app atomically, answer its new state and
 // log one audit line each.
 func TestLifecycleRoutes(t *testing.T) {

@@ -18,7 +18,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/field"
-	"worldid/internal/vectors"
 	"worldid/record"
 )
 
@@ -201,63 +200,4 @@ func TestAddIdentitiesBatch(t *testing.T) {
 	if n := len(reg.added); n != 4+2*MaxIdentitiesPerRequest {
 		t.Errorf("%d commitments added, want the 4 above and 2 full batches", n)
 	}
-}
-
-// FuzzParseCommitments: whatever the request, parseCommitments either
-// refuses it or returns 1 to MaxIdentitiesPerRequest non-zero, pairwise
-// distinct elements, each the IDCommitment parse of its input (doc/crypto.md
-// §a), from exactly one of the two fields. Seeds: the id_commitment
-// vectors of field_element.json, alone, in pairs and in both fields.
-func FuzzParseCommitments(f *testing.F) {
-	var file struct {
-		IDCommitment []struct {
-			Input string `json:"input"`
-		} `json:"id_commitment"`
-	}
-	vectors.Load(f, "field_element.json", &file)
-	count := vectors.NewCounter(f, "field_element.json")
-	prev := "0x01"
-	for _, v := range file.IDCommitment {
-		for _, req := range []AddIdentityRequest{
-			{IdentityCommitment: v.Input},
-			{IdentityCommitments: []string{v.Input}},
-			{IdentityCommitments: []string{prev, v.Input}},
-			{IdentityCommitment: prev, IdentityCommitments: []string{v.Input}},
-		} {
-			body, _ := json.Marshal(req)
-			f.Add(body)
-		}
-		prev = v.Input
-		count.Inc()
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		var req AddIdentityRequest
-		if json.Unmarshal(body, &req) != nil {
-			return
-		}
-		got, err := parseCommitments(&req)
-		if err != nil {
-			if !errors.As(err, new(*Error)) {
-				t.Fatalf("refusal is not an admin error: %v", err)
-			}
-			return
-		}
-		inputs := req.IdentityCommitments
-		if inputs == nil {
-			inputs = []string{req.IdentityCommitment}
-		} else if req.IdentityCommitment != "" {
-			t.Fatalf("both fields accepted: %q", body)
-		}
-		if len(got) != len(inputs) || len(got) > MaxIdentitiesPerRequest {
-			t.Fatalf("%d commitments from %d inputs", len(got), len(inputs))
-		}
-		seen := map[fr.Element]bool{}
-		for i, c := range got {
-			want, err := field.ParseIDCommitment(inputs[i])
-			if err != nil || c != want || c.IsZero() || seen[c] {
-				t.Fatalf("commitment %d: %v from %q (%v), zero or repeated", i, c.String(), inputs[i], err)
-			}
-			seen[c] = true
-		}
-	})
 }

@@ -94,13 +94,3 @@ func TestDigestOrderIndependent(t *testing.T) {
 		t.Errorf("different rows, same digest: %v", err)
 	}
 }
-
-func FuzzRead(f *testing.F) {
-	b := sample(f)
-	f.Add(b)
-	f.Add(b[:len(b)/2])
-	f.Add([]byte("{}\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		Read(bytes.NewReader(data), func(string, any) error { return nil })
-	})
-}

@@ -50,3 +50,15 @@ func FuzzParsePrefixes(f *testing.F) {
 		}
 	})
 }
+
+func FuzzClientAddr(f *testing.F) {
+	f.Add("127.0.0.1:1", "198.51.100.1, 203.0.113.7, 10.1.2.3")
+	f.Add("[::1]:2", "2001:db8::1,,")
+	trusted, _ := ParsePrefixes("10.0.0.0/8,127.0.0.1,::1")
+	f.Fuzz(func(t *testing.T, remote, xff string) {
+		got, ok := ClientAddr(trusted, remote, []string{xff})
+		if ok && isTrusted(trusted, got) {
+			t.Fatalf("returned a trusted proxy %v as the client", got)
+		}
+	})
+}

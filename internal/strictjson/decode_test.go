@@ -77,29 +77,3 @@ func TestDecodeRejects(t *testing.T) {
 		}
 	}
 }
-
-// FuzzDecode checks that whatever Decode accepts, encoding/json with
-// DisallowUnknownFields decodes to the same value.
-func FuzzDecode(f *testing.F) {
-	for _, s := range []string{
-		`{"name":"n","items":[{"id":"a"}]}`, `{"name":"a","name":"b"}`, `{"Name":"a"}`,
-		`{"labels":{"x":{"id":"l"}},"any":[1,{"a":null}]}`, `{"untag":1}`, `[]`, `null`, `{"raw":{"a":1,"a":2}}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var got outer
-		if Decode(data, &got) != nil {
-			return
-		}
-		var want outer
-		dec := json.NewDecoder(strings.NewReader(string(data)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&want); err != nil {
-			t.Fatalf("Decode accepted what encoding/json rejects: %v", err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("values differ: %+v vs %+v", got, want)
-		}
-	})
-}
