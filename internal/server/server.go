@@ -70,6 +70,10 @@ type backend interface {
 	Close() error
 }
 
+// Start finds the shared key files by a type assertion on the backend,
+// which a changed method signature would turn silently into "not shared".
+var _ sharedFiles = (*postgres.DB)(nil)
+
 // storeName names the backend in a backup's header.
 func storeName(cfg Config) string {
 	if cfg.Store == "" {
