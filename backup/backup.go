@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"worldid/internal/strictjson"
 	"worldid/record"
 )
 
@@ -283,14 +284,14 @@ func Read(r io.Reader, fn Emit) (Header, Summary, error) {
 			return hdr, Summary{}, fmt.Errorf("backup: line %d: data after the trailer", lineNo)
 		}
 		if lineNo == 1 {
-			if err := strictDecode(b, &hdr); err != nil || hdr.Format != Format {
+			if err := strictjson.Decode(b, &hdr); err != nil || hdr.Format != Format {
 				return hdr, Summary{}, fmt.Errorf("backup: line 1: not a %s header", Format)
 			}
 			h.Write(b)
 			continue
 		}
 		var l anyLine
-		if err := strictDecode(b, &l); err != nil {
+		if err := strictjson.Decode(b, &l); err != nil {
 			return hdr, Summary{}, fmt.Errorf("backup: line %d: %w", lineNo, err)
 		}
 		if l.End != nil {
@@ -354,18 +355,6 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-func strictDecode(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("more than one value on the line")
-	}
-	return nil
-}
-
 // decodeRow decodes a row into its table's type.
 func decodeRow(table string, raw json.RawMessage) (any, error) {
 	var row any
@@ -407,7 +396,7 @@ func decodeRow(table string, raw json.RawMessage) (any, error) {
 	default:
 		return nil, fmt.Errorf("unknown table %q", table)
 	}
-	if err := strictDecode(raw, row); err != nil {
+	if err := strictjson.Decode(raw, row); err != nil {
 		return nil, err
 	}
 	return deref(row), nil

@@ -61,16 +61,21 @@ func TestDamagedBackups(t *testing.T) {
 	for name, c := range map[string]struct {
 		data, want string
 	}{
-		"empty":              {"", "empty"},
-		"truncated mid-line": {string(b[:len(b)-10]), "truncated"},
-		"no trailer":         {strings.Join(lines[:len(lines)-2], ""), "truncated"},
-		"row dropped":        {lines[0] + strings.Join(lines[2:], ""), "checksum"},
-		"row altered":        {strings.Replace(string(b), `"rp_1","name"`, `"rp_2","name"`, 1), "checksum"},
-		"data after trailer": {string(b) + lines[1], "after the trailer"},
-		"not a backup":       {"{\"format\":\"worldid-store/1\"}\n", "header"},
-		"unknown table":      {lines[0] + `{"t":"passwords","r":{}}` + "\n" + trailer, "unknown"},
-		"out of order":       {lines[0] + lines[3] + lines[1] + trailer, "out-of-order"},
-		"unknown member":     {lines[0] + strings.Replace(lines[1], `"rp_id"`, `"x":1,"rp_id"`, 1) + strings.Join(lines[2:], ""), "unknown field"},
+		"empty":               {"", "empty"},
+		"truncated mid-line":  {string(b[:len(b)-10]), "truncated"},
+		"no trailer":          {strings.Join(lines[:len(lines)-2], ""), "truncated"},
+		"row dropped":         {lines[0] + strings.Join(lines[2:], ""), "checksum"},
+		"row altered":         {strings.Replace(string(b), `"rp_1","name"`, `"rp_2","name"`, 1), "checksum"},
+		"data after trailer":  {string(b) + lines[1], "after the trailer"},
+		"not a backup":        {"{\"format\":\"worldid-store/1\"}\n", "header"},
+		"unknown table":       {lines[0] + `{"t":"passwords","r":{}}` + "\n" + trailer, "unknown"},
+		"out of order":        {lines[0] + lines[3] + lines[1] + trailer, "out-of-order"},
+		"unknown member":      {lines[0] + strings.Replace(lines[1], `"rp_id"`, `"x":1,"rp_id"`, 1) + strings.Join(lines[2:], ""), "unknown member"},
+		"case-folded member":  {lines[0] + strings.Replace(lines[1], `"rp_id"`, `"RP_ID"`, 1) + strings.Join(lines[2:], ""), "unknown member"},
+		"duplicate member":    {lines[0] + strings.Replace(lines[1], `"rp_id":"rp_1"`, `"rp_id":"rp_1","rp_id":"rp_2"`, 1) + strings.Join(lines[2:], ""), "duplicate member"},
+		"bad UTF-8":           {lines[0] + strings.Replace(lines[1], `"rp_1"`, "\"rp_\xff\"", 1) + strings.Join(lines[2:], ""), "UTF-8"},
+		"two values":          {lines[0] + strings.Replace(lines[1], "\n", "{}\n", 1) + strings.Join(lines[2:], ""), "after the value"},
+		"duplicate in header": {strings.Replace(lines[0], `"format"`, `"format":"x","format"`, 1) + strings.Join(lines[1:], ""), "header"},
 	} {
 		if _, _, err := Read(strings.NewReader(c.data), nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error mentioning %q", name, err, c.want)

@@ -20,6 +20,7 @@ import (
 	"worldid/admin"
 	"worldid/field"
 	"worldid/internal/server"
+	"worldid/internal/strictjson"
 	"worldid/record"
 )
 
@@ -473,8 +474,9 @@ func importSignups(ctx context.Context, c *admin.Client, args []string) (any, st
 	return map[string]int{"imported": len(records)}, fmt.Sprintf("imported %d signup records\n", len(records)), nil
 }
 
-// readSignupLines parses a JSON-lines file strictly: unknown fields and
-// malformed lines are errors naming the line; blank lines are skipped.
+// readSignupLines parses a JSON-lines file strictly (unknown, case-folded
+// or repeated members, bad UTF-8 and malformed lines are errors naming the
+// line); blank lines are skipped.
 func readSignupLines(path string) ([]record.Signup, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -488,13 +490,8 @@ func readSignupLines(path string) ([]record.Signup, error) {
 			continue
 		}
 		var s record.Signup
-		dec := json.NewDecoder(strings.NewReader(sc.Text()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&s); err != nil {
+		if err := strictjson.Decode(sc.Bytes(), &s); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		if _, err := dec.Token(); err != io.EOF {
-			return nil, fmt.Errorf("%s:%d: more than one JSON value on the line", path, line)
 		}
 		out = append(out, s)
 	}

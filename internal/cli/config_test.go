@@ -88,6 +88,9 @@ func TestReadSignupLinesIsStrict(t *testing.T) {
 		"two values on a line": rec + rec + "\n",
 		"trailing garbage":     rec + " garbage\n",
 		"unknown member":       `{"id_commitment":"0x01","signup_id":"a","verified_at":"2024-06-10T15:00:00Z","x":1}` + "\n",
+		"case-folded member":   strings.Replace(rec, `"signup_id"`, `"Signup_ID"`, 1) + "\n",
+		"repeated member":      strings.Replace(rec, `"signup_id":"a"`, `"signup_id":"a","signup_id":"b"`, 1) + "\n",
+		"bad UTF-8":            strings.Replace(rec, `"a"`, "\"a\xff\"", 1) + "\n",
 		"no records":           "\n\n",
 	} {
 		path := filepath.Join(t.TempDir(), "signups.jsonl")

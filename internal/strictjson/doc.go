@@ -1,7 +1,8 @@
 // Package strictjson is the one JSON reader for untrusted input in this
 // module: request bodies (verify, admin, registry), the x-zkp-proof header
-// and hashes.json (refresh), credentials read back (credential) and access
-// token claims (oidc).
+// and hashes.json (refresh), credentials read back (credential), access
+// token claims (oidc), backup files (backup) and the signup lines of
+// `worldid signup import` (internal/cli).
 //
 // [Parse] checks a whole document once, in one pass, before any caller
 // looks at it, and rejects:
