@@ -69,8 +69,8 @@ func TestBadRequests(t *testing.T) {
 		{"bad unknown value", body(items(validItem) + `,"extra":[1,}`), codeInvalidRequest, ""},
 		{"deep nesting", body(items(validItem) + `,"extra":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000)), codeInvalidRequest, ""},
 		{"nesting 65 deep", body(items(validItem) + `,"extra":` + strings.Repeat("[", 64) + strings.Repeat("]", 64)), codeInvalidRequest, ""},
-		// Issue 17 item 7: encoding/json would read these as U+FFFD, so the
-		// recorded action would differ from what the client signed.
+		// encoding/json would read these as U+FFFD, so the recorded action
+		// would differ from what the client signed.
 		{"action invalid UTF-8", "{\"protocol_version\":\"3.0\",\"nonce\":\"n\",\"action\":\"vo\xffte\"," + items(validItem) + "}", codeInvalidRequest, ""},
 		{"action truncated UTF-8", "{\"protocol_version\":\"3.0\",\"nonce\":\"n\",\"action\":\"vot\xc3\"," + items(validItem) + "}", codeInvalidRequest, ""},
 		{"action encoded surrogate", "{\"protocol_version\":\"3.0\",\"nonce\":\"n\",\"action\":\"\xed\xa0\x80\"," + items(validItem) + "}", codeInvalidRequest, ""},

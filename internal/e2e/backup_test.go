@@ -20,8 +20,8 @@ import (
 	"worldid/store/postgres/pgtest"
 )
 
-// Issue 18: online backup and restore, and the move to PostgreSQL, through
-// the real binary.
+// Online backup and restore, and the move to PostgreSQL, through the real
+// binary.
 
 // limitedProofs prepares n verify bodies for app, each for its own action
 // with max_verifications 1: once acknowledged, a body is refused forever.

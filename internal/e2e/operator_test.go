@@ -22,7 +22,7 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// Issue 18: operators import apps with their ids, manage their lifecycle
+// Operators import apps with their ids, manage their lifecycle
 // and revoke signing keys, through the real binary, on both stores.
 
 // bothStores runs fn on the JSON store and on PostgreSQL (skipped without
