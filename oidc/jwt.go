@@ -102,14 +102,15 @@ func verifySignature(k *signingKey, typ string, digest, sig []byte) error {
 	return nil
 }
 
-// verifyJWT checks token's structure and RS256 signature against the
-// published keys and returns the payload bytes. Claims are checked by the
+// verifyJWT checks token's structure and signature (RS256 or ES256, as
+// typ says) against the published keys and returns the payload bytes. Claims are checked by the
 // caller. Every check runs before the bytes it guards are interpreted:
 //  1. length ≤ maxJWTBytes, then exactly two dots, before splitting;
 //  2. the header segment is, byte for byte, the base64url header a
 //     published key writes for typ (encodeHeader): it is looked up, never
-//     decoded or parsed. So alg is the one of typ (RS256 for ID tokens, ES256 for access tokens), typ the expected one (RFC 8725
-//     §3.1, §3.11), the kid names the key, and no other header parameter —
+//     decoded or parsed. So alg is the one of typ (RS256 for ID tokens,
+//     ES256 for access tokens), typ the expected one (RFC 8725 §3.1,
+//     §3.11), the kid names the key, and no other header parameter —
 //     crit, jku, jwk, x5u, b64 (RFC 7515 §4.1) — nor a second copy of one,
 //     other spacing, member order or escaping can reach a verifier;
 //  3. the other segments are canonical unpadded base64url (RFC 7515 §2);

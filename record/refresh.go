@@ -26,7 +26,9 @@ type Signup struct {
 	// SignupID is the enrollment's signup_id; a PCP refresh must carry
 	// the same value (doc/crypto.md §h step 9).
 	SignupID string `json:"signup_id"`
-	// VerifiedAt becomes the credential's genesis_issued_at.
+	// VerifiedAt is the enrollment time. The credential's
+	// genesis_issued_at is not taken from it but from the first issuance
+	// (refresh/issue.go), so a re-imported record cannot move it.
 	VerifiedAt time.Time `json:"verified_at"`
 }
 

@@ -4,7 +4,7 @@
 // identity", a server-side page where a developer picks one of three
 // deterministic test identities and the verification level (orb or
 // device), or an invalid proof; the proof is made by the local prover and
-// submitted like a wallet's (package wallet, through the server's own
+// submitted like a wallet's (package internal/wallet, through the server's own
 // public listener), so the waiting tab continues by itself, and an invalid
 // proof is refused by the same checks as any other.
 //
