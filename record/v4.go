@@ -8,7 +8,7 @@ import "time"
 // big-endian uint256; the parser has rejected values ≥ the BN254 scalar
 // field modulus where the statement needs a field element.
 type ClaimV4 struct {
-	Identifier     string // credential type as sent (orb, device, …, selfie)
+	Identifier     string // as sent (IDKit 4: proof_of_human, selfie, passport, mnc); echoed only
 	Environment    string // production or staging: whose roots are valid
 	RPID           uint64 // the relying party's rp_id as a number
 	IssuerSchemaID uint64

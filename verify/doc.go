@@ -113,7 +113,9 @@
 // nonce must be a uint256 (decimal or 0x-hex, JavaScript BigInt syntax).
 // A uniqueness request has action; a session request has session_id
 // ("session_" + 128 hex digits, whose first 64 are the session commitment,
-// or the commitment itself as a number) and no action. Items: identifier,
+// or the commitment itself as a number) and no action. Items: identifier
+// (any non-empty string of at most 64 bytes, echoed unchanged: IDKit 4
+// sends proof_of_human, selfie, passport or mnc, and it chooses no tree),
 // issuer_schema_id and expires_at_min (uint64, a JSON integer or decimal
 // string), credential_genesis_issued_at_min (optional, default 0),
 // signal_hash (optional, ^0x[0-9a-f]+$, default 0x0), proof (an array of

@@ -171,6 +171,13 @@ func (raw *rawRequest) validateV4() (*request, *Error) {
 	return req, nil
 }
 
+// maxIdentifierV4 bounds a 4.0 item's identifier, which is only echoed
+// back: World's portal accepts any string there (IDKit 4 sends its
+// credential type names, proof_of_human, selfie, passport, mnc), and in
+// 4.0 issuer_schema_id and the registry root, not the identifier, decide
+// what is checked. The body parser has already refused invalid UTF-8.
+const maxIdentifierV4 = 64
+
 // itemV4 validates one 4.0 item: a 3.0 member set (merkle_root, a string
 // proof) is a validation_error, as the portal's schema makes it.
 func (it rawItem) itemV4(path string, session bool) (itemV4, *Error) {
@@ -180,8 +187,8 @@ func (it rawItem) itemV4(path string, session bool) (itemV4, *Error) {
 	if err != nil {
 		return item, err
 	}
-	if !knownIdentifier(id) {
-		return item, invalid(path+".identifier", "must be one of orb, device, document, secure_document, face, selfie")
+	if len(id) > maxIdentifierV4 {
+		return item, invalid(path+".identifier", fmt.Sprintf("must be at most %d bytes", maxIdentifierV4))
 	}
 	c.Identifier = id
 	// A protocol 3.0 item, or a proof of another length, fails on its own

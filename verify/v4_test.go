@@ -134,7 +134,7 @@ func newV4Env(t *testing.T) *v4Env {
 	}
 	h.Register(e.mux)
 	e.body = sessionBody{SessionID: s.SessionID, Nonce: s.Nonce, ProtocolVersion: "4.0", Responses: []sessionItem{{
-		Identifier: "orb", SignalHash: s.SignalHash, IssuerSchemaID: 1, SessionNullifier: s.SessionNullifier,
+		Identifier: "proof_of_human", SignalHash: s.SignalHash, IssuerSchemaID: 1, SessionNullifier: s.SessionNullifier,
 		ExpiresAtMin: s.ExpiresAtMin, Proof: s.Proof}}}
 	return e
 }
@@ -159,8 +159,23 @@ func TestSessionVectorV4(t *testing.T) {
 	decode(t, w, &ok)
 	s := e.f.WorldIDVerifier.Session
 	if !ok.Success || ok.SessionID != s.SessionID || ok.Environment != "production" || ok.Message != messageSession ||
-		len(ok.Results) != 1 || !ok.Results[0].Success || ok.Results[0].Nullifier != s.SessionNullifier[0] {
+		len(ok.Results) != 1 || !ok.Results[0].Success || ok.Results[0].Nullifier != s.SessionNullifier[0] ||
+		ok.Results[0].Identifier != "proof_of_human" {
 		t.Fatalf("body %s", w.Body)
+	}
+	// IDKit 4's other credential types: the identifier chooses nothing in
+	// 4.0 (issuer_schema_id and the root do) and is echoed as sent.
+	for _, id := range []string{"passport", "mnc"} {
+		b := e.body
+		b.Responses = []sessionItem{e.body.Responses[0]}
+		b.Responses[0].Identifier = id
+		w := e.postSession(t, b)
+		wantStatus(t, w, http.StatusOK)
+		var r SessionResponse
+		decode(t, w, &r)
+		if len(r.Results) != 1 || !r.Results[0].Success || r.Results[0].Identifier != id {
+			t.Fatalf("%s: body %s", id, w.Body)
+		}
 	}
 	// The same session id as IDKit's session_<commitment><seed> form.
 	idkit := e.body
@@ -326,6 +341,19 @@ func TestV4Requests(t *testing.T) {
 	if c := chk.claims[len(chk.claims)-1]; c.SessionID[31] != 7 || c.Nullifier[31] != 0xb || c.Action[31] != 0xc {
 		t.Fatalf("session claim %+v", c)
 	}
+
+	// Any identifier of at most 64 bytes is echoed unchanged; a 3.0 item
+	// still names one of the 3.0 credential types.
+	for _, id := range []string{"proof_of_human", "passport", "mnc", "ãé-" + strings.Repeat("x", 59)} {
+		w := e.post("/api/v4/verify/"+testRPID, v4Body("", v4ItemWith(`"selfie"`, `"`+id+`"`)))
+		if r := wantSuccess(t, w); r.Results[0].Identifier != id {
+			t.Fatalf("identifier %q: %s", id, w.Body)
+		}
+	}
+	wantError(t, e.post("/api/v4/verify/"+testRPID, v4Body("", v4ItemWith(`"selfie"`, `"`+strings.Repeat("x", 65)+`"`))),
+		http.StatusBadRequest, codeValidation, "responses[0].identifier")
+	wantError(t, e.post("/api/v4/verify/"+testRPID, body(items(strings.Replace(validItem, `"orb"`, `"proof_of_human"`, 1)))),
+		http.StatusBadRequest, codeValidation, "responses[0].identifier")
 
 	const r = "21888242871839275222246405745257275088548364400416034343698204186575808495617"
 	for _, tc := range []struct {
