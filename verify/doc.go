@@ -135,12 +135,14 @@
 // semaphore.HashSignal), as the portal computes it; the rp_id is the
 // route's relying party, as a uint64. The [CheckerV4] (package registry)
 // then does what World's WorldIDVerifier contract does. Per-result codes
-// are the portal's: invalid_public_input (a value the statement needs ≥ the
-// field modulus; decided here, before any check), invalid_root,
-// invalid_credential_issuer (no key for issuer_schema_id), invalid_proof,
-// verification_failed (no OPRF key for the rp_id, expires_at_min too old,
-// or no 4.0 checker configured), verification_error (the checker failed,
-// e.g. the root source is unreachable: 500 as for 3.0).
+// are the portal's, decided in the contract's order (package registry):
+// invalid_root (a root ≥ the field modulus too), invalid_credential_issuer
+// (no key for issuer_schema_id), verification_failed (no OPRF key for the
+// rp_id, expires_at_min too old or so large that the contract's sum
+// overflows, or no 4.0 checker configured), invalid_proof (the points,
+// then the proof), invalid_public_input (another value ≥ the field
+// modulus, found after the points decoded), verification_error (the
+// checker failed, e.g. the root source is unreachable: 500 as for 3.0).
 //
 // Uniqueness proofs are recorded exactly as 3.0 proofs (same nullifier
 // reuse and limit rules). Session proofs record nothing; success is

@@ -25,8 +25,9 @@ type requestV4 struct {
 }
 
 // itemV4 is one 4.0 item. RPID is filled in once the route id resolves.
-// refused, when set, fails the item without a check: a value the
-// contract would refuse as not in the field (PublicInputNotInField).
+// refused, when set, fails the item without a check: an item of the other
+// protocol or a proof of another length. Values ≥ the field modulus reach
+// the checker, which answers them in the contract's order.
 type itemV4 struct {
 	claim   record.ClaimV4
 	refused *record.ProofError
@@ -163,9 +164,6 @@ func (raw *rawRequest) validateV4() (*request, *Error) {
 		if !session {
 			c.Action = action
 		}
-		if item.refused == nil && !below(nonce) {
-			item.refused = notInField("nonce")
-		}
 		req.v4.items = append(req.v4.items, item)
 	}
 	return req, nil
@@ -258,15 +256,6 @@ func (it rawItem) itemV4(path string, session bool) (itemV4, *Error) {
 	if it.merkleRoot != nil || it.maxAge != nil {
 		return item, invalid(path, "merkle_root and max_age are protocol 3.0 members; a 4.0 proof names its root as proof[4]")
 	}
-	for _, v := range []struct {
-		b    [32]byte
-		name string
-	}{{c.Nullifier, "nullifier"}, {c.Action, "action"}, {c.SignalHash, "signal_hash"}, {c.Proof[4], "proof[4] (the Merkle root)"}} {
-		if !below(v.b) {
-			item.refused = notInField(v.name)
-			break
-		}
-	}
 	return item, nil
 }
 
@@ -290,13 +279,4 @@ func signalHashV4(s *string, attribute string) ([32]byte, *Error) {
 		return [32]byte{}, invalid(attribute, signalHashSyntax.text+", at most 64 significant digits")
 	}
 	return uint256(*s, attribute)
-}
-
-func below(b [32]byte) bool {
-	var x fr.Element
-	return x.SetBytesCanonical(b[:]) == nil
-}
-
-func notInField(name string) *record.ProofError {
-	return &record.ProofError{Code: record.CodeInvalidPublicInput, Detail: name + " is not below the BN254 scalar field modulus"}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -214,10 +216,18 @@ func TestSessionVectorV4(t *testing.T) {
 		{"proof word", one(func(_ *sessionBody, it *sessionItem) { it.Proof[0] = plus1(plus1(plus1(plus1(it.Proof[0])))) }), record.CodeInvalidProof},
 		{"root", one(func(_ *sessionBody, it *sessionItem) { it.Proof[4] = plus1(it.Proof[4]) }), record.CodeInvalidRoot},
 		{"issuer_schema_id", one(func(_ *sessionBody, it *sessionItem) { it.IssuerSchemaID = 7 }), record.CodeInvalidCredentialIssuer},
-		{"nullifier ≥ r", one(func(_ *sessionBody, it *sessionItem) {
-			it.SessionNullifier[0] = "0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001"
-		}), record.CodeInvalidPublicInput},
+		{"nullifier ≥ r", one(func(_ *sessionBody, it *sessionItem) { it.SessionNullifier[0] = fieldModulus }), record.CodeInvalidPublicInput},
 		{"nonce ≥ r", one(func(b *sessionBody, _ *sessionItem) { b.Nonce = "0x" + strings.Repeat("f", 64) }), record.CodeInvalidPublicInput},
+		{"signal ≥ r", one(func(_ *sessionBody, it *sessionItem) { it.SignalHash = "0x" + strings.Repeat("f", 64) }), record.CodeInvalidPublicInput},
+		// The contract's order: the root first (no registry root is ≥ r),
+		// the proof points before the range of the other inputs, and an
+		// expiry whose uint64 sum overflows reverts.
+		{"root = r", one(func(_ *sessionBody, it *sessionItem) { it.Proof[4] = fieldModulus }), record.CodeInvalidRoot},
+		{"root = 2^256 − 1", one(func(_ *sessionBody, it *sessionItem) { it.Proof[4] = "0x" + strings.Repeat("f", 64) }), record.CodeInvalidRoot},
+		{"points before a value ≥ r", one(func(_ *sessionBody, it *sessionItem) {
+			it.SessionNullifier[0], it.Proof[0] = fieldModulus, "0x"+strings.Repeat("f", 64)
+		}), record.CodeInvalidProof},
+		{"expiry overflows", one(func(_ *sessionBody, it *sessionItem) { it.ExpiresAtMin = uint64(math.MaxUint64) }), record.CodeVerificationFailed},
 		{"staging", one(func(b *sessionBody, _ *sessionItem) { b.Environment = "staging" }), record.CodeInvalidRoot},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -259,6 +269,9 @@ func TestSessionVectorV4(t *testing.T) {
 		t.Fatalf("missing OPRF key: %s", f.Results[0].Code)
 	}
 }
+
+// fieldModulus is r, the BN254 scalar field modulus.
+const fieldModulus = "0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001"
 
 func (e *v4Env) anchor(t *testing.T, kind, id string, p [2]string) {
 	t.Helper()
@@ -393,10 +406,6 @@ func TestV4Requests(t *testing.T) {
 		name, body, code string
 		status           int
 	}{
-		{"nullifier = r", v4Body("", v4ItemWith(`"0x0a0a"`, `"`+r+`"`)), record.CodeInvalidPublicInput, http.StatusBadRequest},
-		{"root = r", v4Body("", v4ItemWith(`"0x05"`, `"`+r+`"`)), record.CodeInvalidPublicInput, http.StatusBadRequest},
-		{"signal_hash ≥ r", v4Body("", v4ItemWith(`"nullifier"`, `"signal_hash":"0x`+strings.Repeat("f", 64)+`","nullifier"`)), record.CodeInvalidPublicInput, http.StatusBadRequest},
-		{"nonce = r", `{"protocol_version":"4.0","nonce":"` + r + `","action":"vote","responses":[` + v4Item + `]}`, record.CodeInvalidPublicInput, http.StatusBadRequest},
 		{"checker refuses", v4Body("", v4ItemWith(`"4"`, `"0xee"`)), record.CodeInvalidProof, http.StatusBadRequest},
 		{"3.0 item in 4.0", v4Body("", validItem), record.CodeInvalidProof, http.StatusBadRequest},
 		{"proof length 4", v4Body("", v4ItemWith(`,"0x05"]`, `]`)), record.CodeInvalidProof, http.StatusBadRequest},
@@ -411,6 +420,28 @@ func TestV4Requests(t *testing.T) {
 			f := wantFailure(t, e.post("/api/v4/verify/"+testRPID, tc.body), tc.status, want)
 			if f.Results[0].Code != tc.code {
 				t.Fatalf("results %+v, want %s", f.Results, tc.code)
+			}
+		})
+	}
+	// Values ≥ r reach the checker as sent: it answers them in the
+	// contract's order (a root ≥ r is invalid_root, other values are
+	// checked after the proof points).
+	var rWord [32]byte
+	rBig, _ := new(big.Int).SetString(r, 10)
+	rBig.FillBytes(rWord[:])
+	for _, tc := range []struct {
+		name, body string
+		got        func(record.ClaimV4) [32]byte
+	}{
+		{"nullifier = r", v4Body("", v4ItemWith(`"0x0a0a"`, `"`+r+`"`)), func(c record.ClaimV4) [32]byte { return c.Nullifier }},
+		{"root = r", v4Body("", v4ItemWith(`"0x05"`, `"`+r+`"`)), func(c record.ClaimV4) [32]byte { return c.Proof[4] }},
+		{"signal_hash = r", v4Body("", v4ItemWith(`"nullifier"`, `"signal_hash":"0x`+rBig.Text(16)+`","nullifier"`)), func(c record.ClaimV4) [32]byte { return c.SignalHash }},
+		{"nonce = r", `{"protocol_version":"4.0","nonce":"` + r + `","action":"vote","responses":[` + v4Item + `]}`, func(c record.ClaimV4) [32]byte { return c.Nonce }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantSuccess(t, e.post("/api/v4/verify/"+testRPID, tc.body))
+			if got := tc.got(chk.claims[len(chk.claims)-1]); got != rWord {
+				t.Fatalf("checker got %x, want r", got)
 			}
 		})
 	}
