@@ -15,7 +15,8 @@
 // compatibility "app_" or "app_staging_" + 32 lowercase hex digits, which
 // resolves to its app's relying party. A disabled app is refused (403
 // app_disabled). A staging app (imported from the developer portal) is
-// checked in the staging environment, as the portal does: an absent
+// checked in the staging environment, in both protocols, as the portal
+// does (4.0: the staging registry's roots and root source contract): an absent
 // environment means staging (and is echoed so), production is a
 // validation_error. Anything else (other lengths, upper case, encoded
 // slashes) is 404 without a store lookup. Only POST; Content-Type exactly

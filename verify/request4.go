@@ -24,7 +24,8 @@ type requestV4 struct {
 	items     []itemV4
 }
 
-// itemV4 is one 4.0 item. RPID is filled in once the route id resolves.
+// itemV4 is one 4.0 item. RPID and Environment are filled in once the
+// route id resolves to its app.
 // refused, when set, fails the item without a check: an item of the other
 // protocol or a proof of another length. Values ≥ the field modulus reach
 // the checker, which answers them in the contract's order.
@@ -145,6 +146,7 @@ func (raw *rawRequest) validateV4() (*request, *Error) {
 	if req.environment, req.verifierEnv, err = environment(raw.environment); err != nil {
 		return nil, err
 	}
+	req.envDefault = raw.environment == nil
 	if !raw.haveResponses {
 		return nil, invalid("responses", "is required")
 	}
@@ -160,7 +162,7 @@ func (raw *rawRequest) validateV4() (*request, *Error) {
 			return nil, err
 		}
 		c := &item.claim
-		c.Environment, c.Nonce, c.SessionID = req.verifierEnv, nonce, sessionCommitment
+		c.Nonce, c.SessionID = nonce, sessionCommitment
 		if !session {
 			c.Action = action
 		}

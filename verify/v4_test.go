@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -84,13 +85,34 @@ type sessionBody struct {
 
 // v4Env is the endpoint over the real registry, configured with the
 // vector's anchors (root, issuer key of schema 1, OPRF key of its rp_id)
-// and an app whose rp_id is the vector's.
+// and an app whose rp_id is the vector's. Its root source holds no root
+// until a test adds one.
 type v4Env struct {
 	*env
-	reg  *registry.Registry
-	f    *v4File
-	body sessionBody
-	now  time.Time
+	reg   *registry.Registry
+	roots *treeRoots
+	f     *v4File
+	body  sessionBody
+	now   time.Time
+}
+
+// treeRoots is a root source holding one valid root per tree.
+type treeRoots struct {
+	mu    sync.Mutex
+	valid map[string]fr.Element
+}
+
+func (s *treeRoots) Has(tree string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.valid[tree]
+	return ok
+}
+
+func (s *treeRoots) ValidRoot(_ context.Context, tree string, root fr.Element) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.valid[tree] == root, nil
 }
 
 func newV4Env(t *testing.T) *v4Env {
@@ -102,13 +124,13 @@ func newV4Env(t *testing.T) *v4Env {
 	if s.ExpectValid == nil || !*s.ExpectValid {
 		t.Fatal("world_id_4.json: session.expect_valid must be true")
 	}
-	e := &v4Env{f: &f, now: time.Unix(a.Now, 0)}
+	e := &v4Env{f: &f, now: time.Unix(a.Now, 0), roots: &treeRoots{valid: map[string]fr.Element{}}}
 	vk, err := semaphore.PublishedKey(16)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg, err := registry.Open(t.Context(), registry.Options{Store: &registryStore{anchors: map[string]record.TrustAnchor{}}, LocalKey: vk,
-		Now: func() time.Time { return e.now }, MinExpiration: time.Duration(a.MinExpirationThreshold) * time.Second})
+		Now: func() time.Time { return e.now }, MinExpiration: time.Duration(a.MinExpirationThreshold) * time.Second, Roots: e.roots})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,6 +294,61 @@ func TestSessionVectorV4(t *testing.T) {
 
 // fieldModulus is r, the BN254 scalar field modulus.
 const fieldModulus = "0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001"
+
+// TestStagingAppV4: a staging app's 4.0 proofs are checked in staging, as
+// its 3.0 proofs are: an absent environment means staging — its operator
+// roots and its registry contract on the root source — and production is
+// refused.
+func TestStagingAppV4(t *testing.T) {
+	e := newV4Env(t)
+	app := &e.store.apps[len(e.store.apps)-1] // the vector rp_id's app
+	app.ID, app.Staging = "app_staging_"+strings.Repeat("ab", 16), true
+	// The vector's root is a production root only.
+	f := wantFailure(t, e.postSession(t, e.body), http.StatusBadRequest, codeAllFailed)
+	if f.Results[0].Code != record.CodeInvalidRoot {
+		t.Fatalf("production root for a staging app: %+v", f.Results)
+	}
+	prod := e.body
+	prod.Environment = "production"
+	wantError(t, e.postSession(t, prod), http.StatusBadRequest, codeValidation, "environment")
+	// The staging registry contract holds it; the production one still does not.
+	root := mustFE(t, e.f.WorldIDVerifier.Anchors.Root)
+	e.roots.valid[record.V4RootTree("staging")] = root
+	for _, env := range []string{"", "staging", "sandbox"} {
+		b := e.body
+		b.Environment = env
+		w := e.postSession(t, b)
+		wantStatus(t, w, http.StatusOK)
+		var ok SessionResponse
+		decode(t, w, &ok)
+		if want := cmp.Or(env, "staging"); ok.Environment != want {
+			t.Fatalf("environment %q: answered %q, want %q", env, ok.Environment, want)
+		}
+	}
+	wantError(t, e.post("/api/v4/verify/"+app.ID, mustJSON(t, prod)), http.StatusBadRequest, codeValidation, "environment")
+}
+
+func mustFE(t *testing.T, s string) fr.Element {
+	t.Helper()
+	w, err := oprfproof.ParseWord(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x fr.Element
+	if err := x.SetBytesCanonical(w[:]); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 func (e *v4Env) anchor(t *testing.T, kind, id string, p [2]string) {
 	t.Helper()
