@@ -5,10 +5,10 @@ import "time"
 // ClaimV4 is one World ID 4.0 proof presented at /api/v4/verify, as the
 // request parser read it (doc/interfaces.md §2.6; World's WorldIDVerifier
 // contract defines the statement, package oprfproof checks it). Values are
-// big-endian uint256; the parser has rejected values ≥ the BN254 scalar
-// field modulus where the statement needs a field element.
+// big-endian uint256 as sent: the checker refuses those ≥ the BN254 scalar
+// field modulus, in the contract's order of checks.
 type ClaimV4 struct {
-	Identifier     string // credential type as sent (orb, device, …, selfie)
+	Identifier     string // as sent (IDKit 4: proof_of_human, selfie, passport, mnc); echoed only
 	Environment    string // production or staging: whose roots are valid
 	RPID           uint64 // the relying party's rp_id as a number
 	IssuerSchemaID uint64

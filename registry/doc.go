@@ -42,19 +42,24 @@
 // # World ID 4.0 (CheckClaimV4)
 //
 // What World's WorldIDVerifier contract checks (world-id-protocol
-// contracts/src/core/WorldIDVerifier.sol @bc22329f), with this server's
-// operator in place of the chain: the root (the proof's fifth word) must be
-// a 4.0 root the operator added for the environment (AddRootV4, stored as
-// an external root of tree "world_id_4/<environment>", valid as external
-// roots are) or one the root source holds valid (invalid_root otherwise);
+// contracts/src/core/WorldIDVerifier.sol @bc22329f), in its order, with
+// this server's operator in place of the chain: the root (the proof's
+// fifth word) must be a 4.0 root the operator added for the environment
+// (AddRootV4, stored as an external root of tree
+// "world_id_4/<environment>", valid as external roots are) or one the root
+// source holds valid (invalid_root otherwise, and for a root ≥ r, which no
+// registry holds);
 // the issuer_schema_id must have an issuer key (trust anchor
 // "issuer_key", stored, else Options.DefaultAnchors — the server passes
 // its own PoH issuer key for schema 1; invalid_credential_issuer
 // otherwise); the rp_id must have an OPRF key (anchor "oprf_key";
 // verification_failed otherwise); expires_at_min + MinExpiration (default
-// 18000 s, the deployed threshold) must not be before now
-// (verification_failed); then package oprfproof checks the proof
-// (invalid_proof) over the Batcher shared with 3.0 proofs. Anchors are
+// 18000 s, the deployed threshold) must not be before now, nor overflow
+// uint64, where the contract reverts (verification_failed); then, as
+// Verifier.sol, the proof points must decompress (invalid_proof), every
+// other public input must be < r (invalid_public_input), and package
+// oprfproof checks the proof (invalid_proof) over the Batcher shared with
+// 3.0 proofs. Anchors are
 // stored (AddTrustAnchor replaces one of the same kind and id) and
 // followed by Refresh like roots.
 //

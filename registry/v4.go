@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -23,13 +24,17 @@ import (
 const DefaultMinExpiration = 5 * time.Hour
 
 // CheckClaimV4 verifies one World ID 4.0 proof the way World's
-// WorldIDVerifier contract does (doc.go): nil when it verifies, a
-// *record.ProofError with the portal's code otherwise, any other error
-// when the root source could not answer.
+// WorldIDVerifier contract does (doc.go), in its order: root, issuer key,
+// OPRF key, expiry, then the proof points and the range of the other
+// public inputs. nil when it verifies, a *record.ProofError with the
+// portal's code otherwise, any other error when the root source could not
+// answer.
 func (r *Registry) CheckClaimV4(ctx context.Context, c record.ClaimV4) error {
-	st, err := statementInputs(c)
-	if err != nil {
-		return err
+	st := oprfproof.Statement{IssuerSchemaID: c.IssuerSchemaID, ExpiresAtMin: c.ExpiresAtMin, RPID: c.RPID}
+	// No registry root is ≥ r (roots are hashes in the field), so
+	// isValidRoot answers false: InvalidMerkleRoot, not a range error.
+	if st.Root.SetBytesCanonical(c.Proof[4][:]) != nil {
+		return errInvalidRootV4
 	}
 	if err := r.checkRootV4(ctx, c.Environment, st.Root); err != nil {
 		return err
@@ -41,12 +46,17 @@ func (r *Registry) CheckClaimV4(ctx context.Context, c record.ClaimV4) error {
 	if st.OPRFKey, ok = r.anchor(record.AnchorOPRFKey, RPIDString(c.RPID)); !ok {
 		return &record.ProofError{Code: record.CodeVerificationFailed, Detail: "no OPRF public key is configured for this rp_id"}
 	}
-	if expired(c.ExpiresAtMin, r.minExpiration, r.now()) {
-		return &record.ProofError{Code: record.CodeVerificationFailed, Detail: "expires_at_min lies further in the past than the minimum expiration threshold (ExpirationTooOld)"}
+	if pe := checkExpiry(c.ExpiresAtMin, r.minExpiration, r.now()); pe != nil {
+		return pe
 	}
+	// Verifier.verifyCompressedProof decompresses the points before its
+	// public-input MSM checks each input < r.
 	p, err := oprfproof.ParseProof(c.Proof)
 	if err != nil {
 		return &record.ProofError{Code: record.CodeInvalidProof, Detail: "the proof points are invalid"}
+	}
+	if err := publicInputs(c, &st); err != nil {
+		return err
 	}
 	if !r.verifyV4(p, &st) {
 		return &record.ProofError{Code: record.CodeInvalidProof, Detail: "the proof does not verify for these public inputs"}
@@ -54,31 +64,37 @@ func (r *Registry) CheckClaimV4(ctx context.Context, c record.ClaimV4) error {
 	return nil
 }
 
-// statementInputs reads the claim's field elements, refusing values ≥ r as
-// Verifier.sol does (PublicInputNotInField). The anchors are filled in
-// later.
-func statementInputs(c record.ClaimV4) (oprfproof.Statement, error) {
-	st := oprfproof.Statement{IssuerSchemaID: c.IssuerSchemaID, ExpiresAtMin: c.ExpiresAtMin, RPID: c.RPID}
+var errInvalidRootV4 = &record.ProofError{Code: record.CodeInvalidRoot, Detail: "the World ID registry root is not valid"}
+
+// publicInputs reads the claim's other field elements into st, refusing
+// values ≥ r as Verifier.sol does (PublicInputNotInField).
+func publicInputs(c record.ClaimV4, st *oprfproof.Statement) error {
 	for _, v := range []struct {
 		dst *fr.Element
 		src [32]byte
 	}{{&st.Nullifier, c.Nullifier}, {&st.Action, c.Action}, {&st.Nonce, c.Nonce}, {&st.SignalHash, c.SignalHash},
-		{&st.GenesisIssuedAtMin, c.GenesisMin}, {&st.SessionID, c.SessionID}, {&st.Root, c.Proof[4]}} {
+		{&st.GenesisIssuedAtMin, c.GenesisMin}, {&st.SessionID, c.SessionID}} {
 		if v.dst.SetBytesCanonical(v.src[:]) != nil {
-			return st, &record.ProofError{Code: record.CodeInvalidPublicInput, Detail: "a public input is not below the BN254 scalar field modulus"}
+			return &record.ProofError{Code: record.CodeInvalidPublicInput, Detail: "a public input is not below the BN254 scalar field modulus"}
 		}
 	}
-	return st, nil
+	return nil
 }
 
-// expired is WorldIDVerifier's expiresAtMin + minExpirationThreshold <
-// block.timestamp, with now for the block time.
-func expired(expiresAtMin uint64, threshold time.Duration, now time.Time) bool {
-	limit := expiresAtMin + uint64(threshold/time.Second)
-	if limit < expiresAtMin { // overflow: far in the future
-		return false
+// checkExpiry is WorldIDVerifier's uint256(expiresAtMin +
+// minExpirationThreshold) < block.timestamp, with now for the block time.
+// The sum is uint64 arithmetic, which Solidity 0.8 checks: on overflow the
+// call reverts (Panic), and the portal answers any revert it does not name
+// verification_failed, as it answers ExpirationTooOld.
+func checkExpiry(expiresAtMin uint64, threshold time.Duration, now time.Time) *record.ProofError {
+	limit, carry := bits.Add64(expiresAtMin, uint64(threshold/time.Second), 0)
+	switch {
+	case carry != 0:
+		return &record.ProofError{Code: record.CodeVerificationFailed, Detail: "expires_at_min plus the minimum expiration threshold overflows uint64 (the contract reverts)"}
+	case now.Unix() >= 0 && limit < uint64(now.Unix()):
+		return &record.ProofError{Code: record.CodeVerificationFailed, Detail: "expires_at_min lies further in the past than the minimum expiration threshold (ExpirationTooOld)"}
 	}
-	return now.Unix() >= 0 && limit < uint64(now.Unix())
+	return nil
 }
 
 // checkRootV4 accepts the roots the operator added for the environment
@@ -104,7 +120,7 @@ func (r *Registry) checkRootV4(ctx context.Context, environment string, root fr.
 			return nil
 		}
 	}
-	return &record.ProofError{Code: record.CodeInvalidRoot, Detail: "the World ID registry root is not valid"}
+	return errInvalidRootV4
 }
 
 func (r *Registry) verifyV4(p *oprfproof.Proof, st *oprfproof.Statement) bool {

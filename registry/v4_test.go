@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"errors"
+	"math"
 	"math/big"
 	"strings"
 	"sync"
@@ -108,6 +110,15 @@ func TestUniquenessVectorV4(t *testing.T) {
 	r_.SetString("30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001", 16)
 	var modulus [32]byte
 	r_.FillBytes(modulus[:])
+	var all1 [32]byte // 2^256 − 1: as a G1 word its x is ≥ P
+	for i := range all1 {
+		all1[i] = 0xff
+	}
+	badA := claim.Proof
+	badA[0] = all1
+	if _, err := oprfproof.ParseProof(badA); !errors.Is(err, oprfproof.ErrProofPoints) {
+		t.Fatalf("all-ones A: %v, want a point error", err)
+	}
 	for _, tc := range []struct {
 		name   string
 		mutate func(*record.ClaimV4)
@@ -126,7 +137,19 @@ func TestUniquenessVectorV4(t *testing.T) {
 		{"unknown issuer_schema_id", func(c *record.ClaimV4) { c.IssuerSchemaID = 2 }, record.CodeInvalidCredentialIssuer},
 		{"rp_id without OPRF key", func(c *record.ClaimV4) { c.RPID = 2 }, record.CodeVerificationFailed},
 		{"nullifier ≥ r", func(c *record.ClaimV4) { c.Nullifier = modulus }, record.CodeInvalidPublicInput},
-		{"root ≥ r", func(c *record.ClaimV4) { c.Proof[4] = modulus }, record.CodeInvalidPublicInput},
+		{"session id ≥ r", func(c *record.ClaimV4) { c.SessionID = modulus }, record.CodeInvalidPublicInput},
+		{"genesis ≥ r", func(c *record.ClaimV4) { c.GenesisMin = modulus }, record.CodeInvalidPublicInput},
+		// The contract's order: isValidRoot (false for any value ≥ r),
+		// issuer key, OPRF key, expiry (its uint64 sum reverts on
+		// overflow), the proof points, then the other inputs' range.
+		{"root ≥ r", func(c *record.ClaimV4) { c.Proof[4] = modulus }, record.CodeInvalidRoot},
+		{"root ≥ r before the issuer key", func(c *record.ClaimV4) { c.Proof[4], c.IssuerSchemaID = all1, 2 }, record.CodeInvalidRoot},
+		{"issuer key before a value ≥ r", func(c *record.ClaimV4) { c.Nullifier, c.IssuerSchemaID = modulus, 2 }, record.CodeInvalidCredentialIssuer},
+		{"OPRF key before a value ≥ r", func(c *record.ClaimV4) { c.Nonce, c.RPID = modulus, 2 }, record.CodeVerificationFailed},
+		{"expiry overflows", func(c *record.ClaimV4) { c.ExpiresAtMin = math.MaxUint64 }, record.CodeVerificationFailed},
+		{"expiry overflow before the points", func(c *record.ClaimV4) { c.ExpiresAtMin, c.Proof[0] = math.MaxUint64, all1 }, record.CodeVerificationFailed},
+		{"largest expiry without overflow", func(c *record.ClaimV4) { c.ExpiresAtMin = math.MaxUint64 - uint64(a.MinExpirationThreshold) }, record.CodeInvalidProof},
+		{"points before a value ≥ r", func(c *record.ClaimV4) { c.Nullifier, c.Proof[0] = modulus, all1 }, record.CodeInvalidProof},
 	} {
 		cl := claim
 		tc.mutate(&cl)
@@ -139,6 +162,11 @@ func TestUniquenessVectorV4(t *testing.T) {
 	c.t = time.Unix(int64(claim.ExpiresAtMin)+a.MinExpirationThreshold+1, 0)
 	if code := codeOf(r.CheckClaimV4(t.Context(), claim)); code != record.CodeVerificationFailed {
 		t.Errorf("expired: code %q", code)
+	}
+	expiredOutOfField := claim
+	expiredOutOfField.Nullifier = modulus
+	if code := codeOf(r.CheckClaimV4(t.Context(), expiredOutOfField)); code != record.CodeVerificationFailed {
+		t.Errorf("expired before a value ≥ r: code %q", code)
 	}
 	c.t = saved
 	// Keys the operator replaces: the issuer key, then the OPRF key.

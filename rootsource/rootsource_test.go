@@ -235,10 +235,24 @@ func TestParseContract(t *testing.T) {
 	}
 }
 
-// TestSelectors: latestRoot() is 0xd7b0fef1 (as World's identity manager
-// integrations quote it), which checks the Keccak-256 derivation.
+// TestSelectors: the selectors the calls send. latestRoot() 0xd7b0fef1
+// and queryRoot(uint256) 0x3f7c178d are quoted by integrations of World's
+// identity manager, which checks the Keccak-256 derivation;
+// isValidRoot(uint256) 0x2cdabbce is the first four bytes of
+// Keccak-256("isValidRoot(uint256)"), computed once with
+// golang.org/x/crypto/sha3's legacy Keccak, which the quoted two check.
 func TestSelectors(t *testing.T) {
-	if got := selector("latestRoot()"); hex.EncodeToString(got[:]) != "d7b0fef1" {
-		t.Fatalf("latestRoot() selector %x", got)
+	for _, tc := range []struct {
+		name string
+		got  [4]byte
+		want string
+	}{
+		{"latestRoot()", selector("latestRoot()"), "d7b0fef1"},
+		{"queryRoot(uint256)", selectorQueryRoot, "3f7c178d"},
+		{"isValidRoot(uint256)", selectorIsValidRoot, "2cdabbce"},
+	} {
+		if got := hex.EncodeToString(tc.got[:]); got != tc.want {
+			t.Errorf("%s selector %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }

@@ -15,7 +15,8 @@
 // compatibility "app_" or "app_staging_" + 32 lowercase hex digits, which
 // resolves to its app's relying party. A disabled app is refused (403
 // app_disabled). A staging app (imported from the developer portal) is
-// checked in the staging environment, as the portal does: an absent
+// checked in the staging environment, in both protocols, as the portal
+// does (4.0: the staging registry's roots and root source contract): an absent
 // environment means staging (and is echoed so), production is a
 // validation_error. Anything else (other lengths, upper case, encoded
 // slashes) is 404 without a store lookup. Only POST; Content-Type exactly
@@ -113,7 +114,9 @@
 // nonce must be a uint256 (decimal or 0x-hex, JavaScript BigInt syntax).
 // A uniqueness request has action; a session request has session_id
 // ("session_" + 128 hex digits, whose first 64 are the session commitment,
-// or the commitment itself as a number) and no action. Items: identifier,
+// or the commitment itself as a number) and no action. Items: identifier
+// (any non-empty string of at most 64 bytes, echoed unchanged: IDKit 4
+// sends proof_of_human, selfie, passport or mnc, and it chooses no tree),
 // issuer_schema_id and expires_at_min (uint64, a JSON integer or decimal
 // string), credential_genesis_issued_at_min (optional, default 0),
 // signal_hash (optional, ^0x[0-9a-f]+$, default 0x0), proof (an array of
@@ -133,12 +136,14 @@
 // semaphore.HashSignal), as the portal computes it; the rp_id is the
 // route's relying party, as a uint64. The [CheckerV4] (package registry)
 // then does what World's WorldIDVerifier contract does. Per-result codes
-// are the portal's: invalid_public_input (a value the statement needs ≥ the
-// field modulus; decided here, before any check), invalid_root,
-// invalid_credential_issuer (no key for issuer_schema_id), invalid_proof,
-// verification_failed (no OPRF key for the rp_id, expires_at_min too old,
-// or no 4.0 checker configured), verification_error (the checker failed,
-// e.g. the root source is unreachable: 500 as for 3.0).
+// are the portal's, decided in the contract's order (package registry):
+// invalid_root (a root ≥ the field modulus too), invalid_credential_issuer
+// (no key for issuer_schema_id), verification_failed (no OPRF key for the
+// rp_id, expires_at_min too old or so large that the contract's sum
+// overflows, or no 4.0 checker configured), invalid_proof (the points,
+// then the proof), invalid_public_input (another value ≥ the field
+// modulus, found after the points decoded), verification_error (the
+// checker failed, e.g. the root source is unreachable: 500 as for 3.0).
 //
 // Uniqueness proofs are recorded exactly as 3.0 proofs (same nullifier
 // reuse and limit rules). Session proofs record nothing; success is

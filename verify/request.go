@@ -30,8 +30,9 @@ const (
 	defaultSignalHash = "0x00c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a4"
 )
 
-// request is a validated verify request. Its claims lack AppID, which
-// comes from the app the route id resolves to.
+// request is a validated verify request. Its claims lack AppID and
+// Environment, which come from the app the route id resolves to (a
+// staging app's proofs are checked in staging).
 type request struct {
 	routeID     string // "rp_…", "app_…" or "app_staging_…", syntax already checked
 	action      string
@@ -316,7 +317,7 @@ func (raw *rawRequest) validate() (*request, *Error) {
 		if err != nil {
 			return nil, err
 		}
-		c.Action, c.Environment = action, verifierEnv
+		c.Action = action
 		req.claims[i] = c
 	}
 	return req, nil

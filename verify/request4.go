@@ -24,9 +24,11 @@ type requestV4 struct {
 	items     []itemV4
 }
 
-// itemV4 is one 4.0 item. RPID is filled in once the route id resolves.
-// refused, when set, fails the item without a check: a value the
-// contract would refuse as not in the field (PublicInputNotInField).
+// itemV4 is one 4.0 item. RPID and Environment are filled in once the
+// route id resolves to its app.
+// refused, when set, fails the item without a check: an item of the other
+// protocol or a proof of another length. Values ≥ the field modulus reach
+// the checker, which answers them in the contract's order.
 type itemV4 struct {
 	claim   record.ClaimV4
 	refused *record.ProofError
@@ -144,6 +146,7 @@ func (raw *rawRequest) validateV4() (*request, *Error) {
 	if req.environment, req.verifierEnv, err = environment(raw.environment); err != nil {
 		return nil, err
 	}
+	req.envDefault = raw.environment == nil
 	if !raw.haveResponses {
 		return nil, invalid("responses", "is required")
 	}
@@ -159,17 +162,21 @@ func (raw *rawRequest) validateV4() (*request, *Error) {
 			return nil, err
 		}
 		c := &item.claim
-		c.Environment, c.Nonce, c.SessionID = req.verifierEnv, nonce, sessionCommitment
+		c.Nonce, c.SessionID = nonce, sessionCommitment
 		if !session {
 			c.Action = action
-		}
-		if item.refused == nil && !below(nonce) {
-			item.refused = notInField("nonce")
 		}
 		req.v4.items = append(req.v4.items, item)
 	}
 	return req, nil
 }
+
+// maxIdentifierV4 bounds a 4.0 item's identifier, which is only echoed
+// back: World's portal accepts any string there (IDKit 4 sends its
+// credential type names, proof_of_human, selfie, passport, mnc), and in
+// 4.0 issuer_schema_id and the registry root, not the identifier, decide
+// what is checked. The body parser has already refused invalid UTF-8.
+const maxIdentifierV4 = 64
 
 // itemV4 validates one 4.0 item: a 3.0 member set (merkle_root, a string
 // proof) is a validation_error, as the portal's schema makes it.
@@ -180,8 +187,8 @@ func (it rawItem) itemV4(path string, session bool) (itemV4, *Error) {
 	if err != nil {
 		return item, err
 	}
-	if !knownIdentifier(id) {
-		return item, invalid(path+".identifier", "must be one of orb, device, document, secure_document, face, selfie")
+	if len(id) > maxIdentifierV4 {
+		return item, invalid(path+".identifier", fmt.Sprintf("must be at most %d bytes", maxIdentifierV4))
 	}
 	c.Identifier = id
 	// A protocol 3.0 item, or a proof of another length, fails on its own
@@ -251,15 +258,6 @@ func (it rawItem) itemV4(path string, session bool) (itemV4, *Error) {
 	if it.merkleRoot != nil || it.maxAge != nil {
 		return item, invalid(path, "merkle_root and max_age are protocol 3.0 members; a 4.0 proof names its root as proof[4]")
 	}
-	for _, v := range []struct {
-		b    [32]byte
-		name string
-	}{{c.Nullifier, "nullifier"}, {c.Action, "action"}, {c.SignalHash, "signal_hash"}, {c.Proof[4], "proof[4] (the Merkle root)"}} {
-		if !below(v.b) {
-			item.refused = notInField(v.name)
-			break
-		}
-	}
 	return item, nil
 }
 
@@ -283,13 +281,4 @@ func signalHashV4(s *string, attribute string) ([32]byte, *Error) {
 		return [32]byte{}, invalid(attribute, signalHashSyntax.text+", at most 64 significant digits")
 	}
 	return uint256(*s, attribute)
-}
-
-func below(b [32]byte) bool {
-	var x fr.Element
-	return x.SetBytesCanonical(b[:]) == nil
-}
-
-func notInField(name string) *record.ProofError {
-	return &record.ProofError{Code: record.CodeInvalidPublicInput, Detail: name + " is not below the BN254 scalar field modulus"}
 }

@@ -1,9 +1,12 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -82,13 +85,34 @@ type sessionBody struct {
 
 // v4Env is the endpoint over the real registry, configured with the
 // vector's anchors (root, issuer key of schema 1, OPRF key of its rp_id)
-// and an app whose rp_id is the vector's.
+// and an app whose rp_id is the vector's. Its root source holds no root
+// until a test adds one.
 type v4Env struct {
 	*env
-	reg  *registry.Registry
-	f    *v4File
-	body sessionBody
-	now  time.Time
+	reg   *registry.Registry
+	roots *treeRoots
+	f     *v4File
+	body  sessionBody
+	now   time.Time
+}
+
+// treeRoots is a root source holding one valid root per tree.
+type treeRoots struct {
+	mu    sync.Mutex
+	valid map[string]fr.Element
+}
+
+func (s *treeRoots) Has(tree string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.valid[tree]
+	return ok
+}
+
+func (s *treeRoots) ValidRoot(_ context.Context, tree string, root fr.Element) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.valid[tree] == root, nil
 }
 
 func newV4Env(t *testing.T) *v4Env {
@@ -100,13 +124,13 @@ func newV4Env(t *testing.T) *v4Env {
 	if s.ExpectValid == nil || !*s.ExpectValid {
 		t.Fatal("world_id_4.json: session.expect_valid must be true")
 	}
-	e := &v4Env{f: &f, now: time.Unix(a.Now, 0)}
+	e := &v4Env{f: &f, now: time.Unix(a.Now, 0), roots: &treeRoots{valid: map[string]fr.Element{}}}
 	vk, err := semaphore.PublishedKey(16)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg, err := registry.Open(t.Context(), registry.Options{Store: &registryStore{anchors: map[string]record.TrustAnchor{}}, LocalKey: vk,
-		Now: func() time.Time { return e.now }, MinExpiration: time.Duration(a.MinExpirationThreshold) * time.Second})
+		Now: func() time.Time { return e.now }, MinExpiration: time.Duration(a.MinExpirationThreshold) * time.Second, Roots: e.roots})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +158,7 @@ func newV4Env(t *testing.T) *v4Env {
 	}
 	h.Register(e.mux)
 	e.body = sessionBody{SessionID: s.SessionID, Nonce: s.Nonce, ProtocolVersion: "4.0", Responses: []sessionItem{{
-		Identifier: "orb", SignalHash: s.SignalHash, IssuerSchemaID: 1, SessionNullifier: s.SessionNullifier,
+		Identifier: "proof_of_human", SignalHash: s.SignalHash, IssuerSchemaID: 1, SessionNullifier: s.SessionNullifier,
 		ExpiresAtMin: s.ExpiresAtMin, Proof: s.Proof}}}
 	return e
 }
@@ -159,8 +183,23 @@ func TestSessionVectorV4(t *testing.T) {
 	decode(t, w, &ok)
 	s := e.f.WorldIDVerifier.Session
 	if !ok.Success || ok.SessionID != s.SessionID || ok.Environment != "production" || ok.Message != messageSession ||
-		len(ok.Results) != 1 || !ok.Results[0].Success || ok.Results[0].Nullifier != s.SessionNullifier[0] {
+		len(ok.Results) != 1 || !ok.Results[0].Success || ok.Results[0].Nullifier != s.SessionNullifier[0] ||
+		ok.Results[0].Identifier != "proof_of_human" {
 		t.Fatalf("body %s", w.Body)
+	}
+	// IDKit 4's other credential types: the identifier chooses nothing in
+	// 4.0 (issuer_schema_id and the root do) and is echoed as sent.
+	for _, id := range []string{"passport", "mnc"} {
+		b := e.body
+		b.Responses = []sessionItem{e.body.Responses[0]}
+		b.Responses[0].Identifier = id
+		w := e.postSession(t, b)
+		wantStatus(t, w, http.StatusOK)
+		var r SessionResponse
+		decode(t, w, &r)
+		if len(r.Results) != 1 || !r.Results[0].Success || r.Results[0].Identifier != id {
+			t.Fatalf("%s: body %s", id, w.Body)
+		}
 	}
 	// The same session id as IDKit's session_<commitment><seed> form.
 	idkit := e.body
@@ -199,10 +238,18 @@ func TestSessionVectorV4(t *testing.T) {
 		{"proof word", one(func(_ *sessionBody, it *sessionItem) { it.Proof[0] = plus1(plus1(plus1(plus1(it.Proof[0])))) }), record.CodeInvalidProof},
 		{"root", one(func(_ *sessionBody, it *sessionItem) { it.Proof[4] = plus1(it.Proof[4]) }), record.CodeInvalidRoot},
 		{"issuer_schema_id", one(func(_ *sessionBody, it *sessionItem) { it.IssuerSchemaID = 7 }), record.CodeInvalidCredentialIssuer},
-		{"nullifier ≥ r", one(func(_ *sessionBody, it *sessionItem) {
-			it.SessionNullifier[0] = "0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001"
-		}), record.CodeInvalidPublicInput},
+		{"nullifier ≥ r", one(func(_ *sessionBody, it *sessionItem) { it.SessionNullifier[0] = fieldModulus }), record.CodeInvalidPublicInput},
 		{"nonce ≥ r", one(func(b *sessionBody, _ *sessionItem) { b.Nonce = "0x" + strings.Repeat("f", 64) }), record.CodeInvalidPublicInput},
+		{"signal ≥ r", one(func(_ *sessionBody, it *sessionItem) { it.SignalHash = "0x" + strings.Repeat("f", 64) }), record.CodeInvalidPublicInput},
+		// The contract's order: the root first (no registry root is ≥ r),
+		// the proof points before the range of the other inputs, and an
+		// expiry whose uint64 sum overflows reverts.
+		{"root = r", one(func(_ *sessionBody, it *sessionItem) { it.Proof[4] = fieldModulus }), record.CodeInvalidRoot},
+		{"root = 2^256 − 1", one(func(_ *sessionBody, it *sessionItem) { it.Proof[4] = "0x" + strings.Repeat("f", 64) }), record.CodeInvalidRoot},
+		{"points before a value ≥ r", one(func(_ *sessionBody, it *sessionItem) {
+			it.SessionNullifier[0], it.Proof[0] = fieldModulus, "0x"+strings.Repeat("f", 64)
+		}), record.CodeInvalidProof},
+		{"expiry overflows", one(func(_ *sessionBody, it *sessionItem) { it.ExpiresAtMin = uint64(math.MaxUint64) }), record.CodeVerificationFailed},
 		{"staging", one(func(b *sessionBody, _ *sessionItem) { b.Environment = "staging" }), record.CodeInvalidRoot},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -243,6 +290,64 @@ func TestSessionVectorV4(t *testing.T) {
 	if f.Results[0].Code != record.CodeVerificationFailed {
 		t.Fatalf("missing OPRF key: %s", f.Results[0].Code)
 	}
+}
+
+// fieldModulus is r, the BN254 scalar field modulus.
+const fieldModulus = "0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001"
+
+// TestStagingAppV4: a staging app's 4.0 proofs are checked in staging, as
+// its 3.0 proofs are: an absent environment means staging — its operator
+// roots and its registry contract on the root source — and production is
+// refused.
+func TestStagingAppV4(t *testing.T) {
+	e := newV4Env(t)
+	app := &e.store.apps[len(e.store.apps)-1] // the vector rp_id's app
+	app.ID, app.Staging = "app_staging_"+strings.Repeat("ab", 16), true
+	// The vector's root is a production root only.
+	f := wantFailure(t, e.postSession(t, e.body), http.StatusBadRequest, codeAllFailed)
+	if f.Results[0].Code != record.CodeInvalidRoot {
+		t.Fatalf("production root for a staging app: %+v", f.Results)
+	}
+	prod := e.body
+	prod.Environment = "production"
+	wantError(t, e.postSession(t, prod), http.StatusBadRequest, codeValidation, "environment")
+	// The staging registry contract holds it; the production one still does not.
+	root := mustFE(t, e.f.WorldIDVerifier.Anchors.Root)
+	e.roots.valid[record.V4RootTree("staging")] = root
+	for _, env := range []string{"", "staging", "sandbox"} {
+		b := e.body
+		b.Environment = env
+		w := e.postSession(t, b)
+		wantStatus(t, w, http.StatusOK)
+		var ok SessionResponse
+		decode(t, w, &ok)
+		if want := cmp.Or(env, "staging"); ok.Environment != want {
+			t.Fatalf("environment %q: answered %q, want %q", env, ok.Environment, want)
+		}
+	}
+	wantError(t, e.post("/api/v4/verify/"+app.ID, mustJSON(t, prod)), http.StatusBadRequest, codeValidation, "environment")
+}
+
+func mustFE(t *testing.T, s string) fr.Element {
+	t.Helper()
+	w, err := oprfproof.ParseWord(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x fr.Element
+	if err := x.SetBytesCanonical(w[:]); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func (e *v4Env) anchor(t *testing.T, kind, id string, p [2]string) {
@@ -327,6 +432,19 @@ func TestV4Requests(t *testing.T) {
 		t.Fatalf("session claim %+v", c)
 	}
 
+	// Any identifier of at most 64 bytes is echoed unchanged; a 3.0 item
+	// still names one of the 3.0 credential types.
+	for _, id := range []string{"proof_of_human", "passport", "mnc", "ãé-" + strings.Repeat("x", 59)} {
+		w := e.post("/api/v4/verify/"+testRPID, v4Body("", v4ItemWith(`"selfie"`, `"`+id+`"`)))
+		if r := wantSuccess(t, w); r.Results[0].Identifier != id {
+			t.Fatalf("identifier %q: %s", id, w.Body)
+		}
+	}
+	wantError(t, e.post("/api/v4/verify/"+testRPID, v4Body("", v4ItemWith(`"selfie"`, `"`+strings.Repeat("x", 65)+`"`))),
+		http.StatusBadRequest, codeValidation, "responses[0].identifier")
+	wantError(t, e.post("/api/v4/verify/"+testRPID, body(items(strings.Replace(validItem, `"orb"`, `"proof_of_human"`, 1)))),
+		http.StatusBadRequest, codeValidation, "responses[0].identifier")
+
 	const r = "21888242871839275222246405745257275088548364400416034343698204186575808495617"
 	for _, tc := range []struct {
 		name, body, code, attribute string
@@ -365,10 +483,6 @@ func TestV4Requests(t *testing.T) {
 		name, body, code string
 		status           int
 	}{
-		{"nullifier = r", v4Body("", v4ItemWith(`"0x0a0a"`, `"`+r+`"`)), record.CodeInvalidPublicInput, http.StatusBadRequest},
-		{"root = r", v4Body("", v4ItemWith(`"0x05"`, `"`+r+`"`)), record.CodeInvalidPublicInput, http.StatusBadRequest},
-		{"signal_hash ≥ r", v4Body("", v4ItemWith(`"nullifier"`, `"signal_hash":"0x`+strings.Repeat("f", 64)+`","nullifier"`)), record.CodeInvalidPublicInput, http.StatusBadRequest},
-		{"nonce = r", `{"protocol_version":"4.0","nonce":"` + r + `","action":"vote","responses":[` + v4Item + `]}`, record.CodeInvalidPublicInput, http.StatusBadRequest},
 		{"checker refuses", v4Body("", v4ItemWith(`"4"`, `"0xee"`)), record.CodeInvalidProof, http.StatusBadRequest},
 		{"3.0 item in 4.0", v4Body("", validItem), record.CodeInvalidProof, http.StatusBadRequest},
 		{"proof length 4", v4Body("", v4ItemWith(`,"0x05"]`, `]`)), record.CodeInvalidProof, http.StatusBadRequest},
@@ -383,6 +497,28 @@ func TestV4Requests(t *testing.T) {
 			f := wantFailure(t, e.post("/api/v4/verify/"+testRPID, tc.body), tc.status, want)
 			if f.Results[0].Code != tc.code {
 				t.Fatalf("results %+v, want %s", f.Results, tc.code)
+			}
+		})
+	}
+	// Values ≥ r reach the checker as sent: it answers them in the
+	// contract's order (a root ≥ r is invalid_root, other values are
+	// checked after the proof points).
+	var rWord [32]byte
+	rBig, _ := new(big.Int).SetString(r, 10)
+	rBig.FillBytes(rWord[:])
+	for _, tc := range []struct {
+		name, body string
+		got        func(record.ClaimV4) [32]byte
+	}{
+		{"nullifier = r", v4Body("", v4ItemWith(`"0x0a0a"`, `"`+r+`"`)), func(c record.ClaimV4) [32]byte { return c.Nullifier }},
+		{"root = r", v4Body("", v4ItemWith(`"0x05"`, `"`+r+`"`)), func(c record.ClaimV4) [32]byte { return c.Proof[4] }},
+		{"signal_hash = r", v4Body("", v4ItemWith(`"nullifier"`, `"signal_hash":"0x`+rBig.Text(16)+`","nullifier"`)), func(c record.ClaimV4) [32]byte { return c.SignalHash }},
+		{"nonce = r", `{"protocol_version":"4.0","nonce":"` + r + `","action":"vote","responses":[` + v4Item + `]}`, func(c record.ClaimV4) [32]byte { return c.Nonce }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantSuccess(t, e.post("/api/v4/verify/"+testRPID, tc.body))
+			if got := tc.got(chk.claims[len(chk.claims)-1]); got != rWord {
+				t.Fatalf("checker got %x, want r", got)
 			}
 		})
 	}

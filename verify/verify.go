@@ -149,21 +149,22 @@ func (h *Handler) verify(ctx context.Context, req *request) (any, *Error) {
 	if app.Disabled {
 		return nil, &Error{Status: http.StatusForbidden, Code: codeAppDisabled, Detail: "This app is disabled by the operator."}
 	}
-	if req.v4 != nil {
-		return h.verifyV4(ctx, app, req)
-	}
 	if err := stagingEnvironment(app, req); err != nil {
 		return nil, err
 	}
+	if req.v4 != nil {
+		return h.verifyV4(ctx, app, req)
+	}
 	for i := range req.claims {
 		// The external nullifier always derives from the app_id (doc/crypto.md §g).
-		req.claims[i].AppID = app.ID
+		req.claims[i].AppID, req.claims[i].Environment = app.ID, req.verifierEnv
 	}
 	return h.record(ctx, app, req, h.checkAll(ctx, req.claims, req.refused))
 }
 
-// stagingEnvironment checks a staging app's proofs in the staging
-// environment, as the developer portal does: an absent environment means
+// stagingEnvironment checks a staging app's proofs, of either protocol, in
+// the staging environment (its trees, 4.0 roots and root source
+// contracts), as the developer portal does: an absent environment means
 // staging, and production is refused.
 func stagingEnvironment(app record.App, req *request) *Error {
 	if !app.Staging {
@@ -176,9 +177,6 @@ func stagingEnvironment(app record.App, req *request) *Error {
 		return invalid("environment", "must be staging (or sandbox): this is a staging app")
 	}
 	req.verifierEnv = "staging"
-	for i := range req.claims {
-		req.claims[i].Environment = "staging"
-	}
 	return nil
 }
 

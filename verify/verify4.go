@@ -35,7 +35,7 @@ func (h *Handler) verifyV4(ctx context.Context, app record.App, req *request) (a
 	results := make([]Result, len(req.v4.items))
 	var wg sync.WaitGroup
 	for i, it := range req.v4.items {
-		it.claim.RPID = rpID
+		it.claim.RPID, it.claim.Environment = rpID, req.verifierEnv
 		wg.Go(func() { results[i] = h.checkV4(ctx, it) })
 	}
 	wg.Wait()

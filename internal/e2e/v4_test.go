@@ -123,8 +123,9 @@ func TestV4ThroughBinary(t *testing.T) {
 	// The chain unreachable: the outcome is unknown, never valid.
 	chain.down.Store(true)
 	want(500, "verification_error", item("0x"+strings.Repeat("0", 63)+"8", "1"))
-	// A value ≥ r and a 3.0 item in a 4.0 request are never a 500.
-	want(400, "invalid_public_input", item("0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001", "1"))
+	// A root ≥ r is invalid_root, as the contract's isValidRoot answers,
+	// without asking the chain: never a 500.
+	want(400, "invalid_root", item("0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001", "1"))
 	if chain.calls.Load() == 0 {
 		t.Fatal("the root source was never asked")
 	}
