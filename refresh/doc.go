@@ -39,7 +39,8 @@
 //  6. The body is streamed (mime/multipart, never ParseMultipartForm) under
 //     http.MaxBytesReader: 32 MiB in total, and per part 1 MiB for
 //     hashes.json, 1 KiB for hashes.sign, 8 MiB per iris share, 64 KiB for
-//     every text field; beyond: 413 PAYLOAD_TOO_LARGE. Iris shares are
+//     every text field, 64 KiB for the framing (preamble, boundaries, part
+//     headers); beyond: 413 PAYLOAD_TOO_LARGE. Iris shares are
 //     hashed as they stream and never held, so a request holds at most
 //     about 2 MiB. An unknown or repeated field, a part with a non-identity
 //     Content-Transfer-Encoding, or a malformed or truncated body: 400

@@ -498,6 +498,28 @@ func TestPayloadTooLarge(t *testing.T) {
 	}
 }
 
+// TestPartHeadersBounded: part headers count against maxFraming, so an
+// authenticated client cannot make mime/multipart hold its 10 MiB of
+// headers per part.
+func TestPartHeadersBounded(t *testing.T) {
+	e := newEnv(t, nil)
+	id := identity(t, 7)
+	e.signup(id, "signup-7")
+	proof := encodeProof(t, proofJSON(t, id, sub1, t0, nil))
+	before := e.store.state()
+	body := "--x\r\nContent-Disposition: form-data; name=\"sub\"\r\nX-Padding: " +
+		strings.Repeat("a", 2<<20) + "\r\n\r\n" + sub1 + "\r\n--x--\r\n"
+	r := httptest.NewRequest(http.MethodPost, Path+"?idComm="+idCommOf(id), strings.NewReader(body))
+	res := e.doRaw(r, "multipart/form-data; boundary=x", proof)
+	res.expect(t, 413, CodePayloadTooLarge)
+	if !strings.Contains(res.Message, "part headers") {
+		t.Errorf("message %q does not name the part headers", res.Message)
+	}
+	if e.store.state() != before {
+		t.Error("413 changed the store")
+	}
+}
+
 // repeatReader yields n bytes of 1000-byte lines "aa…a\r\n".
 type repeatReader struct{ n, i int }
 

@@ -25,6 +25,10 @@ const (
 	maxShare      = 8 << 20
 	maxHashesJSON = 1 << 20
 	maxHashesSign = 1 << 10
+	// maxFraming bounds the bytes of a body that are not part contents:
+	// preamble, boundaries and part headers. mime/multipart alone would
+	// hold up to 10 MiB of one part's headers in memory.
+	maxFraming = 64 << 10
 )
 
 // partLimit returns the size cap of a known form field, and false for a
@@ -116,13 +120,15 @@ type form struct {
 }
 
 // parseForm streams the multipart body: every part a known field at most
-// once, within its size cap, in identity transfer encoding. Only the
-// SHA-256 of each iris share is kept, so a request holds at most about
-// 2 MiB (hashes.json and the text fields) whatever its body size. The sub field
-// is then checked (doc/interfaces.md §7.2 INVALID_SUB, doc/crypto.md §a
-// PrefixedHex). encrypted_user_id is read and discarded.
+// once, within its size cap, in identity transfer encoding, with at most
+// maxFraming bytes of framing. Only the SHA-256 of each iris share is
+// kept, so a request holds at most about 2 MiB (hashes.json and the text
+// fields) whatever its body size. The sub field is then checked
+// (doc/interfaces.md §7.2 INVALID_SUB, doc/crypto.md §a PrefixedHex).
+// encrypted_user_id is read and discarded.
 func parseForm(w http.ResponseWriter, r *http.Request, boundary string) (*form, *Error) {
-	mr := multipart.NewReader(http.MaxBytesReader(w, r.Body, maxBody), boundary)
+	body := &framingLimit{r: http.MaxBytesReader(w, r.Body, maxBody)}
+	mr := multipart.NewReader(body, boundary)
 	fields := map[string][]byte{}
 	for {
 		part, err := mr.NextRawPart()
@@ -132,7 +138,7 @@ func parseForm(w http.ResponseWriter, r *http.Request, boundary string) (*form, 
 		if err != nil {
 			return nil, readError(err)
 		}
-		name, value, perr := readPart(part)
+		name, value, perr := readPart(part, body)
 		if perr != nil {
 			return nil, perr
 		}
@@ -144,7 +150,42 @@ func parseForm(w http.ResponseWriter, r *http.Request, boundary string) (*form, 
 	return newForm(fields)
 }
 
-func readPart(part *multipart.Part) (string, []byte, *Error) {
+// errFraming is framingLimit's refusal.
+var errFraming = errors.New("multipart framing exceeds its limit")
+
+// framingLimit reads a multipart body and refuses it once more than
+// maxFraming of the bytes read were not handed out as part contents. The
+// slack of mime/multipart's read-ahead buffer (4 KiB) is within the limit.
+type framingLimit struct {
+	r       io.Reader
+	read    int64 // bytes read from r
+	inParts int64 // bytes of them handed out as part contents
+}
+
+func (f *framingLimit) Read(p []byte) (int, error) {
+	if f.read-f.inParts > maxFraming {
+		return 0, errFraming
+	}
+	n, err := f.r.Read(p)
+	f.read += int64(n)
+	return n, err
+}
+
+// contents reads a part of the body, counting what it hands out.
+func (f *framingLimit) contents(part io.Reader) io.Reader { return &partContents{part, f} }
+
+type partContents struct {
+	part io.Reader
+	body *framingLimit
+}
+
+func (c *partContents) Read(p []byte) (int, error) {
+	n, err := c.part.Read(p)
+	c.body.inParts += int64(n)
+	return n, err
+}
+
+func readPart(part *multipart.Part, body *framingLimit) (string, []byte, *Error) {
 	name := part.FormName()
 	limit, known := partLimit(name)
 	if !known {
@@ -164,10 +205,10 @@ func readPart(part *multipart.Part) (string, []byte, *Error) {
 		// Iris shares (8 MiB each) are only ever compared by their SHA-256
 		// (doc/crypto.md §h step 6): hash them as they stream, never hold them.
 		h := sha256.New()
-		n, err = io.Copy(h, io.LimitReader(part, limit+1))
+		n, err = io.Copy(h, io.LimitReader(body.contents(part), limit+1))
 		value = h.Sum(nil)
 	} else {
-		value, err = io.ReadAll(io.LimitReader(part, limit+1))
+		value, err = io.ReadAll(io.LimitReader(body.contents(part), limit+1))
 		n = int64(len(value))
 	}
 	if err != nil {
@@ -203,6 +244,10 @@ func readError(err error) *Error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return tooLarge()
+	}
+	if errors.Is(err, errFraming) {
+		return newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+			fmt.Sprintf("multipart preamble, boundaries and part headers exceed %d bytes", maxFraming))
 	}
 	return invalidRequest("malformed multipart body")
 }
