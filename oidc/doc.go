@@ -95,7 +95,9 @@
 // With Options.SimulatorPath (`worldid serve -simulator`,
 // internal/simulator), the wait page also links to the developer
 // simulator, for clients Options.SimulatorAllowed accepts (loopback, no
-// proxy); the simulator submits through the same wallet routes.
+// proxy); the simulator submits through the same wallet routes, and the
+// Checker accepts its test identities only in the process that runs it,
+// only while it runs with -simulator (they are never stored).
 //
 // Loading the wait page when the wallet has approved finishes the
 // sign-in: the request moves to finished, the code and tokens are issued

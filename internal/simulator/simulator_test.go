@@ -4,6 +4,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/registry"
 )
 
 func TestAllowed(t *testing.T) {
@@ -36,7 +40,7 @@ func TestAllowed(t *testing.T) {
 
 func TestGuard(t *testing.T) {
 	mux := http.NewServeMux()
-	s, err := New("http://127.0.0.1:1", nil)
+	s, err := New("http://127.0.0.1:1", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,5 +71,38 @@ func TestTestIdentities(t *testing.T) {
 	}
 	if len(seen) != identityCount {
 		t.Fatal("test identities repeat")
+	}
+}
+
+// TestTrees: the test tree holds exactly the test identities; its root is
+// accepted for orb and device only, and each wallet's path leads to it.
+func TestTrees(t *testing.T) {
+	trees, err := NewTrees()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= identityCount; n++ {
+		w := trees.Wallet(n, "http://127.0.0.1:1", nil)
+		path, err := w.Paths("orb", "production")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, root := TestIdentity(n).Commitment(), path.Root()
+		if !path.Leaf.Equal(&c) || len(path.Siblings) != registry.TreeDepth {
+			t.Fatalf("test identity %d: path of leaf %v at depth %d", n, path.Leaf, len(path.Siblings))
+		}
+		for _, env := range []string{"production", "staging"} {
+			if !trees.Accepts("orb", env, root) || !trees.Accepts("device", env, root) {
+				t.Fatalf("test identity %d: root not accepted in %s", n, env)
+			}
+		}
+		if trees.Accepts("face", "production", root) || trees.Accepts("document", "production", root) {
+			t.Fatal("the test root is accepted for another credential type")
+		}
+	}
+	var other fr.Element
+	other.SetUint64(7)
+	if trees.Accepts("orb", "production", other) {
+		t.Fatal("another root is accepted")
 	}
 }
