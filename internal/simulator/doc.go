@@ -23,7 +23,10 @@
 // server logs a warning at start-up when it is on, the page marks the
 // identities as test identities, and it answers only loopback clients
 // that came through no proxy (no Forwarded, X-Forwarded-For or X-Real-IP
-// header); everyone else gets 404.
+// header); everyone else gets 404. Its form accepts only same-origin posts
+// (net/http's CrossOriginProtection: Sec-Fetch-Site, else Origin against
+// Host), so a web page the developer visits cannot make the browser
+// approve a sign-in through it.
 //
 // It does not simulate a real World App: no biometrics, no credential,
 // no persistence of its own.

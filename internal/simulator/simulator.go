@@ -135,10 +135,12 @@ func Allowed(r *http.Request) bool {
 	return err == nil && ip != nil && ip.IsLoopback()
 }
 
-// Register adds the simulator page to mux.
+// Register adds the simulator page to mux. Its form accepts same-origin
+// posts only (Sec-Fetch-Site, else Origin against Host): the browser of a
+// developer visiting another site must not approve a sign-in through it.
 func (s *Simulator) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+Path, s.guard(s.serveForm))
-	mux.HandleFunc("POST "+Path, s.guard(s.serveSubmit))
+	mux.HandleFunc("POST "+Path, s.guard(http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.serveSubmit)).ServeHTTP))
 }
 
 func (s *Simulator) guard(h http.HandlerFunc) http.HandlerFunc {

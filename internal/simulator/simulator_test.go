@@ -3,6 +3,7 @@ package simulator
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
@@ -57,6 +58,41 @@ func TestGuard(t *testing.T) {
 	mux.ServeHTTP(w, r)
 	if w.Code != http.StatusOK || w.Header().Get("Content-Security-Policy") == "" {
 		t.Fatalf("a loopback client got %d", w.Code)
+	}
+}
+
+// TestCrossOriginPost: a post from another site's page is refused before
+// the form is read; a same-origin post, or one without browser headers,
+// reaches it (and is refused there for its empty form).
+func TestCrossOriginPost(t *testing.T) {
+	mux := http.NewServeMux()
+	s, err := New("http://127.0.0.1:1", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Register(mux)
+	for _, tc := range []struct {
+		header [2]string
+		status int
+	}{
+		{[2]string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+		{[2]string{"Sec-Fetch-Site", "same-site"}, http.StatusForbidden},
+		{[2]string{"Origin", "http://evil.example"}, http.StatusForbidden},
+		{[2]string{"Sec-Fetch-Site", "same-origin"}, http.StatusBadRequest},
+		{[2]string{"Origin", "http://127.0.0.1:8080"}, http.StatusBadRequest},
+		{[2]string{}, http.StatusBadRequest},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8080"+Path, strings.NewReader("identity=1"))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.RemoteAddr = "127.0.0.1:5000"
+		if tc.header[0] != "" {
+			r.Header.Set(tc.header[0], tc.header[1])
+		}
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, r)
+		if w.Code != tc.status {
+			t.Errorf("%v: %d, want %d", tc.header, w.Code, tc.status)
+		}
 	}
 }
 
