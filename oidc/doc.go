@@ -108,6 +108,9 @@
 // no other; a finished or cancelled request shows "already over" (400);
 // an expired one a page (410) whose "Start again" link repeats the
 // authorization request with the app's state, nonce and PKCE challenge.
+// An approved request can still be finished for 60 s after it expires
+// (finishGrace: the wallet may approve in the last seconds, and the page
+// polls every 1.5 s), so progress records are kept until then.
 //
 // # Wallet protocol
 //

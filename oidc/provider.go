@@ -17,9 +17,13 @@ import (
 
 // Lifetimes (doc/interfaces.md §8, doc/design.md §4).
 const (
-	tokenLifetime   = 3600 * time.Second // access and ID tokens
-	codeLifetime    = 10 * time.Minute
-	signinLifetime  = 10 * time.Minute // a sign-in page waiting for the wallet
+	tokenLifetime  = 3600 * time.Second // access and ID tokens
+	codeLifetime   = 10 * time.Minute
+	signinLifetime = 10 * time.Minute // a sign-in page waiting for the wallet
+	// finishGrace is how long after its expiry an approved request can
+	// still be finished: a wallet that approves in the last seconds must
+	// not leave the browser on the expired page.
+	finishGrace     = 60 * time.Second
 	defaultRotation = 30 * 24 * time.Hour
 )
 

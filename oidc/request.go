@@ -108,6 +108,11 @@ type pendingRequest struct {
 
 func (r *pendingRequest) expiresAt() time.Time { return time.Unix(r.Expires, 0) }
 
+// progressExpiry is when the store may forget what happened to a request
+// expiring at expires: after the grace in which an approval can still be
+// finished.
+func progressExpiry(expires int64) time.Time { return time.Unix(expires, 0).Add(finishGrace) }
+
 // progressID is the store key of the request: its id's SHA-256.
 func progressID(id []byte) string { return hashHex(string(id)) }
 

@@ -108,7 +108,7 @@ func (p *Provider) markScanned(ctx context.Context, req walletRequest) *apiError
 	cur, err := p.store.SigninProgress(ctx, id)
 	switch {
 	case errors.Is(err, record.ErrNotFound):
-		scanned := record.SigninProgress{ID: id, State: record.SigninScanned, ExpiresAt: time.Unix(req.Expires, 0)}
+		scanned := record.SigninProgress{ID: id, State: record.SigninScanned, ExpiresAt: progressExpiry(req.Expires)}
 		cur, err = p.store.AdvanceSignin(ctx, scanned, "", record.SigninScanned)
 		return p.progressError(cur, err)
 	case err != nil:
@@ -286,7 +286,7 @@ func (p *Provider) approve(ctx context.Context, req walletRequest, s submission)
 	// and a request is approved at most once, so a proof can approve only
 	// this request, once; a crash after it leaves the request approved.
 	approved := record.SigninProgress{ID: id, State: record.SigninApproved, Subject: s.sub, VerificationLevel: s.level,
-		AuthTime: p.now(), ExpiresAt: time.Unix(req.Expires, 0)}
+		AuthTime: p.now(), ExpiresAt: progressExpiry(req.Expires)}
 	cur, err = p.store.AdvanceSignin(ctx, approved, "", record.SigninScanned)
 	return p.progressError(cur, err)
 }

@@ -74,7 +74,7 @@ func (p *Provider) boundRequest(r *http.Request, v url.Values) (pendingRequest, 
 
 // progress reads the request's state; an unacted request is pending, and
 // one past its expiry is expired unless it was already finished or
-// cancelled.
+// cancelled, or approved less than finishGrace before now.
 func (p *Provider) progress(ctx context.Context, req pendingRequest) (record.SigninProgress, error) {
 	cur, err := p.store.SigninProgress(ctx, progressID(req.ID))
 	switch {
@@ -83,7 +83,11 @@ func (p *Provider) progress(ctx context.Context, req pendingRequest) (record.Sig
 	case err != nil:
 		return cur, err
 	}
-	if !p.now().Before(req.expiresAt()) && cur.State != record.SigninFinished && cur.State != record.SigninCancelled {
+	now := p.now()
+	switch {
+	case cur.State == record.SigninFinished, cur.State == record.SigninCancelled:
+	case cur.State == record.SigninApproved && now.Before(progressExpiry(req.Expires)):
+	case !now.Before(req.expiresAt()):
 		cur.State = stateExpired
 	}
 	return cur, nil
@@ -125,7 +129,7 @@ func (p *Provider) serveWait(w http.ResponseWriter, r *http.Request) {
 // the browser the authorization response.
 func (p *Provider) finish(ctx context.Context, w http.ResponseWriter, req pendingRequest) {
 	prev, err := p.store.AdvanceSignin(ctx, record.SigninProgress{ID: progressID(req.ID), State: record.SigninFinished,
-		ExpiresAt: req.expiresAt()}, record.SigninApproved)
+		ExpiresAt: progressExpiry(req.Expires)}, record.SigninApproved)
 	if errors.Is(err, record.ErrExists) {
 		p.errorPage(w, newError(http.StatusBadRequest, "already_completed", "invalid_request", "r", "this sign-in is already over"))
 		return
@@ -199,7 +203,7 @@ func (p *Provider) serveCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, err := p.store.AdvanceSignin(r.Context(), record.SigninProgress{ID: progressID(req.ID), State: record.SigninCancelled,
-		ExpiresAt: req.expiresAt()}, "", record.SigninScanned, record.SigninApproved)
+		ExpiresAt: progressExpiry(req.Expires)}, "", record.SigninScanned, record.SigninApproved)
 	if errors.Is(err, record.ErrExists) {
 		p.errorPage(w, newError(http.StatusBadRequest, "already_completed", "invalid_request", "r", "this sign-in is already over"))
 		return

@@ -426,3 +426,36 @@ func TestEmailDomain(t *testing.T) {
 		t.Fatal("an IP email domain was accepted")
 	}
 }
+
+// TestApprovedInTheLastSeconds: a request the wallet approves just before
+// it expires is still finished during finishGrace, even after the store
+// prunes expired records; after the grace the page says it expired.
+func TestApprovedInTheLastSeconds(t *testing.T) {
+	f := newFixture(t)
+	late, later := f.authorize(authorizeQuery()), f.authorize(authorizeQuery())
+	_, form1 := f.walletSubmission(f.waitPage(late), "orb")
+	_, form2 := f.walletSubmission(f.waitPage(later), "orb")
+	f.clock.Advance(signinLifetime - time.Second)
+	for _, form := range []url.Values{form1, form2} {
+		if w := f.postForm("/authorize/complete", form, nil); w.Code != http.StatusOK {
+			t.Fatalf("complete: %s", describe(w))
+		}
+	}
+	f.clock.Advance(finishGrace / 2)
+	if err := f.store.PruneExpired(t.Context(), f.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.status(late); s != "approved" {
+		t.Fatalf("status in the grace %q", s)
+	}
+	if code := responseParams(t, f.open(late), modeQuery).Get("code"); code == "" {
+		t.Fatal("no code in the grace")
+	}
+	f.clock.Advance(finishGrace/2 + time.Second) // expiry + finishGrace
+	if s := f.status(later); s != "expired" {
+		t.Fatalf("status after the grace %q", s)
+	}
+	if w := f.open(later); w.Code != http.StatusGone {
+		t.Fatalf("after the grace: %s", describe(w))
+	}
+}
