@@ -100,9 +100,12 @@
 // only while it runs with -simulator (they are never stored).
 //
 // Loading the wait page when the wallet has approved finishes the
-// sign-in: the request moves to finished, the code and tokens are issued
-// then (auth_time is the approval), and the browser gets the 303 to
-// redirect_uri or the self-submitting form_post page. Only the browser
+// sign-in: the code and tokens are issued then (auth_time is the
+// approval), the code is saved, the request moves to finished, and the
+// browser gets the 303 to redirect_uri or the self-submitting form_post
+// page. A store failure on the way answers a 503 page and leaves the
+// request approved, so reloading retries (a code saved by the failed
+// attempt was shown to nobody and expires unused). Only the browser
 // with the binding cookie can load it (otherwise 403 "other_browser"), so
 // a phone's approval completes the browser that started the sign-in and
 // no other; a finished or cancelled request shows "already over" (400);

@@ -36,7 +36,8 @@ type memStore struct {
 	proofs   map[string]time.Time
 	codes    map[string]*memCode
 	revoked  map[string]bool
-	fail     error // returned by every method when set
+	fail     error            // returned by every method when set
+	failOnce map[string]error // method name → error of its next call only
 }
 
 type memCode struct {
@@ -129,8 +130,8 @@ func (s *memStore) SigninProgress(_ context.Context, id string) (record.SigninPr
 
 func (s *memStore) AdvanceSignin(_ context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error) {
 	defer s.lock()()
-	if s.fail != nil {
-		return record.SigninProgress{}, s.fail
+	if err := s.failing("AdvanceSignin"); err != nil {
+		return record.SigninProgress{}, err
 	}
 	prev := s.progress[p.ID]
 	if !slices.Contains(from, prev.State) {
@@ -154,8 +155,8 @@ func (s *memStore) UseProofOnce(_ context.Context, key string, expiresAt time.Ti
 
 func (s *memStore) SaveCode(_ context.Context, c record.AuthCode) error {
 	defer s.lock()()
-	if s.fail != nil {
-		return s.fail
+	if err := s.failing("SaveCode"); err != nil {
+		return err
 	}
 	if _, ok := s.codes[c.ID]; ok {
 		return record.ErrExists
@@ -228,6 +229,25 @@ func (s *memStore) PruneExpired(_ context.Context, now time.Time) error {
 func (s *memStore) setFail(err error) {
 	defer s.lock()()
 	s.fail = err
+}
+
+// failNext makes the next call of method fail with err.
+func (s *memStore) failNext(method string, err error) {
+	defer s.lock()()
+	if s.failOnce == nil {
+		s.failOnce = map[string]error{}
+	}
+	s.failOnce[method] = err
+}
+
+// failing is the error the method returns now, if any; s.mu is held.
+func (s *memStore) failing(method string) error {
+	if s.fail != nil {
+		return s.fail
+	}
+	err := s.failOnce[method]
+	delete(s.failOnce, method)
+	return err
 }
 
 // fakeChecker accepts exactly the proof "proof-for-<hex signal hash>", as

@@ -114,7 +114,7 @@ func (p *Provider) serveWait(w http.ResponseWriter, r *http.Request) {
 	}
 	switch cur.State {
 	case record.SigninApproved:
-		p.finish(ctx, w, req)
+		p.finish(ctx, w, req, cur)
 	case stateExpired:
 		p.expiredPage(ctx, w, req)
 	case record.SigninCancelled, record.SigninFinished:
@@ -125,47 +125,64 @@ func (p *Provider) serveWait(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// finish moves an approved request to finished (exactly once) and sends
-// the browser the authorization response.
-func (p *Provider) finish(ctx context.Context, w http.ResponseWriter, req pendingRequest) {
-	prev, err := p.store.AdvanceSignin(ctx, record.SigninProgress{ID: progressID(req.ID), State: record.SigninFinished,
+// finish sends the browser the authorization response of an approved
+// request, exactly once. The code is saved before the request moves to
+// finished, so a failure of either write leaves it approved and a reload
+// retries; a code saved by an attempt that then failed was never shown to
+// anyone and only expires.
+func (p *Provider) finish(ctx context.Context, w http.ResponseWriter, req pendingRequest, approved record.SigninProgress) {
+	target, err := url.Parse(req.RedirectURI)
+	if err != nil {
+		p.errorPage(w, p.errInternal("finish: redirect_uri", err))
+		return
+	}
+	params, e := p.finalResponse(ctx, req, approved)
+	if e != nil {
+		p.errorPage(w, e)
+		return
+	}
+	_, err = p.store.AdvanceSignin(ctx, record.SigninProgress{ID: progressID(req.ID), State: record.SigninFinished,
 		ExpiresAt: progressExpiry(req.Expires)}, record.SigninApproved)
 	if errors.Is(err, record.ErrExists) {
 		p.errorPage(w, newError(http.StatusBadRequest, "already_completed", "invalid_request", "r", "this sign-in is already over"))
 		return
 	}
 	if err != nil {
-		p.errorPage(w, p.errInternal("finish: advance", err))
+		p.errorPage(w, errRetry(p.errInternal("finish: advance", err)))
 		return
-	}
-	target, err := url.Parse(req.RedirectURI)
-	if err != nil {
-		p.errorPage(w, p.errInternal("finish: redirect_uri", err))
-		return
-	}
-	// The operator may have disabled or deleted the app since approval.
-	app, err := p.store.App(ctx, req.ClientID)
-	if errors.Is(err, record.ErrNotFound) || err == nil && app.Disabled {
-		p.respond(w, target, req.Mode, errorParams(errAccessDenied("the client was disabled or deleted by the operator"), req.State))
-		return
-	}
-	if err != nil {
-		p.errorPage(w, p.errInternal("finish: load app", err))
-		return
-	}
-	rawGrant, err := p.random(16)
-	grantID := hex.EncodeToString(rawGrant)
-	if err != nil {
-		p.errorPage(w, p.errInternal("finish: random", err))
-		return
-	}
-	g := grant{id: grantID, clientID: req.ClientID, scope: req.Scope, nonce: req.Nonce,
-		sub: prev.Subject, level: prev.VerificationLevel, authTime: prev.AuthTime}
-	params, err := p.authorizationResponse(ctx, req, g)
-	if err != nil {
-		params = errorParams(p.errInternal("finish: issue", err), req.State)
 	}
 	p.respond(w, target, req.Mode, params)
+}
+
+// finalResponse is the authorization response of an approved request:
+// the code and tokens, or access_denied when the operator disabled or
+// deleted the app since the approval.
+func (p *Provider) finalResponse(ctx context.Context, req pendingRequest, approved record.SigninProgress) (url.Values, *apiError) {
+	app, err := p.store.App(ctx, req.ClientID)
+	if errors.Is(err, record.ErrNotFound) || err == nil && app.Disabled {
+		return errorParams(errAccessDenied("the client was disabled or deleted by the operator"), req.State), nil
+	}
+	if err != nil {
+		return nil, errRetry(p.errInternal("finish: load app", err))
+	}
+	rawGrant, err := p.random(16)
+	if err != nil {
+		return nil, errRetry(p.errInternal("finish: random", err))
+	}
+	g := grant{id: hex.EncodeToString(rawGrant), clientID: req.ClientID, scope: req.Scope, nonce: req.Nonce,
+		sub: approved.Subject, level: approved.VerificationLevel, authTime: approved.AuthTime}
+	params, err := p.authorizationResponse(ctx, req, g)
+	if err != nil {
+		return nil, errRetry(p.errInternal("finish: issue", err))
+	}
+	return params, nil
+}
+
+// errRetry tells the user of a failed finish that the approval is kept.
+func errRetry(e *apiError) *apiError {
+	e.Detail = "the sign-in could not be completed just now; reload this page to try again"
+	e.Description = e.Detail
+	return e
 }
 
 // serveStatus answers the wait page's polling script.

@@ -459,3 +459,31 @@ func TestApprovedInTheLastSeconds(t *testing.T) {
 		t.Fatalf("after the grace: %s", describe(w))
 	}
 }
+
+// TestFinishRetriedAfterStoreFailure: a store failure while the browser
+// finishes (saving the code, or marking the request finished) answers 503
+// and keeps the approval; reloading the page finishes the sign-in with a
+// code that redeems.
+func TestFinishRetriedAfterStoreFailure(t *testing.T) {
+	for _, method := range []string{"SaveCode", "AdvanceSignin"} {
+		t.Run(method, func(t *testing.T) {
+			f := newFixture(t)
+			b := f.authorize(authorizeQuery())
+			f.approve(b, "orb")
+			f.store.failNext(method, record.ErrUnavailable)
+			w := f.open(b)
+			wantPage(t, w, http.StatusServiceUnavailable, "unavailable")
+			if !strings.Contains(w.Body.String(), "reload this page to try again") {
+				t.Fatalf("no way to retry: %s", w.Body)
+			}
+			if s := f.status(b); s != "approved" {
+				t.Fatalf("status after the failure %q", s)
+			}
+			code := responseParams(t, f.open(b), modeQuery).Get("code")
+			if w := f.postForm("/token", tokenForm(code), basicAuth(testClientID, testSecret)); w.Code != http.StatusOK {
+				t.Fatalf("token: %s", describe(w))
+			}
+			wantPage(t, f.open(b), http.StatusBadRequest, "already_completed")
+		})
+	}
+}
