@@ -78,8 +78,10 @@
 //
 // /authorize answers 303 to {issuer}/authorize/wait?r=<browser token> and
 // sets the binding cookie "worldid-signin-<8 hex of the id>" (HttpOnly,
-// SameSite=Lax, Path=/, 10 minutes; "__Host-" and Secure when the issuer is
-// https), one per request, so two tabs can sign in at once. The page (200,
+// SameSite=Lax, Path=/, 11 minutes: the request's 10 and the finish grace;
+// "__Host-" and Secure when the issuer is https), one per request, so two
+// tabs can sign in at once. Finishing or cancelling the sign-in, or
+// loading its page once it is over, expires that cookie. The page (200,
 // its own URL, so a reload shows the same request) shows the app's name,
 // the host it returns to, the QR code of the wallet link as inline SVG
 // (qr.go: byte mode, level M, drawn server-side), the match code, the

@@ -118,8 +118,7 @@ func (p *Provider) serveWait(w http.ResponseWriter, r *http.Request) {
 	case stateExpired:
 		p.expiredPage(ctx, w, req)
 	case record.SigninCancelled, record.SigninFinished:
-		p.errorPage(w, newError(http.StatusBadRequest, "already_completed", "invalid_request", "r",
-			"this sign-in is already over; go back to the application to sign in again"))
+		p.overPage(w, req)
 	default:
 		p.waitPage(w, r, req, q.Get("r"), cur.State == record.SigninScanned)
 	}
@@ -144,13 +143,14 @@ func (p *Provider) finish(ctx context.Context, w http.ResponseWriter, req pendin
 	_, err = p.store.AdvanceSignin(ctx, record.SigninProgress{ID: progressID(req.ID), State: record.SigninFinished,
 		ExpiresAt: progressExpiry(req.Expires)}, record.SigninApproved)
 	if errors.Is(err, record.ErrExists) {
-		p.errorPage(w, newError(http.StatusBadRequest, "already_completed", "invalid_request", "r", "this sign-in is already over"))
+		p.overPage(w, req)
 		return
 	}
 	if err != nil {
 		p.errorPage(w, errRetry(p.errInternal("finish: advance", err)))
 		return
 	}
+	p.clearBindingCookie(w, req.ID)
 	p.respond(w, target, req.Mode, params)
 }
 
@@ -222,13 +222,14 @@ func (p *Provider) serveCancel(w http.ResponseWriter, r *http.Request) {
 	_, err := p.store.AdvanceSignin(r.Context(), record.SigninProgress{ID: progressID(req.ID), State: record.SigninCancelled,
 		ExpiresAt: progressExpiry(req.Expires)}, "", record.SigninScanned, record.SigninApproved)
 	if errors.Is(err, record.ErrExists) {
-		p.errorPage(w, newError(http.StatusBadRequest, "already_completed", "invalid_request", "r", "this sign-in is already over"))
+		p.overPage(w, req)
 		return
 	}
 	if err != nil {
 		p.errorPage(w, p.errInternal("cancel: advance", err))
 		return
 	}
+	p.clearBindingCookie(w, req.ID)
 	target, err := url.Parse(req.RedirectURI)
 	if err != nil {
 		p.errorPage(w, p.errInternal("cancel: redirect_uri", err))
@@ -236,6 +237,14 @@ func (p *Provider) serveCancel(w http.ResponseWriter, r *http.Request) {
 	}
 	p.respond(w, target, req.Mode, errorParams(newError(http.StatusForbidden, "access_denied", "access_denied", "",
 		"the user cancelled the sign-in"), req.State))
+}
+
+// overPage tells the browser its sign-in is already over (finished or
+// cancelled) and expires its cookie.
+func (p *Provider) overPage(w http.ResponseWriter, req pendingRequest) {
+	p.clearBindingCookie(w, req.ID)
+	p.errorPage(w, newError(http.StatusBadRequest, "already_completed", "invalid_request", "r",
+		"this sign-in is already over; go back to the application to sign in again"))
 }
 
 // redirect answers 303 to loc without caching.

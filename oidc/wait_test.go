@@ -28,7 +28,7 @@ func TestAuthorizeStoresNothing(t *testing.T) {
 			t.Fatalf("%s: %s", method, describe(w))
 		}
 		c := w.Result().Cookies()
-		if len(c) != 1 || !c[0].HttpOnly || c[0].SameSite != http.SameSiteLaxMode || c[0].MaxAge != 600 || c[0].Secure ||
+		if len(c) != 1 || !c[0].HttpOnly || c[0].SameSite != http.SameSiteLaxMode || c[0].MaxAge != int((signinLifetime+finishGrace).Seconds()) || c[0].Secure ||
 			!strings.HasPrefix(c[0].Name, "worldid-signin-") {
 			t.Fatalf("cookie %v", w.Header()["Set-Cookie"])
 		}
@@ -485,5 +485,53 @@ func TestFinishRetriedAfterStoreFailure(t *testing.T) {
 			}
 			wantPage(t, f.open(b), http.StatusBadRequest, "already_completed")
 		})
+	}
+}
+
+// TestBindingCookieCleared: finishing, cancelling and loading a request
+// that is already over expire that request's cookie, with the attributes
+// a __Host- cookie's removal needs.
+func TestBindingCookieCleared(t *testing.T) {
+	for _, issuer := range []string{"", "https://id.example"} {
+		f := newFixture(t, func(o *Options) {
+			if issuer != "" {
+				o.Issuer = issuer
+			}
+		})
+		if issuer != "" {
+			f.issuer = issuer
+		}
+		cleared := func(what string, w *httptest.ResponseRecorder, b browser) {
+			t.Helper()
+			name, _, _ := strings.Cut(b.cookie, "=")
+			c := w.Result().Cookies()
+			if len(c) != 1 || c[0].Name != name || c[0].MaxAge >= 0 || c[0].Value != "" || c[0].Path != "/" ||
+				c[0].Secure != (issuer != "") || !c[0].HttpOnly {
+				t.Errorf("%s %s: Set-Cookie %q, want %s expired", issuer, what, w.Header()["Set-Cookie"], name)
+			}
+		}
+		b := f.authorize(authorizeQuery())
+		f.approve(b, "orb")
+		if w := f.open(b); w.Code != http.StatusSeeOther {
+			t.Fatalf("finish: %s", describe(w))
+		} else {
+			cleared("finish", w, b)
+		}
+		cleared("already over", f.open(b), b)
+		q := authorizeQuery()
+		q.Set("response_mode", "form_post")
+		b = f.authorize(q)
+		f.approve(b, "device")
+		cleared("form_post finish", f.open(b), b)
+		b = f.authorize(authorizeQuery())
+		token := must(url.ParseQuery(must(url.Parse(b.waitURL)).RawQuery)).Get("r")
+		cleared("cancel", f.postForm("/authorize/cancel", url.Values{"r": {token}}, map[string]string{"Cookie": b.cookie}), b)
+		if w := f.open(b); len(w.Result().Cookies()) != 1 {
+			t.Errorf("%s: a cancelled request's page does not expire its cookie: %q", issuer, w.Header()["Set-Cookie"])
+		}
+		// A page that is still waiting keeps its cookie.
+		if w := f.open(f.authorize(authorizeQuery())); len(w.Result().Cookies()) != 0 {
+			t.Errorf("%s: the wait page sets %q", issuer, w.Header()["Set-Cookie"])
+		}
 	}
 }
