@@ -67,10 +67,15 @@
 // opens a token, and a token names its key by the first 8 characters of
 // the kid, so it opens as long as that key is published (24 h after its
 // successor starts signing). The store records only what happens to a
-// request (record.SigninProgress, keyed by the SHA-256 of the id): scanned,
+// request (record.SigninProgress, keyed by the SHA-256 of the id):
 // approved (with the subject and level), cancelled, finished; each step
 // is one atomic transition (Store.AdvanceSignin), so a request is approved
-// at most once and finished at most once. The proof's signal is the hex
+// at most once and finished at most once. The wallet's read ("scanned")
+// only marks it, without a durable write (Store.MarkScanned: the JSON
+// store keeps at most 4096 marks in memory, PostgreSQL an UNLOGGED table
+// every replica sees), because anyone can mint requests and read them; a
+// lost mark only keeps the page from saying "confirm in your wallet".
+// The proof's signal is the hex
 // SHA-256 of a label and the id (64 lowercase hex digits, no "0x", so SDKs
 // hash it as text), the match code 5 characters of another hash of it.
 //

@@ -33,6 +33,7 @@ type memStore struct {
 	apps     map[string]record.App
 	keys     map[string]record.SigningKey
 	progress map[string]record.SigninProgress
+	scans    map[string]time.Time
 	proofs   map[string]time.Time
 	codes    map[string]*memCode
 	revoked  map[string]bool
@@ -48,7 +49,7 @@ type memCode struct {
 func newMemStore() *memStore {
 	return &memStore{
 		apps: map[string]record.App{}, keys: map[string]record.SigningKey{},
-		progress: map[string]record.SigninProgress{}, proofs: map[string]time.Time{},
+		progress: map[string]record.SigninProgress{}, scans: map[string]time.Time{}, proofs: map[string]time.Time{},
 		codes: map[string]*memCode{}, revoked: map[string]bool{},
 	}
 }
@@ -122,10 +123,24 @@ func (s *memStore) SigninProgress(_ context.Context, id string) (record.SigninPr
 		return record.SigninProgress{}, s.fail
 	}
 	p, ok := s.progress[id]
-	if !ok {
-		return p, record.ErrNotFound
+	if ok {
+		return p, nil
 	}
-	return p, nil
+	if exp, ok := s.scans[id]; ok {
+		return record.SigninProgress{ID: id, State: record.SigninScanned, ExpiresAt: exp}, nil
+	}
+	return p, record.ErrNotFound
+}
+
+func (s *memStore) MarkScanned(_ context.Context, id string, expiresAt time.Time) error {
+	defer s.lock()()
+	if s.fail != nil {
+		return s.fail
+	}
+	if _, ok := s.scans[id]; !ok {
+		s.scans[id] = expiresAt
+	}
+	return nil
 }
 
 func (s *memStore) AdvanceSignin(_ context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error) {
@@ -215,6 +230,7 @@ func (s *memStore) PruneExpired(_ context.Context, now time.Time) error {
 		return s.fail
 	}
 	maps.DeleteFunc(s.progress, func(_ string, r record.SigninProgress) bool { return !r.ExpiresAt.After(now) })
+	maps.DeleteFunc(s.scans, func(_ string, t time.Time) bool { return !t.After(now) })
 	maps.DeleteFunc(s.proofs, func(_ string, t time.Time) bool { return !t.After(now) })
 	maps.DeleteFunc(s.codes, func(_ string, c *memCode) bool {
 		if c.rec.RetainUntil.After(now) {

@@ -135,6 +135,10 @@ func TestSigninLifecycle(t *testing.T) {
 	if s := f.status(b); s != "scanned" {
 		t.Fatalf("status after scan %q", s)
 	}
+	// The read is marked without a durable record (oidc doc.go).
+	if len(f.store.progress) != 0 || len(f.store.scans) != 1 {
+		t.Fatalf("after the wallet's read: %d progress records, %d scan marks", len(f.store.progress), len(f.store.scans))
+	}
 	// A proof that does not verify is refused and consumes nothing.
 	bad := url.Values{}
 	for k, v := range form {
