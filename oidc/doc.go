@@ -67,10 +67,15 @@
 // opens a token, and a token names its key by the first 8 characters of
 // the kid, so it opens as long as that key is published (24 h after its
 // successor starts signing). The store records only what happens to a
-// request (record.SigninProgress, keyed by the SHA-256 of the id): scanned,
+// request (record.SigninProgress, keyed by the SHA-256 of the id):
 // approved (with the subject and level), cancelled, finished; each step
 // is one atomic transition (Store.AdvanceSignin), so a request is approved
-// at most once and finished at most once. The proof's signal is the hex
+// at most once and finished at most once. The wallet's read ("scanned")
+// only marks it, without a durable write (Store.MarkScanned: the JSON
+// store keeps at most 4096 marks in memory, PostgreSQL an UNLOGGED table
+// every replica sees), because anyone can mint requests and read them; a
+// lost mark only keeps the page from saying "confirm in your wallet".
+// The proof's signal is the hex
 // SHA-256 of a label and the id (64 lowercase hex digits, no "0x", so SDKs
 // hash it as text), the match code 5 characters of another hash of it.
 //
@@ -78,8 +83,10 @@
 //
 // /authorize answers 303 to {issuer}/authorize/wait?r=<browser token> and
 // sets the binding cookie "worldid-signin-<8 hex of the id>" (HttpOnly,
-// SameSite=Lax, Path=/, 10 minutes; "__Host-" and Secure when the issuer is
-// https), one per request, so two tabs can sign in at once. The page (200,
+// SameSite=Lax, Path=/, 11 minutes: the request's 10 and the finish grace;
+// "__Host-" and Secure when the issuer is https), one per request, so two
+// tabs can sign in at once. Finishing or cancelling the sign-in, or
+// loading its page once it is over, expires that cookie. The page (200,
 // its own URL, so a reload shows the same request) shows the app's name,
 // the host it returns to, the QR code of the wallet link as inline SVG
 // (qr.go: byte mode, level M, drawn server-side), the match code, the
@@ -95,17 +102,25 @@
 // With Options.SimulatorPath (`worldid serve -simulator`,
 // internal/simulator), the wait page also links to the developer
 // simulator, for clients Options.SimulatorAllowed accepts (loopback, no
-// proxy); the simulator submits through the same wallet routes.
+// proxy); the simulator submits through the same wallet routes, and the
+// Checker accepts its test identities only in the process that runs it,
+// only while it runs with -simulator (they are never stored).
 //
 // Loading the wait page when the wallet has approved finishes the
-// sign-in: the request moves to finished, the code and tokens are issued
-// then (auth_time is the approval), and the browser gets the 303 to
-// redirect_uri or the self-submitting form_post page. Only the browser
+// sign-in: the code and tokens are issued then (auth_time is the
+// approval), the code is saved, the request moves to finished, and the
+// browser gets the 303 to redirect_uri or the self-submitting form_post
+// page. A store failure on the way answers a 503 page and leaves the
+// request approved, so reloading retries (a code saved by the failed
+// attempt was shown to nobody and expires unused). Only the browser
 // with the binding cookie can load it (otherwise 403 "other_browser"), so
 // a phone's approval completes the browser that started the sign-in and
 // no other; a finished or cancelled request shows "already over" (400);
 // an expired one a page (410) whose "Start again" link repeats the
 // authorization request with the app's state, nonce and PKCE challenge.
+// An approved request can still be finished for 60 s after it expires
+// (finishGrace: the wallet may approve in the last seconds, and the page
+// polls every 1.5 s), so progress records are kept until then.
 //
 // # Wallet protocol
 //

@@ -33,10 +33,12 @@ type memStore struct {
 	apps     map[string]record.App
 	keys     map[string]record.SigningKey
 	progress map[string]record.SigninProgress
+	scans    map[string]time.Time
 	proofs   map[string]time.Time
 	codes    map[string]*memCode
 	revoked  map[string]bool
-	fail     error // returned by every method when set
+	fail     error            // returned by every method when set
+	failOnce map[string]error // method name → error of its next call only
 }
 
 type memCode struct {
@@ -47,7 +49,7 @@ type memCode struct {
 func newMemStore() *memStore {
 	return &memStore{
 		apps: map[string]record.App{}, keys: map[string]record.SigningKey{},
-		progress: map[string]record.SigninProgress{}, proofs: map[string]time.Time{},
+		progress: map[string]record.SigninProgress{}, scans: map[string]time.Time{}, proofs: map[string]time.Time{},
 		codes: map[string]*memCode{}, revoked: map[string]bool{},
 	}
 }
@@ -121,16 +123,30 @@ func (s *memStore) SigninProgress(_ context.Context, id string) (record.SigninPr
 		return record.SigninProgress{}, s.fail
 	}
 	p, ok := s.progress[id]
-	if !ok {
-		return p, record.ErrNotFound
+	if ok {
+		return p, nil
 	}
-	return p, nil
+	if exp, ok := s.scans[id]; ok {
+		return record.SigninProgress{ID: id, State: record.SigninScanned, ExpiresAt: exp}, nil
+	}
+	return p, record.ErrNotFound
+}
+
+func (s *memStore) MarkScanned(_ context.Context, id string, expiresAt time.Time) error {
+	defer s.lock()()
+	if s.fail != nil {
+		return s.fail
+	}
+	if _, ok := s.scans[id]; !ok {
+		s.scans[id] = expiresAt
+	}
+	return nil
 }
 
 func (s *memStore) AdvanceSignin(_ context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error) {
 	defer s.lock()()
-	if s.fail != nil {
-		return record.SigninProgress{}, s.fail
+	if err := s.failing("AdvanceSignin"); err != nil {
+		return record.SigninProgress{}, err
 	}
 	prev := s.progress[p.ID]
 	if !slices.Contains(from, prev.State) {
@@ -154,8 +170,8 @@ func (s *memStore) UseProofOnce(_ context.Context, key string, expiresAt time.Ti
 
 func (s *memStore) SaveCode(_ context.Context, c record.AuthCode) error {
 	defer s.lock()()
-	if s.fail != nil {
-		return s.fail
+	if err := s.failing("SaveCode"); err != nil {
+		return err
 	}
 	if _, ok := s.codes[c.ID]; ok {
 		return record.ErrExists
@@ -214,6 +230,7 @@ func (s *memStore) PruneExpired(_ context.Context, now time.Time) error {
 		return s.fail
 	}
 	maps.DeleteFunc(s.progress, func(_ string, r record.SigninProgress) bool { return !r.ExpiresAt.After(now) })
+	maps.DeleteFunc(s.scans, func(_ string, t time.Time) bool { return !t.After(now) })
 	maps.DeleteFunc(s.proofs, func(_ string, t time.Time) bool { return !t.After(now) })
 	maps.DeleteFunc(s.codes, func(_ string, c *memCode) bool {
 		if c.rec.RetainUntil.After(now) {
@@ -228,6 +245,25 @@ func (s *memStore) PruneExpired(_ context.Context, now time.Time) error {
 func (s *memStore) setFail(err error) {
 	defer s.lock()()
 	s.fail = err
+}
+
+// failNext makes the next call of method fail with err.
+func (s *memStore) failNext(method string, err error) {
+	defer s.lock()()
+	if s.failOnce == nil {
+		s.failOnce = map[string]error{}
+	}
+	s.failOnce[method] = err
+}
+
+// failing is the error the method returns now, if any; s.mu is held.
+func (s *memStore) failing(method string) error {
+	if s.fail != nil {
+		return s.fail
+	}
+	err := s.failOnce[method]
+	delete(s.failOnce, method)
+	return err
 }
 
 // fakeChecker accepts exactly the proof "proof-for-<hex signal hash>", as

@@ -17,9 +17,13 @@ import (
 
 // Lifetimes (doc/interfaces.md §8, doc/design.md §4).
 const (
-	tokenLifetime   = 3600 * time.Second // access and ID tokens
-	codeLifetime    = 10 * time.Minute
-	signinLifetime  = 10 * time.Minute // a sign-in page waiting for the wallet
+	tokenLifetime  = 3600 * time.Second // access and ID tokens
+	codeLifetime   = 10 * time.Minute
+	signinLifetime = 10 * time.Minute // a sign-in page waiting for the wallet
+	// finishGrace is how long after its expiry an approved request can
+	// still be finished: a wallet that approves in the last seconds must
+	// not leave the browser on the expired page.
+	finishGrace     = 60 * time.Second
 	defaultRotation = 30 * 24 * time.Hour
 )
 
@@ -53,9 +57,17 @@ type Store interface {
 	// record.ErrNotFound and changes nothing.
 	RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error
 
-	// SigninProgress returns what happened to a pending sign-in request,
-	// or an error wrapping record.ErrNotFound when nothing was recorded.
+	// SigninProgress returns what happened to a pending sign-in request:
+	// the recorded progress; else, if MarkScanned marked it, a progress
+	// with State record.SigninScanned, the ID and the mark's ExpiresAt;
+	// else an error wrapping record.ErrNotFound.
 	SigninProgress(ctx context.Context, id string) (record.SigninProgress, error)
+	// MarkScanned notes that the wallet read the request, without a
+	// durable write: anyone can mint requests, so a read must cost none.
+	// Best effort (a backend may forget marks, e.g. on restart), but
+	// visible to every replica sharing the backend. AdvanceSignin ignores
+	// marks: for it, a marked request has no recorded state.
+	MarkScanned(ctx context.Context, id string, expiresAt time.Time) error
 	// AdvanceSignin stores p if the request's current state ("" when
 	// nothing is recorded) is one of from, and returns the previous
 	// progress; otherwise it stores nothing and returns the current
@@ -81,8 +93,8 @@ type Store interface {
 	// Unknown grants are not revoked.
 	IsGrantRevoked(ctx context.Context, grantID string) (bool, error)
 
-	// PruneExpired forgets sign-in progress whose ExpiresAt is not after
-	// now, and codes (with their revocations) whose RetainUntil is not
+	// PruneExpired forgets sign-in progress and scan marks whose
+	// ExpiresAt is not after now, and codes (with their revocations) whose RetainUntil is not
 	// after now. (Backends may prune other expired records too.)
 	PruneExpired(ctx context.Context, now time.Time) error
 }

@@ -108,6 +108,11 @@ type pendingRequest struct {
 
 func (r *pendingRequest) expiresAt() time.Time { return time.Unix(r.Expires, 0) }
 
+// progressExpiry is when the store may forget what happened to a request
+// expiring at expires: after the grace in which an approval can still be
+// finished.
+func progressExpiry(expires int64) time.Time { return time.Unix(expires, 0).Add(finishGrace) }
+
 // progressID is the store key of the request: its id's SHA-256.
 func progressID(id []byte) string { return hashHex(string(id)) }
 
@@ -198,11 +203,24 @@ func (p *Provider) bindingCookieName(id []byte) string {
 	return name
 }
 
+// setBindingCookie binds the browser to the request for as long as it can
+// be finished: its lifetime and the grace after it.
 func (p *Provider) setBindingCookie(w http.ResponseWriter, id, secret []byte) {
+	p.bindingCookie(w, id, base64.RawURLEncoding.EncodeToString(secret), int((signinLifetime + finishGrace).Seconds()))
+}
+
+// clearBindingCookie expires the request's cookie once its sign-in is
+// over, so that cookies do not pile up for the rest of their lifetime.
+func (p *Provider) clearBindingCookie(w http.ResponseWriter, id []byte) {
+	p.bindingCookie(w, id, "", -1)
+}
+
+// bindingCookie sets the request's cookie; a removal needs the same name,
+// path and Secure attribute (RFC 6265bis §4.1.3.2 for __Host-).
+func (p *Provider) bindingCookie(w http.ResponseWriter, id []byte, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{
-		Name: p.bindingCookieName(id), Value: base64.RawURLEncoding.EncodeToString(secret), Path: "/",
-		MaxAge: int(signinLifetime.Seconds()), HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: strings.HasPrefix(p.issuer, "https://"),
+		Name: p.bindingCookieName(id), Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: strings.HasPrefix(p.issuer, "https://"),
 	})
 }
 

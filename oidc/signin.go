@@ -101,16 +101,19 @@ func stagingOnly(app record.App) string {
 	return ""
 }
 
-// markScanned records the first scan; later reads of a scanned request
-// write nothing, and a cancelled or completed one is refused.
+// markScanned marks the first scan, which writes nothing durable (a
+// lost mark only keeps the page from saying "confirm in your wallet");
+// later reads of a scanned request do nothing, and a cancelled or
+// completed one is refused.
 func (p *Provider) markScanned(ctx context.Context, req walletRequest) *apiError {
 	id := progressID(req.ID)
 	cur, err := p.store.SigninProgress(ctx, id)
 	switch {
 	case errors.Is(err, record.ErrNotFound):
-		scanned := record.SigninProgress{ID: id, State: record.SigninScanned, ExpiresAt: time.Unix(req.Expires, 0)}
-		cur, err = p.store.AdvanceSignin(ctx, scanned, "", record.SigninScanned)
-		return p.progressError(cur, err)
+		if err := p.store.MarkScanned(ctx, id, progressExpiry(req.Expires)); err != nil {
+			p.log.Warn("oidc: wallet request: mark scanned", "err", err)
+		}
+		return nil
 	case err != nil:
 		return p.errInternal("wallet request: read progress", err)
 	case cur.State == record.SigninScanned:
@@ -286,7 +289,8 @@ func (p *Provider) approve(ctx context.Context, req walletRequest, s submission)
 	// and a request is approved at most once, so a proof can approve only
 	// this request, once; a crash after it leaves the request approved.
 	approved := record.SigninProgress{ID: id, State: record.SigninApproved, Subject: s.sub, VerificationLevel: s.level,
-		AuthTime: p.now(), ExpiresAt: time.Unix(req.Expires, 0)}
+		AuthTime: p.now(), ExpiresAt: progressExpiry(req.Expires)}
+	// A scanned state is recorded only by versions that stored the mark.
 	cur, err = p.store.AdvanceSignin(ctx, approved, "", record.SigninScanned)
 	return p.progressError(cur, err)
 }

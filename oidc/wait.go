@@ -74,7 +74,7 @@ func (p *Provider) boundRequest(r *http.Request, v url.Values) (pendingRequest, 
 
 // progress reads the request's state; an unacted request is pending, and
 // one past its expiry is expired unless it was already finished or
-// cancelled.
+// cancelled, or approved less than finishGrace before now.
 func (p *Provider) progress(ctx context.Context, req pendingRequest) (record.SigninProgress, error) {
 	cur, err := p.store.SigninProgress(ctx, progressID(req.ID))
 	switch {
@@ -83,7 +83,11 @@ func (p *Provider) progress(ctx context.Context, req pendingRequest) (record.Sig
 	case err != nil:
 		return cur, err
 	}
-	if !p.now().Before(req.expiresAt()) && cur.State != record.SigninFinished && cur.State != record.SigninCancelled {
+	now := p.now()
+	switch {
+	case cur.State == record.SigninFinished, cur.State == record.SigninCancelled:
+	case cur.State == record.SigninApproved && now.Before(progressExpiry(req.Expires)):
+	case !now.Before(req.expiresAt()):
 		cur.State = stateExpired
 	}
 	return cur, nil
@@ -110,58 +114,75 @@ func (p *Provider) serveWait(w http.ResponseWriter, r *http.Request) {
 	}
 	switch cur.State {
 	case record.SigninApproved:
-		p.finish(ctx, w, req)
+		p.finish(ctx, w, req, cur)
 	case stateExpired:
 		p.expiredPage(ctx, w, req)
 	case record.SigninCancelled, record.SigninFinished:
-		p.errorPage(w, newError(http.StatusBadRequest, "already_completed", "invalid_request", "r",
-			"this sign-in is already over; go back to the application to sign in again"))
+		p.overPage(w, req)
 	default:
 		p.waitPage(w, r, req, q.Get("r"), cur.State == record.SigninScanned)
 	}
 }
 
-// finish moves an approved request to finished (exactly once) and sends
-// the browser the authorization response.
-func (p *Provider) finish(ctx context.Context, w http.ResponseWriter, req pendingRequest) {
-	prev, err := p.store.AdvanceSignin(ctx, record.SigninProgress{ID: progressID(req.ID), State: record.SigninFinished,
-		ExpiresAt: req.expiresAt()}, record.SigninApproved)
-	if errors.Is(err, record.ErrExists) {
-		p.errorPage(w, newError(http.StatusBadRequest, "already_completed", "invalid_request", "r", "this sign-in is already over"))
-		return
-	}
-	if err != nil {
-		p.errorPage(w, p.errInternal("finish: advance", err))
-		return
-	}
+// finish sends the browser the authorization response of an approved
+// request, exactly once. The code is saved before the request moves to
+// finished, so a failure of either write leaves it approved and a reload
+// retries; a code saved by an attempt that then failed was never shown to
+// anyone and only expires.
+func (p *Provider) finish(ctx context.Context, w http.ResponseWriter, req pendingRequest, approved record.SigninProgress) {
 	target, err := url.Parse(req.RedirectURI)
 	if err != nil {
 		p.errorPage(w, p.errInternal("finish: redirect_uri", err))
 		return
 	}
-	// The operator may have disabled or deleted the app since approval.
+	params, e := p.finalResponse(ctx, req, approved)
+	if e != nil {
+		p.errorPage(w, e)
+		return
+	}
+	_, err = p.store.AdvanceSignin(ctx, record.SigninProgress{ID: progressID(req.ID), State: record.SigninFinished,
+		ExpiresAt: progressExpiry(req.Expires)}, record.SigninApproved)
+	if errors.Is(err, record.ErrExists) {
+		p.overPage(w, req)
+		return
+	}
+	if err != nil {
+		p.errorPage(w, errRetry(p.errInternal("finish: advance", err)))
+		return
+	}
+	p.clearBindingCookie(w, req.ID)
+	p.respond(w, target, req.Mode, params)
+}
+
+// finalResponse is the authorization response of an approved request:
+// the code and tokens, or access_denied when the operator disabled or
+// deleted the app since the approval.
+func (p *Provider) finalResponse(ctx context.Context, req pendingRequest, approved record.SigninProgress) (url.Values, *apiError) {
 	app, err := p.store.App(ctx, req.ClientID)
 	if errors.Is(err, record.ErrNotFound) || err == nil && app.Disabled {
-		p.respond(w, target, req.Mode, errorParams(errAccessDenied("the client was disabled or deleted by the operator"), req.State))
-		return
+		return errorParams(errAccessDenied("the client was disabled or deleted by the operator"), req.State), nil
 	}
 	if err != nil {
-		p.errorPage(w, p.errInternal("finish: load app", err))
-		return
+		return nil, errRetry(p.errInternal("finish: load app", err))
 	}
 	rawGrant, err := p.random(16)
-	grantID := hex.EncodeToString(rawGrant)
 	if err != nil {
-		p.errorPage(w, p.errInternal("finish: random", err))
-		return
+		return nil, errRetry(p.errInternal("finish: random", err))
 	}
-	g := grant{id: grantID, clientID: req.ClientID, scope: req.Scope, nonce: req.Nonce,
-		sub: prev.Subject, level: prev.VerificationLevel, authTime: prev.AuthTime}
+	g := grant{id: hex.EncodeToString(rawGrant), clientID: req.ClientID, scope: req.Scope, nonce: req.Nonce,
+		sub: approved.Subject, level: approved.VerificationLevel, authTime: approved.AuthTime}
 	params, err := p.authorizationResponse(ctx, req, g)
 	if err != nil {
-		params = errorParams(p.errInternal("finish: issue", err), req.State)
+		return nil, errRetry(p.errInternal("finish: issue", err))
 	}
-	p.respond(w, target, req.Mode, params)
+	return params, nil
+}
+
+// errRetry tells the user of a failed finish that the approval is kept.
+func errRetry(e *apiError) *apiError {
+	e.Detail = "the sign-in could not be completed just now; reload this page to try again"
+	e.Description = e.Detail
+	return e
 }
 
 // serveStatus answers the wait page's polling script.
@@ -199,15 +220,16 @@ func (p *Provider) serveCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, err := p.store.AdvanceSignin(r.Context(), record.SigninProgress{ID: progressID(req.ID), State: record.SigninCancelled,
-		ExpiresAt: req.expiresAt()}, "", record.SigninScanned, record.SigninApproved)
+		ExpiresAt: progressExpiry(req.Expires)}, "", record.SigninScanned, record.SigninApproved)
 	if errors.Is(err, record.ErrExists) {
-		p.errorPage(w, newError(http.StatusBadRequest, "already_completed", "invalid_request", "r", "this sign-in is already over"))
+		p.overPage(w, req)
 		return
 	}
 	if err != nil {
 		p.errorPage(w, p.errInternal("cancel: advance", err))
 		return
 	}
+	p.clearBindingCookie(w, req.ID)
 	target, err := url.Parse(req.RedirectURI)
 	if err != nil {
 		p.errorPage(w, p.errInternal("cancel: redirect_uri", err))
@@ -215,6 +237,14 @@ func (p *Provider) serveCancel(w http.ResponseWriter, r *http.Request) {
 	}
 	p.respond(w, target, req.Mode, errorParams(newError(http.StatusForbidden, "access_denied", "access_denied", "",
 		"the user cancelled the sign-in"), req.State))
+}
+
+// overPage tells the browser its sign-in is already over (finished or
+// cancelled) and expires its cookie.
+func (p *Provider) overPage(w http.ResponseWriter, req pendingRequest) {
+	p.clearBindingCookie(w, req.ID)
+	p.errorPage(w, newError(http.StatusBadRequest, "already_completed", "invalid_request", "r",
+		"this sign-in is already over; go back to the application to sign in again"))
 }
 
 // redirect answers 303 to loc without caching.

@@ -28,7 +28,7 @@ func TestAuthorizeStoresNothing(t *testing.T) {
 			t.Fatalf("%s: %s", method, describe(w))
 		}
 		c := w.Result().Cookies()
-		if len(c) != 1 || !c[0].HttpOnly || c[0].SameSite != http.SameSiteLaxMode || c[0].MaxAge != 600 || c[0].Secure ||
+		if len(c) != 1 || !c[0].HttpOnly || c[0].SameSite != http.SameSiteLaxMode || c[0].MaxAge != int((signinLifetime+finishGrace).Seconds()) || c[0].Secure ||
 			!strings.HasPrefix(c[0].Name, "worldid-signin-") {
 			t.Fatalf("cookie %v", w.Header()["Set-Cookie"])
 		}
@@ -134,6 +134,10 @@ func TestSigninLifecycle(t *testing.T) {
 	}
 	if s := f.status(b); s != "scanned" {
 		t.Fatalf("status after scan %q", s)
+	}
+	// The read is marked without a durable record (oidc doc.go).
+	if len(f.store.progress) != 0 || len(f.store.scans) != 1 {
+		t.Fatalf("after the wallet's read: %d progress records, %d scan marks", len(f.store.progress), len(f.store.scans))
 	}
 	// A proof that does not verify is refused and consumes nothing.
 	bad := url.Values{}
@@ -424,5 +428,114 @@ func TestEmailDomain(t *testing.T) {
 	if _, err := New(Options{Issuer: "http://127.0.0.1:1", Store: newMemStore(), Checker: &fakeChecker{}, Rand: rand.Reader,
 		Now: time.Now, EmailDomain: "10.0.0.1"}); err == nil {
 		t.Fatal("an IP email domain was accepted")
+	}
+}
+
+// TestApprovedInTheLastSeconds: a request the wallet approves just before
+// it expires is still finished during finishGrace, even after the store
+// prunes expired records; after the grace the page says it expired.
+func TestApprovedInTheLastSeconds(t *testing.T) {
+	f := newFixture(t)
+	late, later := f.authorize(authorizeQuery()), f.authorize(authorizeQuery())
+	_, form1 := f.walletSubmission(f.waitPage(late), "orb")
+	_, form2 := f.walletSubmission(f.waitPage(later), "orb")
+	f.clock.Advance(signinLifetime - time.Second)
+	for _, form := range []url.Values{form1, form2} {
+		if w := f.postForm("/authorize/complete", form, nil); w.Code != http.StatusOK {
+			t.Fatalf("complete: %s", describe(w))
+		}
+	}
+	f.clock.Advance(finishGrace / 2)
+	if err := f.store.PruneExpired(t.Context(), f.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.status(late); s != "approved" {
+		t.Fatalf("status in the grace %q", s)
+	}
+	if code := responseParams(t, f.open(late), modeQuery).Get("code"); code == "" {
+		t.Fatal("no code in the grace")
+	}
+	f.clock.Advance(finishGrace/2 + time.Second) // expiry + finishGrace
+	if s := f.status(later); s != "expired" {
+		t.Fatalf("status after the grace %q", s)
+	}
+	if w := f.open(later); w.Code != http.StatusGone {
+		t.Fatalf("after the grace: %s", describe(w))
+	}
+}
+
+// TestFinishRetriedAfterStoreFailure: a store failure while the browser
+// finishes (saving the code, or marking the request finished) answers 503
+// and keeps the approval; reloading the page finishes the sign-in with a
+// code that redeems.
+func TestFinishRetriedAfterStoreFailure(t *testing.T) {
+	for _, method := range []string{"SaveCode", "AdvanceSignin"} {
+		t.Run(method, func(t *testing.T) {
+			f := newFixture(t)
+			b := f.authorize(authorizeQuery())
+			f.approve(b, "orb")
+			f.store.failNext(method, record.ErrUnavailable)
+			w := f.open(b)
+			wantPage(t, w, http.StatusServiceUnavailable, "unavailable")
+			if !strings.Contains(w.Body.String(), "reload this page to try again") {
+				t.Fatalf("no way to retry: %s", w.Body)
+			}
+			if s := f.status(b); s != "approved" {
+				t.Fatalf("status after the failure %q", s)
+			}
+			code := responseParams(t, f.open(b), modeQuery).Get("code")
+			if w := f.postForm("/token", tokenForm(code), basicAuth(testClientID, testSecret)); w.Code != http.StatusOK {
+				t.Fatalf("token: %s", describe(w))
+			}
+			wantPage(t, f.open(b), http.StatusBadRequest, "already_completed")
+		})
+	}
+}
+
+// TestBindingCookieCleared: finishing, cancelling and loading a request
+// that is already over expire that request's cookie, with the attributes
+// a __Host- cookie's removal needs.
+func TestBindingCookieCleared(t *testing.T) {
+	for _, issuer := range []string{"", "https://id.example"} {
+		f := newFixture(t, func(o *Options) {
+			if issuer != "" {
+				o.Issuer = issuer
+			}
+		})
+		if issuer != "" {
+			f.issuer = issuer
+		}
+		cleared := func(what string, w *httptest.ResponseRecorder, b browser) {
+			t.Helper()
+			name, _, _ := strings.Cut(b.cookie, "=")
+			c := w.Result().Cookies()
+			if len(c) != 1 || c[0].Name != name || c[0].MaxAge >= 0 || c[0].Value != "" || c[0].Path != "/" ||
+				c[0].Secure != (issuer != "") || !c[0].HttpOnly {
+				t.Errorf("%s %s: Set-Cookie %q, want %s expired", issuer, what, w.Header()["Set-Cookie"], name)
+			}
+		}
+		b := f.authorize(authorizeQuery())
+		f.approve(b, "orb")
+		if w := f.open(b); w.Code != http.StatusSeeOther {
+			t.Fatalf("finish: %s", describe(w))
+		} else {
+			cleared("finish", w, b)
+		}
+		cleared("already over", f.open(b), b)
+		q := authorizeQuery()
+		q.Set("response_mode", "form_post")
+		b = f.authorize(q)
+		f.approve(b, "device")
+		cleared("form_post finish", f.open(b), b)
+		b = f.authorize(authorizeQuery())
+		token := must(url.ParseQuery(must(url.Parse(b.waitURL)).RawQuery)).Get("r")
+		cleared("cancel", f.postForm("/authorize/cancel", url.Values{"r": {token}}, map[string]string{"Cookie": b.cookie}), b)
+		if w := f.open(b); len(w.Result().Cookies()) != 1 {
+			t.Errorf("%s: a cancelled request's page does not expire its cookie: %q", issuer, w.Header()["Set-Cookie"])
+		}
+		// A page that is still waiting keeps its cookie.
+		if w := f.open(f.authorize(authorizeQuery())); len(w.Result().Cookies()) != 0 {
+			t.Errorf("%s: the wait page sets %q", issuer, w.Header()["Set-Cookie"])
+		}
 	}
 }

@@ -39,7 +39,7 @@ type KeyInfo struct {
 // browser and the wallet carry it as sealed tokens); a record appears when
 // the wallet or the browser acts on it.
 const (
-	SigninScanned   = "scanned"   // the wallet fetched the request's details
+	SigninScanned   = "scanned"   // the wallet fetched the request's details (a mark, not a durable record)
 	SigninApproved  = "approved"  // the wallet's proof verified; the browser may finish
 	SigninCancelled = "cancelled" // the user cancelled in the browser
 	SigninFinished  = "finished"  // the browser received the authorization response

@@ -35,6 +35,9 @@ func (r *Registry) check(ctx context.Context, c record.Claim, ext [32]byte) erro
 	if legacy := r.legacyTree(c.Identifier, c.Environment); legacy != nil && isUnknownRoot(err) {
 		key, err = r.keyFor(legacy, root, maxAgeOrDefault(c))
 	}
+	if isUnknownRoot(err) && r.testRoots != nil && r.testRoots(record.CredentialType(c.Identifier), c.Environment, root) {
+		key, err = r.localKey, nil
+	}
 	if isUnknownRoot(err) && r.roots != nil && r.roots.Has(t.name) {
 		key, err = r.askRootSource(ctx, t.name, root)
 	}

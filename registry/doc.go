@@ -32,6 +32,12 @@
 // keep separate histories, so each has its own "current" root, which is
 // valid whatever its age (doc/crypto.md §g "Root validity").
 //
+// Options.TestRoots is the developer simulator's hook (set by the server
+// only with -simulator): a root no history knows is accepted, with the
+// local key, when the hook names it the root of its in-memory tree of test
+// identities for the credential type and environment. Those identities are
+// never stored, so no other process and no later start accepts them.
+//
 // CheckClaim order: tree exists → proof decodes (invalid_format /
 // invalid_proof) → root known (invalid_merkle_root) and fresh
 // (root_too_old) → Groth16 with public inputs [root, nullifier_hash,

@@ -68,6 +68,12 @@ type Options struct {
 	// DefaultAnchors are used where no stored anchor of the kind and id
 	// exists (the server's own PoH issuer key for schema 1).
 	DefaultAnchors []record.TrustAnchor
+	// TestRoots, if set, is asked about a root no history here knows,
+	// before Roots: true means root is the root of a tree of test
+	// identities kept in memory for this credential type and environment
+	// (the developer simulator, set only while it is on), proven with
+	// LocalKey. Nothing of it is stored.
+	TestRoots func(credentialType, environment string, root fr.Element) bool
 }
 
 // Registry holds the trees and checks proofs. It is safe for concurrent use.
@@ -84,6 +90,8 @@ type Registry struct {
 	anchors        sync.Map                          // kind/id → oprfproof.Point
 	defaultAnchors map[string]oprfproof.Point
 	minExpiration  time.Duration
+	// testRoots is Options.TestRoots (nil: none).
+	testRoots func(credentialType, environment string, root fr.Element) bool
 }
 
 // tree is one identity tree with its local and external root histories.
@@ -103,7 +111,7 @@ func Open(ctx context.Context, o Options) (*Registry, error) {
 		return nil, errors.New("registry: Store, LocalKey and Now are required")
 	}
 	r := &Registry{store: o.Store, localKey: o.LocalKey, now: o.Now, trees: map[string]*tree{},
-		roots: o.Roots, v4Roots: map[string]*semaphore.RootHistory{}, defaultAnchors: map[string]oprfproof.Point{},
+		roots: o.Roots, testRoots: o.TestRoots, v4Roots: map[string]*semaphore.RootHistory{}, defaultAnchors: map[string]oprfproof.Point{},
 		minExpiration: cmp.Or(o.MinExpiration, DefaultMinExpiration)}
 	if o.Roots != nil {
 		key, err := semaphore.PublishedKey(cmpOr(o.RootSourceDepth, 30))

@@ -582,3 +582,54 @@ func TestFaceSelfieOneType(t *testing.T) {
 		}
 	}
 }
+
+// TestTestRoots: a root kept outside the store is accepted only through
+// Options.TestRoots, only for the credential types and environment the
+// hook names, and nothing reaches the store.
+func TestTestRoots(t *testing.T) {
+	pk := sharedProvingKey(t)
+	id, err := semaphore.NewIdentity(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := semaphore.BuildTree(TreeDepth, []fr.Element{id.Commitment()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := tree.Path(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signal, ext := semaphore.HashToField([]byte("s")), semaphore.ExternalNullifier("app_test", "")
+	proof, _, err := prover.Prove(pk, id, path, signal, ext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, nh := path.Root(), id.NullifierHash(ext)
+	claim := func(identifier string) record.Claim {
+		return record.Claim{Identifier: identifier, Environment: "production", AppID: "app_test",
+			MerkleRoot: root.Bytes(), NullifierHash: nh.Bytes(), SignalHash: signal.Bytes(), Proof: proof.ABIHex()}
+	}
+	st, c := newMemStore(), &clock{time.Unix(1_800_000_000, 0)}
+	without := openTest(t, st, pk.VerifyingKey(), c, false)
+	if code := codeOf(without.CheckClaim(t.Context(), claim("orb"))); code != record.CodeInvalidMerkleRoot {
+		t.Fatalf("without the hook: %q", code)
+	}
+	hook := func(credentialType, environment string, r fr.Element) bool {
+		return credentialType == "orb" && environment == "production" && r.Equal(&root)
+	}
+	with, err := Open(t.Context(), Options{Store: st, LocalKey: pk.VerifyingKey(), Now: c.now, TestRoots: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer with.Close()
+	if err := with.CheckClaim(t.Context(), claim("orb")); err != nil {
+		t.Fatalf("with the hook: %v", err)
+	}
+	if code := codeOf(with.CheckClaim(t.Context(), claim("device"))); code != record.CodeInvalidMerkleRoot {
+		t.Fatalf("a type the hook does not name: %q", code)
+	}
+	if len(st.leaves) != 0 || len(st.roots) != 0 {
+		t.Fatalf("the store got %d trees of leaves and %d roots", len(st.leaves), len(st.roots))
+	}
+}

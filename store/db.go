@@ -75,6 +75,7 @@ type DB struct {
 	markEvery    time.Duration
 	lock         *os.File
 	closed       atomic.Bool
+	scans        scanMarks // in memory only (MarkScanned)
 
 	// writeMu serializes Updates: fn, LSN assignment and queueing happen
 	// under it, so journal order is LSN order.

@@ -154,7 +154,9 @@
 // Restore writes a new snapshot (LSN 0, no journal) into a directory whose
 // store is empty, or any with force, renaming it into place only when
 // complete. The whole state lives in memory (about 235 MiB of heap for a
-// million nullifier-sized records). Scan costs time proportional to
+// million nullifier-sized records). The one thing never journaled is
+// MarkScanned's sign-in scan marks: a display hint anyone can cause, kept
+// in a bounded map (4096) and lost on restart. Scan costs time proportional to
 // its table. Its context arguments are checked only before an Update runs;
 // reads never block on I/O. File locking uses flock(2), so the package
 // builds on Linux, macOS and the BSDs only.

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"worldid/record"
@@ -84,11 +86,66 @@ func (db *DB) RevokeSigningKey(ctx context.Context, id string, replacement *reco
 	})
 }
 
-// SigninProgress returns the progress of a sign-in request, or an error
-// wrapping record.ErrNotFound when nothing was recorded for it.
+// SigninProgress returns the progress of a sign-in request; else a
+// scanned progress if MarkScanned marked it; else an error wrapping
+// record.ErrNotFound.
 func (db *DB) SigninProgress(_ context.Context, id string) (p record.SigninProgress, err error) {
 	err = db.View(func(tx *ReadTx) error { return getJSON(tx, tableSignins, id, &p) })
+	if errors.Is(err, record.ErrNotFound) {
+		if exp, ok := db.scans.get(id); ok {
+			return record.SigninProgress{ID: id, State: record.SigninScanned, ExpiresAt: exp}, nil
+		}
+	}
 	return p, err
+}
+
+// maxScanMarks bounds the scan marks: about 150 bytes each.
+const maxScanMarks = 4096
+
+// scanMarks are the wallet reads of pending sign-ins (MarkScanned), a
+// display hint kept in memory only, so that a read, which anyone can
+// cause, costs no journal write. A restart forgets them: the wait page of
+// a request pending then merely does not say "confirm in your wallet".
+type scanMarks struct {
+	mu sync.Mutex
+	m  map[string]time.Time // request id hash → expiry
+}
+
+func (s *scanMarks) get(id string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	exp, ok := s.m[id]
+	return exp, ok
+}
+
+// MarkScanned marks a request scanned in memory. When maxScanMarks are
+// held, an arbitrary one (map order is random) makes room, so a flood of
+// reads cannot keep genuine requests unmarked.
+func (db *DB) MarkScanned(_ context.Context, id string, expiresAt time.Time) error {
+	s := &db.scans
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]time.Time{}
+	}
+	if _, ok := s.m[id]; ok {
+		return nil
+	}
+	if len(s.m) >= maxScanMarks {
+		for k := range s.m {
+			delete(s.m, k)
+			break
+		}
+	}
+	s.m[id] = expiresAt
+	return nil
+}
+
+// prune forgets the marks expired at now.
+func (s *scanMarks) prune(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	maps.DeleteFunc(s.m, func(_ string, exp time.Time) bool { return !exp.After(now) })
 }
 
 // AdvanceSignin stores p if the request's current state (""
@@ -185,9 +242,11 @@ func (db *DB) IsGrantRevoked(_ context.Context, grantID string) (revoked bool, e
 	return revoked, err
 }
 
-// PruneExpired deletes sign-in requests and proofs expired at now, and
-// codes and revocations whose retention ended. It scans the four tables.
+// PruneExpired deletes sign-in progress, scan marks and proofs expired at
+// now, and codes and revocations whose retention ended. It scans the four
+// tables.
 func (db *DB) PruneExpired(ctx context.Context, now time.Time) error {
+	db.scans.prune(now)
 	return db.Update(ctx, func(tx *Tx) error {
 		expired := func(table string, until func(json.RawMessage) (time.Time, error)) error {
 			var keys []string

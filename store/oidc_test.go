@@ -1,8 +1,13 @@
 package store
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
+	"time"
 
+	"worldid/record"
 	"worldid/store/storetest"
 )
 
@@ -22,4 +27,42 @@ func TestOIDCConformance(t *testing.T) {
 		}
 		return db, reopen
 	})
+}
+
+// TestScanMarksInMemory: scan marks cost no journal write, are bounded,
+// and a restart forgets them.
+func TestScanMarksInMemory(t *testing.T) {
+	dir := t.TempDir()
+	db := mustOpen(t, dir, Options{})
+	ctx := context.Background()
+	lsn := func() uint64 {
+		db.writeMu.Lock()
+		defer db.writeMu.Unlock()
+		return db.lastLSN
+	}
+	before := lsn()
+	exp := time.Date(2025, 6, 1, 12, 11, 0, 0, time.UTC)
+	for i := range maxScanMarks + 10 {
+		if err := db.MarkScanned(ctx, fmt.Sprintf("%064x", i), exp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := lsn(); after != before {
+		t.Fatalf("%d journal writes for scan marks", after-before)
+	}
+	if n := len(db.scans.m); n != maxScanMarks {
+		t.Fatalf("%d scan marks held, bound %d", n, maxScanMarks)
+	}
+	last := fmt.Sprintf("%064x", maxScanMarks+9)
+	if p, err := db.SigninProgress(ctx, last); err != nil || p.State != record.SigninScanned {
+		t.Fatalf("the newest mark: %+v, %v", p, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = mustOpen(t, dir, Options{})
+	defer db.Close()
+	if _, err := db.SigninProgress(ctx, last); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("a mark survived a restart: %v", err)
+	}
 }

@@ -222,6 +222,7 @@ func (e *browserEnv) checkQR(t *testing.T, tab context.Context, link string) {
 	}
 	zbar, err := exec.LookPath("zbarimg")
 	if err != nil {
+		t.Log("zbarimg not found: the QR code is not decoded, only found (install zbar-tools)")
 		return
 	}
 	img := filepath.Join(t.TempDir(), "qr.pgm")
@@ -290,6 +291,21 @@ func TestBrowserSignIn(t *testing.T) {
 	t.Run("code flow lands on the callback by itself", func(t *testing.T) {
 		tab, violations := e.tab(t)
 		_, link := e.waitPage(t, tab, "")
+		if text, _ := chromedp.Run(tab, chromedp.Text(chromedp.ID("status"))); !strings.HasPrefix(text, "Scan this code") {
+			t.Fatalf("before the wallet reads the request the page says %q", text)
+		}
+		// The wallet reads the request; the page notices by polling (a
+		// reload would end the Poll with an error).
+		u, err := url.Parse(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pendingBrowser{link: u.Query()}.signal(t)
+		scanned := `document.getElementById("status").textContent === "Confirm the sign-in in your wallet."`
+		if _, err := chromedp.Run(tab, chromedp.Poll[bool](scanned, chromedp.WithPollingInterval(100*time.Millisecond),
+			chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+			t.Fatalf("the page did not ask to confirm in the wallet by itself: %v", err)
+		}
 		code, err := e.w.Approve(e.ctx, link, "orb")
 		if err != nil {
 			t.Fatal(err)

@@ -143,6 +143,11 @@ func signInAcrossReplicas(t *testing.T, ctx context.Context, a, b *serverProc, r
 	if r.status != http.StatusOK || json.Unmarshal(r.body, &d) != nil {
 		t.Fatalf("wallet request on B: %d %s", r.status, r.body)
 	}
+	status := strings.Replace(pending.waitURL, "/authorize/wait", "/authorize/status", 1)
+	// The read's scan mark (no durable write) is seen by the other replica.
+	if r := call(http.MethodGet, status, "", "", "Cookie", pending.cookie)(t); !bytes.Contains(r.body, []byte(`"scanned"`)) {
+		t.Fatalf("status on A after the wallet's read on B: %d %s", r.status, r.body)
+	}
 	item, err := w.Prove(ctx, wallet.ProofRequest{AppID: rp.app.AppID, Signal: d.Signal, Identifier: "orb"})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +157,6 @@ func signInAcrossReplicas(t *testing.T, ctx context.Context, a, b *serverProc, r
 	if r := call(http.MethodPost, b.public+"/authorize/complete", "application/x-www-form-urlencoded", form.Encode())(t); r.status != http.StatusOK {
 		t.Fatalf("completion on B: %d %s", r.status, r.body)
 	}
-	status := strings.Replace(pending.waitURL, "/authorize/wait", "/authorize/status", 1)
 	if r := call(http.MethodGet, status, "", "", "Cookie", pending.cookie)(t); !bytes.Contains(r.body, []byte(`"approved"`)) {
 		t.Fatalf("status on A: %d %s", r.status, r.body)
 	}

@@ -132,9 +132,19 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	// Our own PoH credential issuer is schema 1's issuer unless the
 	// operator stores another key (registry/v4.go).
 	x, y := issuerKey.Public().Coordinates()
-	ids, err := registry.Open(ctx, registry.Options{Store: s.db, LocalKey: localKey, Now: time.Now, Rand: cfg.batchRand(),
+	regOpts := registry.Options{Store: s.db, LocalKey: localKey, Now: time.Now, Rand: cfg.batchRand(),
 		Roots: roots, MinExpiration: cfg.MinExpiration,
-		DefaultAnchors: []record.TrustAnchor{{Kind: record.AnchorIssuerKey, ID: "1", X: x, Y: y}}})
+		DefaultAnchors: []record.TrustAnchor{{Kind: record.AnchorIssuerKey, ID: "1", X: x, Y: y}}}
+	// The simulator's test identities live in memory only: this process
+	// accepts their root while it runs with -simulator, nothing else does.
+	var testTrees *simulator.Trees
+	if cfg.Simulator {
+		if testTrees, err = simulator.NewTrees(); err != nil {
+			return nil, err
+		}
+		regOpts.TestRoots = testTrees.Accepts
+	}
+	ids, err := registry.Open(ctx, regOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +184,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	signinOpts := oidc.Options{Issuer: s.cfg.BaseURL, Store: s.db, Checker: ids, Rand: rand.Reader, Now: time.Now, Log: log,
 		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation, EmailDomain: cfg.EmailDomain}
 	if cfg.Simulator {
-		if err := startSimulator(ctx, public, ids, pkPath, listenerURL, &signinOpts, stdout, log); err != nil {
+		if err := startSimulator(public, testTrees, pkPath, listenerURL, &signinOpts, stdout, log); err != nil {
 			return nil, err
 		}
 	}
@@ -318,10 +328,9 @@ func createDemoApp(ctx context.Context, s *Server, stdout io.Writer) error {
 // developer's relying party would listen.
 const demoRedirectURI = "http://localhost:3000/callback"
 
-// startSimulator enrolls the test identities, serves the simulator page
-// and links the wait page to it, with a warning nobody can miss
-// (internal/simulator doc.go).
-func startSimulator(ctx context.Context, mux *http.ServeMux, ids *registry.Registry, pkPath, listenerURL string,
+// startSimulator serves the simulator page and links the wait page to it,
+// with a warning nobody can miss (internal/simulator doc.go).
+func startSimulator(mux *http.ServeMux, trees *simulator.Trees, pkPath, listenerURL string,
 	o *oidc.Options, stdout io.Writer, log *slog.Logger) error {
 	// Only the simulator proves in the server, so only it reads the
 	// proving key (a start otherwise reads the verifying key alone).
@@ -329,19 +338,15 @@ func startSimulator(ctx context.Context, mux *http.ServeMux, ids *registry.Regis
 	if err != nil {
 		return err
 	}
-	commitments, err := simulator.Enroll(ctx, ids)
-	if err != nil {
-		return err
-	}
-	sim, err := simulator.New(listenerURL, pk)
+	sim, err := simulator.New(listenerURL, trees, pk)
 	if err != nil {
 		return err
 	}
 	sim.Register(mux)
 	o.SimulatorPath, o.SimulatorAllowed = simulator.Path, simulator.Allowed
-	fmt.Fprintf(stdout, "worldid: WARNING: -simulator is ON. Test identities that can sign in to EVERY app are in the production trees.\n"+
+	fmt.Fprintf(stdout, "worldid: WARNING: -simulator is ON. Test identities that can sign in to EVERY app are accepted while it is on.\n"+
 		"worldid: WARNING: never run this in production; the simulator page %s%s answers loopback clients only.\n", listenerURL, simulator.Path)
-	log.Warn("developer simulator on: test identities can sign in to every app; never run this in production", "identities", commitments)
+	log.Warn("developer simulator on: test identities can sign in to every app until this process stops; never run this in production")
 	return nil
 }
 

@@ -1,16 +1,14 @@
 package simulator
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/tls"
-	"errors"
-	"fmt"
 	"html/template"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,7 +16,7 @@ import (
 
 	"worldid/field"
 	"worldid/internal/wallet"
-	"worldid/record"
+	"worldid/registry"
 	"worldid/semaphore"
 	"worldid/semaphore/prover"
 )
@@ -26,8 +24,11 @@ import (
 // Path is the simulator page on the public listener.
 const Path = "/simulator"
 
-// identityCount test identities exist; each is in both production trees.
+// identityCount test identities exist, each in the test tree.
 const identityCount = 3
+
+// levels are the verification levels a test identity proves.
+var levels = []string{"orb", "device"}
 
 // TestIdentity is the n-th (1-based) deterministic test identity: the
 // same on every server, so a relying party sees the same sub each time.
@@ -40,37 +41,64 @@ func TestIdentity(n int) semaphore.Identity {
 	return id
 }
 
-// Registry is where the test identities are enrolled.
-type Registry interface {
-	AddIdentity(ctx context.Context, identifier, environment string, commitment fr.Element) (int, fr.Element, error)
+// Trees is the test identities' tree, built in memory when the simulator
+// starts and never stored: its root is accepted (Accepts, the registry's
+// TestRoots hook) only by the process that built it, only while it runs
+// with -simulator. One tree serves both levels, since the level a proof
+// claims is not part of its root.
+type Trees struct {
+	root  fr.Element
+	paths []semaphore.MerklePath // of test identity n at n-1
 }
 
-// Enroll adds every test identity to the production orb and device trees
-// unless it is there already.
-func Enroll(ctx context.Context, r Registry) ([]string, error) {
-	var commitments []string
+// NewTrees builds the test tree at the registry's depth, which the local
+// proving key proves for.
+func NewTrees() (*Trees, error) {
+	leaves := make([]fr.Element, identityCount)
 	for n := 1; n <= identityCount; n++ {
-		c := TestIdentity(n).Commitment()
-		for _, tree := range []string{"orb", "device"} {
-			if _, _, err := r.AddIdentity(ctx, tree, "production", c); err != nil && !errors.Is(err, record.ErrExists) {
-				return nil, fmt.Errorf("simulator: enroll test identity %d in %s: %w", n, tree, err)
-			}
-		}
-		commitments = append(commitments, field.Format(&c))
+		leaves[n-1] = TestIdentity(n).Commitment()
 	}
-	return commitments, nil
+	tree, err := semaphore.BuildTree(registry.TreeDepth, leaves)
+	if err != nil {
+		return nil, err
+	}
+	t := &Trees{root: tree.Root()}
+	for i := range leaves {
+		path, err := tree.Path(i)
+		if err != nil {
+			return nil, err
+		}
+		t.paths = append(t.paths, path)
+	}
+	return t, nil
+}
+
+// Accepts reports whether root is the test tree's root and the credential
+// type one the test identities prove (orb or device), in either
+// environment, so that staging apps can be tried too.
+func (t *Trees) Accepts(credentialType, environment string, root fr.Element) bool {
+	return slices.Contains(levels, credentialType) && root.Equal(&t.root)
+}
+
+// Wallet is test identity n's wallet, proving against the test tree and
+// talking to server through client.
+func (t *Trees) Wallet(n int, server string, client *http.Client) *wallet.Wallet {
+	path := t.paths[n-1]
+	return &wallet.Wallet{Identity: TestIdentity(n), Server: server, HTTP: client,
+		Paths: func(string, string) (semaphore.MerklePath, error) { return path, nil }}
 }
 
 // Simulator serves the simulator page.
 type Simulator struct {
 	listener   string // the server's own public listener, http(s)://host:port
+	trees      *Trees
 	provingKey *prover.ProvingKey
 	http       *http.Client
 }
 
 // New returns the simulator of the server whose public listener is at
-// listenerURL, proving with pk.
-func New(listenerURL string, pk *prover.ProvingKey) (*Simulator, error) {
+// listenerURL, proving with pk against trees.
+func New(listenerURL string, trees *Trees, pk *prover.ProvingKey) (*Simulator, error) {
 	target, err := url.Parse(listenerURL)
 	if err != nil {
 		return nil, err
@@ -80,7 +108,7 @@ func New(listenerURL string, pk *prover.ProvingKey) (*Simulator, error) {
 	transport := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} // our own loopback listener
 	client := &http.Client{Transport: rewriteHost{target, transport},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &Simulator{listener: listenerURL, provingKey: pk, http: client}, nil
+	return &Simulator{listener: listenerURL, trees: trees, provingKey: pk, http: client}, nil
 }
 
 type rewriteHost struct {
@@ -107,10 +135,12 @@ func Allowed(r *http.Request) bool {
 	return err == nil && ip != nil && ip.IsLoopback()
 }
 
-// Register adds the simulator page to mux.
+// Register adds the simulator page to mux. Its form accepts same-origin
+// posts only (Sec-Fetch-Site, else Origin against Host): the browser of a
+// developer visiting another site must not approve a sign-in through it.
 func (s *Simulator) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+Path, s.guard(s.serveForm))
-	mux.HandleFunc("POST "+Path, s.guard(s.serveSubmit))
+	mux.HandleFunc("POST "+Path, s.guard(http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.serveSubmit)).ServeHTTP))
 }
 
 func (s *Simulator) guard(h http.HandlerFunc) http.HandlerFunc {
@@ -127,7 +157,7 @@ var page = template.Must(template.New("").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>World ID simulator</title></head>
 <body><main>
 <h1>World ID developer simulator</h1>
-<p><strong>Test identities only.</strong> This server runs with -simulator: never in production.</p>
+<p><strong>Test identities only.</strong> This server runs with -simulator: never in production. The test identities exist only in this server's memory while it runs with -simulator; no stored tree holds them.</p>
 {{with .Result}}<p id="result">{{.}}</p>{{end}}
 {{if .Link}}<form method="post" action="{{.Action}}">
 <input type="hidden" name="link" value="{{.Link}}">
@@ -189,11 +219,11 @@ func (s *Simulator) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	link, level := r.PostForm.Get("link"), r.PostForm.Get("level")
 	n, err := strconv.Atoi(r.PostForm.Get("identity"))
-	if !strings.HasPrefix(link, "worldid://signin?") || err != nil || n < 1 || n > identityCount || (level != "orb" && level != "device") {
+	if !strings.HasPrefix(link, "worldid://signin?") || err != nil || n < 1 || n > identityCount || !slices.Contains(levels, level) {
 		s.render(w, http.StatusBadRequest, link, "Choose a test identity and a verification level.")
 		return
 	}
-	wal := &wallet.Wallet{Identity: TestIdentity(n), Server: s.listener, HTTP: s.http}
+	wal := s.trees.Wallet(n, s.listener, s.http)
 	wal.UseProvingKey(s.provingKey)
 	var code string
 	if r.PostForm.Get("invalid") != "" {

@@ -3,7 +3,12 @@ package simulator
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/registry"
 )
 
 func TestAllowed(t *testing.T) {
@@ -36,7 +41,7 @@ func TestAllowed(t *testing.T) {
 
 func TestGuard(t *testing.T) {
 	mux := http.NewServeMux()
-	s, err := New("http://127.0.0.1:1", nil)
+	s, err := New("http://127.0.0.1:1", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +61,41 @@ func TestGuard(t *testing.T) {
 	}
 }
 
+// TestCrossOriginPost: a post from another site's page is refused before
+// the form is read; a same-origin post, or one without browser headers,
+// reaches it (and is refused there for its empty form).
+func TestCrossOriginPost(t *testing.T) {
+	mux := http.NewServeMux()
+	s, err := New("http://127.0.0.1:1", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Register(mux)
+	for _, tc := range []struct {
+		header [2]string
+		status int
+	}{
+		{[2]string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+		{[2]string{"Sec-Fetch-Site", "same-site"}, http.StatusForbidden},
+		{[2]string{"Origin", "http://evil.example"}, http.StatusForbidden},
+		{[2]string{"Sec-Fetch-Site", "same-origin"}, http.StatusBadRequest},
+		{[2]string{"Origin", "http://127.0.0.1:8080"}, http.StatusBadRequest},
+		{[2]string{}, http.StatusBadRequest},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8080"+Path, strings.NewReader("identity=1"))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.RemoteAddr = "127.0.0.1:5000"
+		if tc.header[0] != "" {
+			r.Header.Set(tc.header[0], tc.header[1])
+		}
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, r)
+		if w.Code != tc.status {
+			t.Errorf("%v: %d, want %d", tc.header, w.Code, tc.status)
+		}
+	}
+}
+
 func TestTestIdentities(t *testing.T) {
 	seen := map[string]bool{}
 	for n := 1; n <= identityCount; n++ {
@@ -67,5 +107,38 @@ func TestTestIdentities(t *testing.T) {
 	}
 	if len(seen) != identityCount {
 		t.Fatal("test identities repeat")
+	}
+}
+
+// TestTrees: the test tree holds exactly the test identities; its root is
+// accepted for orb and device only, and each wallet's path leads to it.
+func TestTrees(t *testing.T) {
+	trees, err := NewTrees()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= identityCount; n++ {
+		w := trees.Wallet(n, "http://127.0.0.1:1", nil)
+		path, err := w.Paths("orb", "production")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, root := TestIdentity(n).Commitment(), path.Root()
+		if !path.Leaf.Equal(&c) || len(path.Siblings) != registry.TreeDepth {
+			t.Fatalf("test identity %d: path of leaf %v at depth %d", n, path.Leaf, len(path.Siblings))
+		}
+		for _, env := range []string{"production", "staging"} {
+			if !trees.Accepts("orb", env, root) || !trees.Accepts("device", env, root) {
+				t.Fatalf("test identity %d: root not accepted in %s", n, env)
+			}
+		}
+		if trees.Accepts("face", "production", root) || trees.Accepts("document", "production", root) {
+			t.Fatal("the test root is accepted for another credential type")
+		}
+	}
+	var other fr.Element
+	other.SetUint64(7)
+	if trees.Accepts("orb", "production", other) {
+		t.Fatal("another root is accepted")
 	}
 }

@@ -1,9 +1,10 @@
 // Package wallet is the development wallet: it keeps a Semaphore identity
 // (identity nullifier and trapdoor) in a file, fetches its Merkle inclusion
-// proof and the local proving key from a worldid server, makes World ID 3.0
-// proofs in the shape IDKit sends them (identifier, merkle_root, nullifier,
-// proof, signal_hash), completes sign-in pages as World App would, builds
-// test PCPs and calls the credential refresh.
+// proof (unless Wallet.Paths gives it, as for the developer simulator's
+// test identities) and the local proving key from a worldid server, makes
+// World ID 3.0 proofs in the shape IDKit sends them (identifier,
+// merkle_root, nullifier, proof, signal_hash), completes sign-in pages as
+// World App would, builds test PCPs and calls the credential refresh.
 //
 // Files: identity.go (the identity file), prove.go (inclusion proof,
 // proving key, IDKit-shaped proofs), signin.go (the sign-in page protocol

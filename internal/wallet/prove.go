@@ -24,6 +24,10 @@ type Wallet struct {
 	HTTP     *http.Client // must not follow redirects for SignIn; see NewHTTPClient
 	// KeyCache, if set, is where the downloaded proving key is cached.
 	KeyCache string
+	// Paths, if set, gives the identity's Merkle path for a tree instead
+	// of the server's inclusion-proof endpoint: the developer simulator's
+	// test identities are in a tree the server keeps in memory only.
+	Paths func(identifier, environment string) (semaphore.MerklePath, error)
 
 	pk *prover.ProvingKey
 }
@@ -68,7 +72,7 @@ func (w *Wallet) ProveHash(ctx context.Context, req ProofRequest, signalHash fr.
 	if err != nil {
 		return ResponseItem{}, err
 	}
-	path, err := w.InclusionProof(ctx, identifier, orDefault(req.Environment, "production"))
+	path, err := w.path(ctx, identifier, orDefault(req.Environment, "production"))
 	if err != nil {
 		return ResponseItem{}, err
 	}
@@ -87,6 +91,15 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// path is the identity's Merkle path in a tree: from Paths if set, else
+// from the server.
+func (w *Wallet) path(ctx context.Context, identifier, environment string) (semaphore.MerklePath, error) {
+	if w.Paths != nil {
+		return w.Paths(identifier, environment)
+	}
+	return w.InclusionProof(ctx, identifier, environment)
 }
 
 // inclusionProof mirrors the server's POST /api/v1/inclusion-proof answer.

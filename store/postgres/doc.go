@@ -64,7 +64,10 @@
 // none). Migration 5 adds refreshes.credential (the credential a refresh
 // issued, returned again on a repeat). Migration 6 replaces
 // signin_requests by signin_progress: pending sign-ins travel as sealed
-// tokens, and only what happened to one is stored.
+// tokens, and only what happened to one is stored. Migration 7 adds the
+// UNLOGGED signin_scans (id PK, expires_ns indexed): the wallet's reads
+// (MarkScanned), visible to every replica without a WAL write, emptied by
+// a crash of PostgreSQL, and left out of backups.
 //
 // Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
 // JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero

@@ -91,13 +91,27 @@ func scanProgress(row pgx.CollectableRow) (p record.SigninProgress, err error) {
 	return p, err
 }
 
-// SigninProgress returns the progress of a sign-in request, or an error
-// wrapping record.ErrNotFound when nothing was recorded for it.
+// SigninProgress returns the progress of a sign-in request; else a
+// scanned progress if MarkScanned marked it; else an error wrapping
+// record.ErrNotFound. One query: the recorded row sorts first.
 func (db *DB) SigninProgress(ctx context.Context, id string) (record.SigninProgress, error) {
 	ctx, cancel := db.deadline(ctx, callTimeout)
 	defer cancel()
-	p, err := pgx.CollectOneRow(db.query(ctx, "SELECT "+progressColumns+" FROM signin_progress WHERE id = $1", id), scanProgress)
+	rows := db.query(ctx, "SELECT "+progressColumns+" FROM ("+
+		"SELECT 0 AS o, "+progressColumns+" FROM signin_progress WHERE id = $1 UNION ALL "+
+		"SELECT 1, id, $2, '', '', $3, expires_ns FROM signin_scans WHERE id = $1) p ORDER BY o LIMIT 1",
+		id, record.SigninScanned, unixNano{})
+	p, err := pgx.CollectOneRow(rows, scanProgress)
 	return p, db.failRead(ctx, fmt.Sprintf("sign-in %q", id), err)
+}
+
+// MarkScanned marks a request scanned in the UNLOGGED signin_scans
+// (migration 7): every replica sees it, and it writes no WAL.
+func (db *DB) MarkScanned(ctx context.Context, id string, expiresAt time.Time) error {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
+	_, err := db.pool.Exec(ctx, "INSERT INTO signin_scans (id, expires_ns) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", id, unixNano(expiresAt))
+	return db.fail(ctx, err)
 }
 
 // AdvanceSignin stores p if the request's current state ("" when nothing
@@ -220,14 +234,16 @@ func (db *DB) IsGrantRevoked(ctx context.Context, grantID string) (bool, error) 
 	return revoked, db.fail(ctx, err)
 }
 
-// PruneExpired deletes sign-in requests and proofs expired at now, and
-// codes and revocations whose retention ended, in one implicit transaction.
+// PruneExpired deletes sign-in progress, scan marks and proofs expired at
+// now, and codes and revocations whose retention ended, in one implicit
+// transaction.
 func (db *DB) PruneExpired(ctx context.Context, now time.Time) error {
 	ctx, cancel := db.deadline(ctx, bulkTimeout)
 	defer cancel()
 	var b pgx.Batch
 	for _, sql := range []string{
 		"DELETE FROM signin_progress WHERE expires_ns <= $1",
+		"DELETE FROM signin_scans WHERE expires_ns <= $1",
 		"DELETE FROM spent_proofs WHERE expires_ns <= $1",
 		"DELETE FROM auth_codes WHERE retain_ns <= $1",
 		"DELETE FROM revoked_grants WHERE retain_ns <= $1",

@@ -21,6 +21,7 @@ type OIDCBackend interface {
 	DeleteSigningKey(ctx context.Context, id string) error
 	RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error
 	SigninProgress(ctx context.Context, id string) (record.SigninProgress, error)
+	MarkScanned(ctx context.Context, id string, expiresAt time.Time) error
 	AdvanceSignin(ctx context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error)
 	UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error
 	SaveCode(ctx context.Context, c record.AuthCode) error
@@ -44,6 +45,7 @@ func RunOIDC(t *testing.T, open OIDCOpener) {
 		{"RevokeSigningKey", testRevokeSigningKey},
 		{"SigninProgress", testSigninProgress},
 		{"ConcurrentAdvance", testConcurrentAdvance},
+		{"ScanMarks", testScanMarks},
 		{"ProofsOnce", testProofsOnce},
 		{"Codes", testCodes},
 		{"CodeLookup", testCodeLookup},
@@ -205,6 +207,47 @@ func testSigninProgress(t *testing.T, open OIDCOpener) {
 	}
 	if _, err := b.SigninProgress(ctx, other.ID); !errors.Is(err, record.ErrNotFound) {
 		t.Fatalf("a refused advance stored something: %v", err)
+	}
+}
+
+// testScanMarks: a scan mark reads as a scanned progress while nothing is
+// recorded; transitions ignore it (the request has no recorded state), a
+// recorded state wins over it, and PruneExpired forgets it. Backends keep
+// it without a durable write (checked per backend: the JSON store's
+// journal, PostgreSQL's replicas).
+func testScanMarks(t *testing.T, open OIDCOpener) {
+	b, _ := open(t)
+	ctx := context.Background()
+	scanned, other := oidcProgress(1, record.SigninScanned), oidcProgress(2, record.SigninScanned)
+	for range 2 {
+		if err := errors.Join(b.MarkScanned(ctx, scanned.ID, scanned.ExpiresAt), b.MarkScanned(ctx, other.ID, other.ExpiresAt)); err != nil {
+			t.Fatalf("MarkScanned: %v", err)
+		}
+	}
+	if got, err := b.SigninProgress(ctx, scanned.ID); err != nil || !oidcEqualProgress(got, scanned) {
+		t.Fatalf("a marked request reads %+v, %v; want %+v", got, err, scanned)
+	}
+	if _, err := b.AdvanceSignin(ctx, oidcProgress(1, record.SigninFinished), record.SigninScanned, record.SigninApproved); !errors.Is(err, record.ErrExists) {
+		t.Fatalf("a transition from a mark: %v, want ErrExists", err)
+	}
+	approved := oidcProgress(1, record.SigninApproved)
+	if prev, err := b.AdvanceSignin(ctx, approved, ""); err != nil || prev.State != "" {
+		t.Fatalf("approve a marked request: %+v, %v", prev, err)
+	}
+	if got, err := b.SigninProgress(ctx, scanned.ID); err != nil || !oidcEqualProgress(got, approved) {
+		t.Fatalf("after approval: %+v, %v", got, err)
+	}
+	if err := b.PruneExpired(ctx, other.ExpiresAt.Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.SigninProgress(ctx, other.ID); err != nil || got.State != record.SigninScanned {
+		t.Fatalf("a live mark was pruned: %+v, %v", got, err)
+	}
+	if err := b.PruneExpired(ctx, other.ExpiresAt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.SigninProgress(ctx, other.ID); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("an expired mark was kept: %v", err)
 	}
 }
 
