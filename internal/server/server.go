@@ -338,12 +338,12 @@ func startSimulator(mux *http.ServeMux, trees *simulator.Trees, pkPath, listener
 	if err != nil {
 		return err
 	}
-	sim, err := simulator.New(listenerURL, trees, pk)
+	sim, err := simulator.New(listenerURL, o.Issuer, trees, pk)
 	if err != nil {
 		return err
 	}
 	sim.Register(mux)
-	o.SimulatorPath, o.SimulatorAllowed = simulator.Path, simulator.Allowed
+	o.SimulatorPath, o.SimulatorAllowed = simulator.Path, sim.Allowed
 	fmt.Fprintf(stdout, "worldid: WARNING: -simulator is ON. Test identities that can sign in to EVERY app are accepted while it is on.\n"+
 		"worldid: WARNING: never run this in production; the simulator page %s%s answers loopback clients only.\n", listenerURL, simulator.Path)
 	log.Warn("developer simulator on: test identities can sign in to every app until this process stops; never run this in production")

@@ -23,7 +23,9 @@
 // server logs a warning at start-up when it is on, the page marks the
 // identities as test identities, and it answers only loopback clients
 // that came through no proxy (no Forwarded, X-Forwarded-For or X-Real-IP
-// header); everyone else gets 404. Its form accepts only same-origin posts
+// header) and name a loopback host, localhost or the base URL's host in
+// Host (so a page whose DNS name is re-pointed at 127.0.0.1 cannot reach
+// it); everyone else gets 404. Its form accepts only same-origin posts
 // (net/http's CrossOriginProtection: Sec-Fetch-Site, else Origin against
 // Host), so a web page the developer visits cannot make the browser
 // approve a sign-in through it.

@@ -91,15 +91,21 @@ func (t *Trees) Wallet(n int, server string, client *http.Client) *wallet.Wallet
 // Simulator serves the simulator page.
 type Simulator struct {
 	listener   string // the server's own public listener, http(s)://host:port
+	baseHost   string // the host of the server's public URL
 	trees      *Trees
 	provingKey *prover.ProvingKey
 	http       *http.Client
 }
 
 // New returns the simulator of the server whose public listener is at
-// listenerURL, proving with pk against trees.
-func New(listenerURL string, trees *Trees, pk *prover.ProvingKey) (*Simulator, error) {
+// listenerURL and whose public URL is baseURL, proving with pk against
+// trees.
+func New(listenerURL, baseURL string, trees *Trees, pk *prover.ProvingKey) (*Simulator, error) {
 	target, err := url.Parse(listenerURL)
+	if err != nil {
+		return nil, err
+	}
+	base, err := url.Parse(baseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +114,7 @@ func New(listenerURL string, trees *Trees, pk *prover.ProvingKey) (*Simulator, e
 	transport := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} // our own loopback listener
 	client := &http.Client{Transport: rewriteHost{target, transport},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &Simulator{listener: listenerURL, trees: trees, provingKey: pk, http: client}, nil
+	return &Simulator{listener: listenerURL, baseHost: base.Hostname(), trees: trees, provingKey: pk, http: client}, nil
 }
 
 type rewriteHost struct {
@@ -123,16 +129,32 @@ func (rw rewriteHost) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // Allowed reports whether r may use the simulator: a loopback client that
-// came through no proxy.
-func Allowed(r *http.Request) bool {
+// came through no proxy and names a loopback host or the server's own. The
+// Host check stops DNS rebinding: a page whose name its attacker re-points
+// at 127.0.0.1 is same-origin with itself, but names its own host.
+func (s *Simulator) Allowed(r *http.Request) bool {
 	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
 		if r.Header.Get(h) != "" {
 			return false
 		}
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	ip := net.ParseIP(host)
-	return err == nil && ip != nil && ip.IsLoopback()
+	client, _, err := net.SplitHostPort(r.RemoteAddr)
+	ip := net.ParseIP(client)
+	return err == nil && ip != nil && ip.IsLoopback() && s.ownHost(r.Host)
+}
+
+// ownHost reports whether hostport (a Host header) names this server: a
+// loopback address, localhost (RFC 6761 §6.3), or the base URL's host.
+func (s *Simulator) ownHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	return host == "localhost" || strings.HasSuffix(host, ".localhost") || host == strings.ToLower(s.baseHost)
 }
 
 // Register adds the simulator page to mux. Its form accepts same-origin
@@ -145,7 +167,7 @@ func (s *Simulator) Register(mux *http.ServeMux) {
 
 func (s *Simulator) guard(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !Allowed(r) {
+		if !s.Allowed(r) {
 			http.NotFound(w, r)
 			return
 		}

@@ -12,6 +12,10 @@ import (
 )
 
 func TestAllowed(t *testing.T) {
+	s, err := New("http://127.0.0.1:1", "http://dev.test:8080", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		remote string
 		header [2]string
@@ -29,24 +33,37 @@ func TestAllowed(t *testing.T) {
 		{"garbage", [2]string{}, false},
 	} {
 		r := httptest.NewRequest(http.MethodGet, Path, nil)
-		r.RemoteAddr = tc.remote
+		r.RemoteAddr, r.Host = tc.remote, "127.0.0.1:8080"
 		if tc.header[0] != "" {
 			r.Header.Set(tc.header[0], tc.header[1])
 		}
-		if got := Allowed(r); got != tc.ok {
+		if got := s.Allowed(r); got != tc.ok {
 			t.Errorf("%s %v: Allowed = %v", tc.remote, tc.header, got)
+		}
+	}
+	// DNS rebinding: a loopback client naming another host is refused.
+	for host, ok := range map[string]bool{
+		"127.0.0.1:8080": true, "[::1]:8080": true, "localhost:8080": true, "LOCALHOST": true,
+		"app.localhost:3000": true, "dev.test:8080": true, "Dev.Test": true,
+		"evil.example:8080": false, "evil.example": false, "10.0.0.1:8080": false, "": false,
+		"localhost.evil.example": false, "dev.test.evil.example": false,
+	} {
+		r := httptest.NewRequest(http.MethodGet, Path, nil)
+		r.RemoteAddr, r.Host = "127.0.0.1:5000", host
+		if got := s.Allowed(r); got != ok {
+			t.Errorf("Host %q: Allowed = %v, want %v", host, got, ok)
 		}
 	}
 }
 
 func TestGuard(t *testing.T) {
 	mux := http.NewServeMux()
-	s, err := New("http://127.0.0.1:1", nil, nil)
+	s, err := New("http://127.0.0.1:1", "http://localhost:8080", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Register(mux)
-	r := httptest.NewRequest(http.MethodGet, Path+"?link=worldid://signin?request=x", nil)
+	r := httptest.NewRequest(http.MethodGet, "http://localhost:8080"+Path+"?link=worldid://signin?request=x", nil)
 	r.RemoteAddr = "192.0.2.7:5000"
 	w := httptest.NewRecorder()
 	mux.ServeHTTP(w, r)
@@ -66,7 +83,7 @@ func TestGuard(t *testing.T) {
 // reaches it (and is refused there for its empty form).
 func TestCrossOriginPost(t *testing.T) {
 	mux := http.NewServeMux()
-	s, err := New("http://127.0.0.1:1", nil, nil)
+	s, err := New("http://127.0.0.1:1", "http://localhost:8080", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
