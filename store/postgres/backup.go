@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -99,16 +98,8 @@ var exportQueries = []struct {
 		err := r.Scan(&b.PCPDigest, &b.IDCommitment)
 		return b, err
 	}},
-	{backup.TableRefreshes, `SELECT id_commitment, sub, at_ns, coalesce(pcp_digest, ''), credential_id::text
-		FROM refreshes ORDER BY id_commitment, at_s, credential_id`, func(r pgx.CollectableRow) (any, error) {
-		var f record.Refresh
-		var id string
-		if err := r.Scan(&f.IDCommitment, &f.Sub, (*unixNano)(&f.At), &f.PCPDigest, &id); err != nil {
-			return f, err
-		}
-		var err error
-		f.CredentialID, err = strconv.ParseUint(id, 10, 64)
-		return f, err
+	{backup.TableRefreshes, "SELECT " + refreshColumns + " FROM refreshes ORDER BY id_commitment, at_s, credential_id", func(r pgx.CollectableRow) (any, error) {
+		return scanRefresh(r)
 	}},
 }
 
@@ -266,8 +257,7 @@ func (l *loader) add(table string, row any) error {
 	case backup.PCPBinding:
 		q("INSERT INTO pcp_bindings (pcp_digest, id_commitment) VALUES ($1, $2)", r.PCPDigest, r.IDCommitment)
 	case record.Refresh:
-		q(`INSERT INTO refreshes (id_commitment, sub, at_ns, pcp_digest, credential_id) VALUES ($1, $2, $3, NULLIF($4, ''), $5::text::numeric)`,
-			r.IDCommitment, r.Sub, unixNano(r.At), r.PCPDigest, strconv.FormatUint(r.CredentialID, 10))
+		q(insertRefresh, refreshArgs(r)...)
 	case backup.File:
 		q("INSERT INTO shared_files (name, content, created_ns) VALUES ($1, $2, $3)", r.Name, r.Content, unixNano(time.Now()))
 	default:

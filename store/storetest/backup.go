@@ -174,6 +174,8 @@ func populate(t *testing.T, b BackupBackend) {
 	must(b.AddOrbKey(ctx, "orb-b", "PEM-1"))
 	must(b.AddOrbKey(ctx, "orb-a", "PEM-3"))
 	must(b.RecordRefresh(ctx, record.Refresh{IDCommitment: commitment(1), Sub: commitment(5), At: backupT0.Truncate(time.Second), PCPDigest: fmt.Sprintf("%064x", 6), CredentialID: 1 << 63}))
+	// A repeat refresh returns the credential a refresh kept.
+	must(b.RecordRefresh(ctx, record.Refresh{IDCommitment: commitment(1), Sub: commitment(5), At: backupT0.Truncate(time.Second).Add(time.Second), CredentialID: 7, Credential: `{"id":"7"}`}))
 }
 
 // checkRestored compares domain reads of the original and the copy.
@@ -217,6 +219,9 @@ func checkRestored(t *testing.T, ctx context.Context, src, dst BackupBackend) {
 	}
 	if sub, err := dst.PinnedSub(ctx, commitment(1)); err != nil || sub != commitment(5) {
 		t.Errorf("pinned sub: %q, %v", sub, err)
+	}
+	if rs, err := dst.Refreshes(ctx, commitment(1)); err != nil || len(rs) != 2 || rs[0].Credential != "" || rs[1].Credential != `{"id":"7"}` {
+		t.Errorf("refreshes after restore: %+v, %v", rs, err)
 	}
 	if revoked, err := dst.IsGrantRevoked(ctx, "grant-2"); err != nil || !revoked {
 		t.Errorf("revoked grant: %v, %v", revoked, err)
