@@ -142,7 +142,9 @@
 // (ErrNotEmpty) unless forced, when it truncates them first. Actions get
 // new identity ids; nullifiers are joined to them by (rp_id, environment,
 // action); tree sizes are derived from the leaves, which must be
-// contiguous from 0; orb keys are inserted in position order.
+// contiguous from 0; orb keys are inserted in position order. Every table
+// the migrations create is exported, derived (trees) or shared_files
+// (TestEveryTableIsBackedUp).
 //
 // # What it does not do
 //

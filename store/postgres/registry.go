@@ -107,10 +107,14 @@ func (db *DB) AddTrustAnchor(ctx context.Context, a record.TrustAnchor) error {
 func (db *DB) TrustAnchors(ctx context.Context) ([]record.TrustAnchor, error) {
 	ctx, cancel := db.deadline(ctx, callTimeout)
 	defer cancel()
-	rows := db.query(ctx, "SELECT kind, id, x, y, at_ns FROM trust_anchors ORDER BY kind, id")
-	anchors, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (a record.TrustAnchor, err error) {
-		err = row.Scan(&a.Kind, &a.ID, &a.X, &a.Y, (*unixNano)(&a.At))
-		return a, err
-	})
+	rows := db.query(ctx, selectTrustAnchors)
+	anchors, err := pgx.CollectRows(rows, scanTrustAnchor)
 	return anchors, db.fail(ctx, err)
+}
+
+const selectTrustAnchors = "SELECT kind, id, x, y, at_ns FROM trust_anchors ORDER BY kind, id"
+
+func scanTrustAnchor(row pgx.CollectableRow) (a record.TrustAnchor, err error) {
+	err = row.Scan(&a.Kind, &a.ID, &a.X, &a.Y, (*unixNano)(&a.At))
+	return a, err
 }
