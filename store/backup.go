@@ -323,8 +323,10 @@ var ErrNotEmpty = errors.New("the target store is not empty")
 // there is replaced). The rows are checked and the new snapshot written
 // to a temporary file first; only a complete snapshot replaces the old
 // state (rename), so a failed restore leaves dir as it was. Rows of the
-// files table are ignored: they belong to the data directory.
-func Restore(dir string, force bool, load func(backup.Emit) error) error {
+// files table are ignored: they belong to the data directory. verify, if
+// not nil, runs before anything is written with a function that reads the
+// new state back as Export would; an error it returns stops the restore.
+func Restore(dir string, force bool, load func(backup.Emit) error, verify func(readBack func(backup.Emit) error) error) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -358,6 +360,11 @@ func Restore(dir string, force bool, load func(backup.Emit) error) error {
 		return t.put(st, row)
 	}); err != nil {
 		return err
+	}
+	if verify != nil {
+		if err := verify(func(emit backup.Emit) error { return exportState(context.Background(), st, emit) }); err != nil {
+			return err
+		}
 	}
 	path := filepath.Join(dir, snapshotName)
 	f, err := os.OpenFile(path+".tmp", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)

@@ -115,27 +115,37 @@ func (db *DB) Export(ctx context.Context, emit backup.Emit) error {
 	ctx, cancel := db.deadline(ctx, backupTimeout)
 	defer cancel()
 	return db.fail(ctx, pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		for _, q := range exportQueries {
-			rows, err := tx.Query(ctx, q.sql)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				row, err := q.scan(rows)
-				if err == nil {
-					err = emit(q.table, row)
-				}
-				if err != nil {
-					rows.Close()
-					return fmt.Errorf("store: export %s: %w", q.table, err)
-				}
-			}
-			if err := rows.Err(); err != nil {
-				return err
-			}
-		}
-		return nil
+		return exportTx(ctx, tx, emit)
 	}))
+}
+
+// exportTx emits the rows of every exported table as tx sees them.
+func exportTx(ctx context.Context, tx pgx.Tx, emit backup.Emit) error {
+	for _, q := range exportQueries {
+		if err := emitRows(ctx, tx, q.table, q.sql, q.scan, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emitRows emits what scan makes of each row of sql as a row of table.
+func emitRows(ctx context.Context, tx pgx.Tx, table, sql string, scan func(pgx.CollectableRow) (any, error), emit backup.Emit) error {
+	rows, err := tx.Query(ctx, sql)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		row, err := scan(rows)
+		if err == nil {
+			err = emit(table, row)
+		}
+		if err != nil {
+			return fmt.Errorf("store: export %s: %w", table, err)
+		}
+	}
+	return rows.Err()
 }
 
 // derivedTables are rebuilt by Restore from exported rows: trees (their
@@ -161,8 +171,10 @@ var ErrNotEmpty = errors.New("the target database is not empty")
 // Restore loads the rows that load calls its argument with, files (into
 // shared_files) included, in one transaction: a failure anywhere writes
 // nothing. The database must hold no data unless force is set; then
-// everything in it is replaced.
-func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) error) error {
+// everything in it is replaced. verify, if not nil, runs before the commit
+// with a function that reads the loaded rows back as Export would, files
+// included; an error it returns undoes the restore.
+func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) error, verify func(readBack func(backup.Emit) error) error) error {
 	ctx, cancel := db.deadline(ctx, backupTimeout)
 	defer cancel()
 	return db.fail(ctx, pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
@@ -189,7 +201,19 @@ func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) er
 		for tree, size := range l.trees {
 			l.batch.Queue("UPDATE trees SET size = $2 WHERE tree = $1", tree, size)
 		}
-		return l.flush(ctx)
+		if err := l.flush(ctx); err != nil || verify == nil {
+			return err
+		}
+		return verify(func(emit backup.Emit) error {
+			if err := exportTx(ctx, tx, emit); err != nil {
+				return err
+			}
+			return emitRows(ctx, tx, backup.TableFiles, "SELECT name, content FROM shared_files ORDER BY name", func(r pgx.CollectableRow) (any, error) {
+				var f backup.File
+				err := r.Scan(&f.Name, &f.Content)
+				return f, err
+			}, emit)
+		})
 	}))
 }
 

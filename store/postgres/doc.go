@@ -139,7 +139,9 @@
 // REPEATABLE READ, read-only transaction: a consistent snapshot that blocks
 // no writer. Restore loads such rows (shared files included) in one
 // transaction after locking every table; it refuses a database with any row
-// (ErrNotEmpty) unless forced, when it truncates them first. Actions get
+// (ErrNotEmpty) unless forced, when it truncates them first, and lets its
+// caller read the rows back inside the transaction (restore and migrate
+// compare their digests with the source's) and undo it. Actions get
 // new identity ids; nullifiers are joined to them by (rp_id, environment,
 // action); tree sizes are derived from the leaves, which must be
 // contiguous from 0; orb keys are inserted in position order. Every table
