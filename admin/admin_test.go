@@ -249,8 +249,10 @@ func (failingStore) AppByRP(context.Context, string) (record.App, error) {
 func (failingStore) PutSignups(context.Context, []record.Signup) error { return record.ErrUnavailable }
 func (failingStore) AddOrbKey(context.Context, string, string) error   { return record.ErrUnavailable }
 func (failingStore) SetRefreshEnabled(context.Context, bool) error     { return record.ErrUnavailable }
-func (failingStore) ReplaceApp(context.Context, record.App) error      { return record.ErrUnavailable }
-func (failingStore) DeleteApp(context.Context, string) error           { return record.ErrUnavailable }
+func (failingStore) ImportApps(context.Context, []record.App, bool) error {
+	return record.ErrUnavailable
+}
+func (failingStore) DeleteApp(context.Context, string) error { return record.ErrUnavailable }
 func (failingStore) UpdateApp(context.Context, string, func(*record.App) error) (record.App, error) {
 	return record.App{}, record.ErrUnavailable
 }
@@ -258,16 +260,21 @@ func (failingStore) SetActionLimit(context.Context, string, string, string, int,
 	return record.ErrUnavailable
 }
 
-func (m *memStore) ReplaceApp(_ context.Context, a record.App) error {
+// ImportApps is all or none, as the backends: it works on a copy.
+func (m *memStore) ImportApps(_ context.Context, apps []record.App, replace bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, b := range m.apps {
-		if b.RPID == a.RPID && b.ID != a.ID {
-			return record.ErrExists
+	next := slices.Clone(m.apps)
+	for i, a := range apps {
+		if replace {
+			next = slices.DeleteFunc(next, func(b record.App) bool { return b.ID == a.ID })
 		}
+		if slices.ContainsFunc(next, func(b record.App) bool { return b.ID == a.ID || b.RPID == a.RPID }) {
+			return &record.ItemError{Index: i, Err: record.ErrExists}
+		}
+		next = append(next, a)
 	}
-	m.apps = slices.DeleteFunc(m.apps, func(b record.App) bool { return b.ID == a.ID })
-	m.apps = append(m.apps, a)
+	m.apps = next
 	return nil
 }
 

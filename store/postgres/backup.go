@@ -246,7 +246,7 @@ func (l *loader) add(table string, row any) error {
 	q := func(sql string, args ...any) { l.batch.Queue(sql, args...) }
 	switch r := row.(type) {
 	case record.App:
-		q("INSERT INTO apps ("+appColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", appArgs(r)...)
+		q(insertApp, appArgs(r)...)
 	case record.Action:
 		q(`INSERT INTO actions (rp_id, environment, action, max_verifications, created_ns) VALUES ($1, $2, $3, $4, $5)`,
 			r.RPID, r.Environment, []byte(r.Action), r.MaxVerifications, unixNano(r.CreatedAt))
