@@ -42,7 +42,10 @@
 //	POST /admin/orbkeys     trust an Orb key: {"orb_id", "public_key_pem"} (secp256k1 SPKI PEM)
 //	POST /admin/refresh     turn credential refresh on or off: {"enabled": bool}
 //	POST /admin/actions     set an action's max_verifications: {"rp_id", "action", "environment", "max_verifications"}
-//	POST /admin/roots       add a root of a tree kept elsewhere: {"identifier", "environment", "root", "depth", "at"}; "at" at most 5 min in the future
+//	POST /admin/roots       add a root of a tree kept elsewhere: {"identifier", "environment", "root", "depth", "at"}, or of
+//	                        World's 4.0 registry: {"protocol_version": "4.0", "environment", "root", "at"}; "at" at most
+//	                        5 min in the future either way
+//	POST /admin/anchors     set a World ID 4.0 trust anchor: {"kind": "issuer_key"|"oprf_key", "id", "x", "y"}; GET lists them
 //
 // Audit: every change is logged as one line "admin change" with who (the
 // token's TokenID), what and which id. It does not implement operator
