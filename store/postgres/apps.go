@@ -40,7 +40,7 @@ func appArgs(a record.App) []any {
 // with a *record.ItemError naming the app and wrapping record.ErrExists;
 // then nothing is written.
 func (db *DB) ImportApps(ctx context.Context, apps []record.App, replace bool) error {
-	ctx, cancel := db.deadline(ctx, callTimeout)
+	ctx, cancel := db.deadline(ctx, batchTimeout(len(apps)))
 	defer cancel()
 	sql := insertApp
 	if replace {

@@ -110,37 +110,44 @@ var exportQueries = []struct {
 
 // Export emits every record in the logical format from one REPEATABLE
 // READ, read-only transaction: a consistent snapshot that does not block
-// writers. Shared files are not exported here (the caller adds them).
+// writers. Shared files are not exported here (the caller adds them). Each
+// wait for the database has a deadline, the time emit takes does not
+// (stepDeadline), so a backup of any size streams to a client of any
+// speed, and a database that stops answering fails it within callTimeout.
 func (db *DB) Export(ctx context.Context, emit backup.Emit) error {
-	ctx, cancel := db.deadline(ctx, backupTimeout)
+	ctx, d, cancel := withStepDeadline(ctx)
 	defer cancel()
 	return db.fail(ctx, pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		return exportTx(ctx, tx, emit)
+		return exportTx(ctx, tx, d, emit)
 	}))
 }
 
 // exportTx emits the rows of every exported table as tx sees them.
-func exportTx(ctx context.Context, tx pgx.Tx, emit backup.Emit) error {
+func exportTx(ctx context.Context, tx pgx.Tx, d *stepDeadline, emit backup.Emit) error {
 	for _, q := range exportQueries {
-		if err := emitRows(ctx, tx, q.table, q.sql, q.scan, emit); err != nil {
+		if err := emitRows(ctx, tx, d, q.table, q.sql, q.scan, emit); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// emitRows emits what scan makes of each row of sql as a row of table.
-func emitRows(ctx context.Context, tx pgx.Tx, table, sql string, scan func(pgx.CollectableRow) (any, error), emit backup.Emit) error {
+// emitRows emits what scan makes of each row of sql as a row of table. d
+// is waiting whenever the database is asked, and when emitRows returns.
+func emitRows(ctx context.Context, tx pgx.Tx, d *stepDeadline, table, sql string, scan func(pgx.CollectableRow) (any, error), emit backup.Emit) error {
+	d.waiting()
 	rows, err := tx.Query(ctx, sql)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
+		d.idle()
 		row, err := scan(rows)
 		if err == nil {
 			err = emit(table, row)
 		}
+		d.waiting()
 		if err != nil {
 			return fmt.Errorf("store: export %s: %w", table, err)
 		}
@@ -173,11 +180,14 @@ var ErrNotEmpty = errors.New("the target database is not empty")
 // nothing. The database must hold no data unless force is set; then
 // everything in it is replaced. verify, if not nil, runs before the commit
 // with a function that reads the loaded rows back as Export would, files
-// included; an error it returns undoes the restore.
+// included; an error it returns undoes the restore. As in Export, each wait
+// for the database has a deadline, the time load takes to emit rows does
+// not.
 func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) error, verify func(readBack func(backup.Emit) error) error) error {
-	ctx, cancel := db.deadline(ctx, backupTimeout)
+	ctx, d, cancel := withStepDeadline(ctx)
 	defer cancel()
 	return db.fail(ctx, pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		defer d.waiting() // for the commit or rollback
 		if _, err := tx.Exec(ctx, "LOCK TABLE "+storeTables+" IN EXCLUSIVE MODE"); err != nil {
 			return err
 		}
@@ -191,7 +201,8 @@ func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) er
 			}
 			return err
 		}
-		l := &loader{ctx: ctx, tx: tx, trees: map[string]int{}, orbKeys: map[string]int{}}
+		l := &loader{ctx: ctx, tx: tx, d: d, trees: map[string]int{}, orbKeys: map[string]int{}}
+		d.idle()
 		if err := load(l.add); err != nil {
 			return err
 		}
@@ -205,10 +216,10 @@ func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) er
 			return err
 		}
 		return verify(func(emit backup.Emit) error {
-			if err := exportTx(ctx, tx, emit); err != nil {
+			if err := exportTx(ctx, tx, d, emit); err != nil {
 				return err
 			}
-			return emitRows(ctx, tx, backup.TableFiles, "SELECT name, content FROM shared_files ORDER BY name", func(r pgx.CollectableRow) (any, error) {
+			return emitRows(ctx, tx, d, backup.TableFiles, "SELECT name, content FROM shared_files ORDER BY name", func(r pgx.CollectableRow) (any, error) {
 				var f backup.File
 				err := r.Scan(&f.Name, &f.Content)
 				return f, err
@@ -235,6 +246,7 @@ func nonEmptyTable(ctx context.Context, tx pgx.Tx) (string, error) {
 type loader struct {
 	ctx     context.Context
 	tx      pgx.Tx
+	d       *stepDeadline // waiting while a batch is sent
 	batch   pgx.Batch
 	trees   map[string]int // tree → size, from the leaves
 	orbKeys map[string]int // orb → keys so far
@@ -317,6 +329,8 @@ func (l *loader) flush(ctx context.Context) error {
 	if l.batch.Len() == 0 {
 		return nil
 	}
+	l.d.waiting()
+	defer l.d.idle()
 	err := l.tx.SendBatch(ctx, &l.batch).Close()
 	l.batch = pgx.Batch{}
 	return err

@@ -48,7 +48,7 @@ func (db *DB) PutSignup(ctx context.Context, s record.Signup) error {
 // commitment, so that re-importing a file is idempotent; of two records of
 // one commitment in ss the later wins.
 func (db *DB) PutSignups(ctx context.Context, ss []record.Signup) error {
-	ctx, cancel := db.deadline(ctx, bulkTimeout)
+	ctx, cancel := db.deadline(ctx, batchTimeout(len(ss)))
 	defer cancel()
 	for i, s := range ss {
 		if err := s.Validate(); err != nil {
