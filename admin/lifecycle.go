@@ -286,12 +286,12 @@ func (a *api) switchApp(enable bool) http.HandlerFunc {
 // rotateSecret replaces the client secret; the old one stops working at
 // once (doc.go: no grace period).
 func (a *api) rotateSecret(w http.ResponseWriter, r *http.Request) {
-	secret, err := newSecret(a.Rand)
+	secret, hash, err := NewSecret(a.Rand)
 	if err != nil {
 		writeError(w, a.Log, err)
 		return
 	}
-	app, ok := a.change(w, r, "client secret rotated", func(app *record.App) { app.SecretHash = hashSecret(secret) })
+	app, ok := a.change(w, r, "client secret rotated", func(app *record.App) { app.SecretHash = hash })
 	if ok {
 		writeJSON(w, http.StatusOK, RotatedSecret{AppID: app.ID, ClientSecret: secret})
 	}
@@ -342,6 +342,13 @@ func (a *api) deleteApp(w http.ResponseWriter, r *http.Request) {
 	}
 	a.audit("app deleted", id)
 	writeJSON(w, http.StatusOK, map[string]string{"app_id": id, "status": "deleted"})
+}
+
+// NewSecret draws a client secret and returns it with the hash an app
+// record keeps (record.App.SecretHash).
+func NewSecret(rand io.Reader) (secret, hash string, err error) {
+	secret, err = newSecret(rand)
+	return secret, hashSecret(secret), err
 }
 
 // newSecret draws a client secret: "sk_" + 64 hex (256 bits).
