@@ -33,7 +33,9 @@ type Store interface {
 	PutSignups(ctx context.Context, ss []record.Signup) error
 	AddOrbKey(ctx context.Context, orbID, pem string) error
 	SetRefreshEnabled(ctx context.Context, on bool) error
-	ReplaceApp(ctx context.Context, a record.App) error
+	// ImportApps stores apps in one operation, all or none; a taken id
+	// fails it with a *record.ItemError naming the app.
+	ImportApps(ctx context.Context, apps []record.App, replace bool) error
 	UpdateApp(ctx context.Context, id string, change func(*record.App) error) (record.App, error)
 	DeleteApp(ctx context.Context, id string) error
 	Exporter
@@ -81,7 +83,7 @@ func New(o Options) http.Handler {
 		http.MethodGet:  a.listApps,
 		http.MethodPost: a.createApp,
 	})
-	a.route(mux, "/admin/apps/import", map[string]http.HandlerFunc{http.MethodPost: a.importApp})
+	a.route(mux, "/admin/apps/import", map[string]http.HandlerFunc{http.MethodPost: a.importApps})
 	a.route(mux, "/admin/apps/{app_id}", map[string]http.HandlerFunc{
 		http.MethodPost:   a.updateApp,
 		http.MethodDelete: a.deleteApp,
@@ -180,28 +182,33 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if err != nil || mt != "application/json" {
 		return &Error{http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json"}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := readBody(w, r, maxBody)
 	if err != nil {
-		return bodyError(err)
+		return err
 	}
 	return decodeBytes(body, v)
+}
+
+// readBody reads a body of at most limit bytes.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, &Error{http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("body exceeds %d bytes", limit)}
+	case err != nil:
+		return nil, &Error{http.StatusBadRequest, "bad_request", "reading the body: " + err.Error()}
+	}
+	return body, nil
 }
 
 // decodeBytes decodes one JSON value strictly: exact member names, no
 // duplicates, nothing after the value.
 func decodeBytes(body []byte, v any) error {
 	if err := strictjson.Decode(body, v); err != nil {
-		return bodyError(err)
+		return badRequest("invalid JSON body: %v", err)
 	}
 	return nil
-}
-
-func bodyError(err error) error {
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return &Error{http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("body exceeds %d bytes", maxBody)}
-	}
-	return &Error{http.StatusBadRequest, "bad_request", "invalid JSON body: " + err.Error()}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

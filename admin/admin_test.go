@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -249,8 +250,10 @@ func (failingStore) AppByRP(context.Context, string) (record.App, error) {
 func (failingStore) PutSignups(context.Context, []record.Signup) error { return record.ErrUnavailable }
 func (failingStore) AddOrbKey(context.Context, string, string) error   { return record.ErrUnavailable }
 func (failingStore) SetRefreshEnabled(context.Context, bool) error     { return record.ErrUnavailable }
-func (failingStore) ReplaceApp(context.Context, record.App) error      { return record.ErrUnavailable }
-func (failingStore) DeleteApp(context.Context, string) error           { return record.ErrUnavailable }
+func (failingStore) ImportApps(context.Context, []record.App, bool) error {
+	return record.ErrUnavailable
+}
+func (failingStore) DeleteApp(context.Context, string) error { return record.ErrUnavailable }
 func (failingStore) UpdateApp(context.Context, string, func(*record.App) error) (record.App, error) {
 	return record.App{}, record.ErrUnavailable
 }
@@ -258,16 +261,21 @@ func (failingStore) SetActionLimit(context.Context, string, string, string, int,
 	return record.ErrUnavailable
 }
 
-func (m *memStore) ReplaceApp(_ context.Context, a record.App) error {
+// ImportApps is all or none, as the backends: it works on a copy.
+func (m *memStore) ImportApps(_ context.Context, apps []record.App, replace bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, b := range m.apps {
-		if b.RPID == a.RPID && b.ID != a.ID {
-			return record.ErrExists
+	next := slices.Clone(m.apps)
+	for i, a := range apps {
+		if replace {
+			next = slices.DeleteFunc(next, func(b record.App) bool { return b.ID == a.ID })
 		}
+		if slices.ContainsFunc(next, func(b record.App) bool { return b.ID == a.ID || b.RPID == a.RPID }) {
+			return &record.ItemError{Index: i, Err: record.ErrExists}
+		}
+		next = append(next, a)
 	}
-	m.apps = slices.DeleteFunc(m.apps, func(b record.App) bool { return b.ID == a.ID })
-	m.apps = append(m.apps, a)
+	m.apps = next
 	return nil
 }
 
@@ -299,3 +307,40 @@ func (m *memStore) DeleteApp(_ context.Context, id string) error {
 
 func (m *memStore) Export(context.Context, backup.Emit) error  { return nil }
 func (failingStore) Export(context.Context, backup.Emit) error { return record.ErrUnavailable }
+
+// slowExport is a store whose export takes longer than a write timeout.
+type slowExport struct {
+	*memStore
+	rows  int
+	pause time.Duration
+}
+
+func (s slowExport) Export(_ context.Context, emit backup.Emit) error {
+	for i := range s.rows {
+		time.Sleep(s.pause)
+		app := record.App{ID: fmt.Sprintf("app_%032x", i), Name: strings.Repeat("n", 100<<10), RedirectURIs: []string{}}
+		if err := emit(backup.TableApps, app); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A backup that streams for longer than the listener's write timeout is
+// not cut: the deadline moves with each chunk written.
+func TestBackupOutlastsWriteTimeout(t *testing.T) {
+	st := slowExport{memStore: &memStore{}, rows: 8, pause: 150 * time.Millisecond}
+	srv := httptest.NewUnstartedServer(New(Options{Token: testToken, Store: st, StoreName: "json", Rand: rand.Reader,
+		Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	srv.Config.WriteTimeout = 500 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	var buf bytes.Buffer
+	c := &Client{BaseURL: srv.URL, Token: testToken, HTTP: srv.Client()}
+	if err := c.Backup(t.Context(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, sum, err := backup.Read(&buf, nil); err != nil || sum.Counts[backup.TableApps] != st.rows {
+		t.Fatalf("a backup streamed for %v under a %v write timeout: %v, %+v", time.Duration(st.rows)*st.pause, srv.Config.WriteTimeout, err, sum.Counts)
+	}
+}

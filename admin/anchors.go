@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"errors"
 	"net/http"
 
 	"worldid/field"
@@ -34,10 +35,14 @@ func (a *api) addAnchor(w http.ResponseWriter, r *http.Request) {
 	}
 	anchor := record.TrustAnchor{Kind: req.Kind, ID: req.ID, X: req.X, Y: req.Y, At: a.Now()}
 	if err := a.Registry.AddTrustAnchor(r.Context(), anchor); err != nil {
-		writeError(w, a.Log, badRequest("%v", err))
+		// The registry validates the anchor; only the store's failures are not the request's.
+		if !errors.Is(err, record.ErrUnavailable) {
+			err = badRequest("%v", err)
+		}
+		writeError(w, a.Log, err)
 		return
 	}
-	a.Log.Info("admin: trust anchor set", "kind", req.Kind, "id", req.ID)
+	a.audit("trust anchor set", req.Kind+"/"+req.ID)
 	writeJSON(w, http.StatusCreated, req)
 }
 
@@ -67,14 +72,15 @@ func (a *api) addRootV4(w http.ResponseWriter, r *http.Request, req AddRootReque
 		writeError(w, a.Log, badRequest("root: %v", err))
 		return
 	}
-	if req.At.IsZero() {
-		req.At = a.Now()
+	if req.At, err = a.rootTime(req.At); err != nil {
+		writeError(w, a.Log, err)
+		return
 	}
 	if err := a.Registry.AddRootV4(r.Context(), req.Environment, root, req.At); err != nil {
 		writeError(w, a.Log, err)
 		return
 	}
 	req.Identifier, req.Depth = "", 0
-	a.Log.Info("admin: World ID 4.0 root added", "environment", req.Environment)
+	a.audit("external root added", record.V4RootTree(req.Environment), "root", req.Root)
 	writeJSON(w, http.StatusCreated, req)
 }

@@ -159,7 +159,7 @@ func NewApp(rand io.Reader, now time.Time, req CreateAppRequest) (record.App, st
 	if _, err := io.ReadFull(rand, b[:]); err != nil {
 		return record.App{}, "", fmt.Errorf("admin: reading randomness: %w", err)
 	}
-	secret, err := newSecret(rand)
+	secret, hash, err := NewSecret(rand)
 	if err != nil {
 		return record.App{}, "", err
 	}
@@ -167,7 +167,7 @@ func NewApp(rand io.Reader, now time.Time, req CreateAppRequest) (record.App, st
 		ID:           "app_" + hex.EncodeToString(b[:16]),
 		RPID:         "rp_" + hex.EncodeToString(b[16:24]),
 		Name:         req.Name,
-		SecretHash:   hashSecret(secret),
+		SecretHash:   hash,
 		RedirectURIs: req.RedirectURIs,
 		CreatedAt:    now.UTC(),
 	}, secret, nil

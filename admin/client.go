@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -30,10 +31,12 @@ func (c *Client) Apps(ctx context.Context) (AppList, error) {
 	return out, c.do(ctx, http.MethodGet, "/admin/apps", nil, &out)
 }
 
-// ImportApp registers an app with its existing ids.
-func (c *Client) ImportApp(ctx context.Context, req ImportAppRequest) (ImportedApp, error) {
-	var out ImportedApp
-	return out, c.do(ctx, http.MethodPost, "/admin/apps/import", req, &out)
+// ImportApps registers the apps of lines (JSON lines of ImportAppRequest,
+// sent as they are, so errors name their lines) with their existing ids,
+// all or none.
+func (c *Client) ImportApps(ctx context.Context, lines []byte, replace bool) (ImportedApps, error) {
+	var out ImportedApps
+	return out, c.send(ctx, http.MethodPost, "/admin/apps/import?replace="+strconv.FormatBool(replace), importType, bytes.NewReader(lines), &out)
 }
 
 // UpdateApp changes an app's name and/or redirect URIs.
@@ -148,21 +151,26 @@ func (c *Client) SetRefresh(ctx context.Context, enabled bool) error {
 
 // do sends one request; a non-2xx answer becomes an *Error.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
+	if in == nil {
+		return c.send(ctx, method, path, "", nil, out)
 	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return c.send(ctx, method, path, "application/json", bytes.NewReader(b), out)
+}
+
+// send makes one call with a body of contentType (none if "") and decodes
+// a JSON answer into out.
+func (c *Client) send(ctx context.Context, method, path, contentType string, body io.Reader, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.BaseURL, "/")+path, body)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Token)
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {

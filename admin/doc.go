@@ -7,7 +7,9 @@
 // (over SHA-256 digests, so its length leaks nothing either). Bodies are JSON
 // (exactly application/json, at most 64 KiB; internal/strictjson rejects
 // unknown, case-folded and duplicate member names, invalid UTF-8, nesting
-// over 64 and trailing data, in time and memory linear in the body).
+// over 64 and trailing data, in time and memory linear in the body), but
+// for an app import: JSON lines (application/x-ndjson, at most 4 MiB and
+// 1000 apps, each line at most 64 KiB and decoded as strictly).
 //
 // Errors have one shape, {"error": "<code>", "message": "<text>"}, with
 // 400 bad_request, 401 unauthenticated, 404 not_found, 405 method_not_allowed
@@ -19,9 +21,12 @@
 //
 //	POST /admin/apps   create an app: {"name", "redirect_uris"} → credentials (the secret is shown once)
 //	GET  /admin/apps        list apps (never secrets or their hashes), with environment, state, created_at, updated_at
-//	POST /admin/apps/import import an app with its ids: {"app_id", "rp_id", "name", "redirect_uris", "environment",
-//	                        "client_secret", "replace"}; app_id app_/app_staging_ + 32 lowercase hex, rp_id rp_ + 16;
-//	                        without client_secret one is generated and shown once; a taken app_id is 409 unless replace
+//	POST /admin/apps/import[?replace=true]  import apps with their ids, all or none: one JSON line per app,
+//	                        {"app_id", "rp_id", "name", "redirect_uris", "environment", "client_secret"}; app_id
+//	                        app_/app_staging_ + 32 lowercase hex, rp_id rp_ + 16; without client_secret one is
+//	                        generated and shown once → {"apps": [...]} in line order. Every line is checked
+//	                        first (400 naming the line; an id twice in the batch too), then all are stored in
+//	                        one store operation: a taken app_id (unless replace) or rp_id is 409 naming the line
 //	POST /admin/apps/{app_id}          update: {"name"} and/or {"redirect_uris"}
 //	DELETE /admin/apps/{app_id}        delete (its nullifiers stay recorded)
 //	POST /admin/apps/{app_id}/secret   rotate the client secret → {"app_id", "client_secret"}; the old one stops at once
@@ -37,7 +42,10 @@
 //	POST /admin/orbkeys     trust an Orb key: {"orb_id", "public_key_pem"} (secp256k1 SPKI PEM)
 //	POST /admin/refresh     turn credential refresh on or off: {"enabled": bool}
 //	POST /admin/actions     set an action's max_verifications: {"rp_id", "action", "environment", "max_verifications"}
-//	POST /admin/roots       add a root of a tree kept elsewhere: {"identifier", "environment", "root", "depth", "at"}; "at" at most 5 min in the future
+//	POST /admin/roots       add a root of a tree kept elsewhere: {"identifier", "environment", "root", "depth", "at"}, or of
+//	                        World's 4.0 registry: {"protocol_version": "4.0", "environment", "root", "at"}; "at" at most
+//	                        5 min in the future either way
+//	POST /admin/anchors     set a World ID 4.0 trust anchor: {"kind": "issuer_key"|"oprf_key", "id", "x", "y"}; GET lists them
 //
 // Audit: every change is logged as one line "admin change" with who (the
 // token's TokenID), what and which id. It does not implement operator

@@ -110,17 +110,23 @@ func FuzzAdminAPI(f *testing.F) {
 	})
 }
 
+// FuzzParseImportLines: every app an accepted batch holds is valid, and
+// its line holds it.
 func FuzzParseImportLines(f *testing.F) {
 	f.Add(`{"app_id":"` + importID + `","rp_id":"` + importRP + `","name":"n","redirect_uris":[],"client_secret":"sk_0123456789abcdef01234567"}`)
 	f.Add(`{"app_id":"app_0123","rp_id":"rp_1"}` + "\n{}")
 	f.Fuzz(func(t *testing.T, input string) {
-		reqs, err := ParseImportLines(strings.NewReader(input), "f")
+		reqs, lines, err := parseImportLines([]byte(input))
 		if err != nil {
 			return
 		}
-		for _, r := range reqs {
-			if err := ValidateImport(&r); err != nil {
+		text := strings.Split(input, "\n")
+		for i, r := range reqs {
+			if err := validateImport(&r); err != nil {
 				t.Fatalf("accepted an invalid line: %v", err)
+			}
+			if !strings.Contains(text[lines[i]-1], r.AppID) {
+				t.Fatalf("app %s is not on line %d", r.AppID, lines[i])
 			}
 		}
 	})

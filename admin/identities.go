@@ -168,14 +168,8 @@ func (a *api) addRoot(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, badRequest("depth must be 16 to 32 (the published Semaphore v3 keys)"))
 		return
 	}
-	now := a.Now()
-	if req.At.IsZero() {
-		req.At = now
-	}
-	// A root's age decides when verify stops accepting it; a time in the
-	// future would keep it valid for that much longer.
-	if req.At.After(now.Add(maxRootClockSkew)) {
-		writeError(w, a.Log, badRequest("at must not be more than %v in the future (server time %s)", maxRootClockSkew, now.UTC().Format(time.RFC3339)))
+	if req.At, err = a.rootTime(req.At); err != nil {
+		writeError(w, a.Log, err)
 		return
 	}
 	if err := a.Registry.AddExternalRoot(r.Context(), req.Identifier, req.Environment, root, req.Depth, req.At); err != nil {
@@ -184,6 +178,21 @@ func (a *api) addRoot(w http.ResponseWriter, r *http.Request) {
 	}
 	a.audit("external root added", tree, "root", req.Root, "depth", req.Depth)
 	writeJSON(w, http.StatusCreated, req)
+}
+
+// rootTime returns when a root was mined or finalized: at, or now if at is
+// zero. A root's age decides when verify stops accepting it, so a time in
+// the future, which would keep it valid for that much longer, is refused
+// beyond maxRootClockSkew.
+func (a *api) rootTime(at time.Time) (time.Time, error) {
+	now := a.Now()
+	if at.IsZero() {
+		return now, nil
+	}
+	if at.After(now.Add(maxRootClockSkew)) {
+		return at, badRequest("at must not be more than %v in the future (server time %s)", maxRootClockSkew, now.UTC().Format(time.RFC3339))
+	}
+	return at, nil
 }
 
 // parseTree applies the defaults and validates the tree name parts.

@@ -2,11 +2,13 @@ package admin
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 
@@ -24,9 +26,19 @@ const (
 	maxImportedSecret = 256
 )
 
-// ImportAppRequest is the body of POST /admin/apps/import and one line of
-// the file `worldid app import` reads: an app registered elsewhere (the
-// World ID developer portal), with its ids.
+// Bounds on one import batch: its body and its apps (each line is also
+// bounded by maxBody).
+const (
+	maxImportBody = 4 << 20
+	maxImportApps = 1000
+)
+
+// importType is the media type of an import batch: JSON lines.
+const importType = "application/x-ndjson"
+
+// ImportAppRequest is one line of the body of POST /admin/apps/import, a
+// file `worldid app import` sends as it is: an app registered elsewhere
+// (the World ID developer portal), with its ids.
 type ImportAppRequest struct {
 	AppID        string   `json:"app_id"` // app_<32 hex> or app_staging_<32 hex>
 	RPID         string   `json:"rp_id"`  // rp_<16 hex>
@@ -38,15 +50,18 @@ type ImportAppRequest struct {
 	// ClientSecret is the app's existing secret, stored as its hash;
 	// empty: one is generated and shown once.
 	ClientSecret string `json:"client_secret,omitempty"`
-	// Replace an app of the same app_id instead of refusing it.
-	Replace bool `json:"replace,omitempty"`
 }
 
-// ImportedApp is the answer to POST /admin/apps/import; ClientSecret is
-// set only when it was generated.
+// ImportedApp is one app of the answer to POST /admin/apps/import;
+// ClientSecret is set only when it was generated.
 type ImportedApp struct {
 	AppInfo
 	ClientSecret string `json:"client_secret,omitempty"`
+}
+
+// ImportedApps answers POST /admin/apps/import: the apps in line order.
+type ImportedApps struct {
+	Apps []ImportedApp `json:"apps"`
 }
 
 // UpdateAppRequest is the body of POST /admin/apps/{app_id}: the members
@@ -62,9 +77,8 @@ type RotatedSecret struct {
 	ClientSecret string `json:"client_secret"`
 }
 
-// ValidateImport checks an import request as the admin route does, so
-// that `worldid app import` can refuse a bad file before sending any line.
-func ValidateImport(req *ImportAppRequest) error {
+// validateImport checks one app of an import and sets its environment.
+func validateImport(req *ImportAppRequest) error {
 	switch {
 	case !record.ValidAppID(req.AppID):
 		return badRequest("app_id %q is not app_ or app_staging_ followed by 32 lowercase hex digits", req.AppID)
@@ -108,83 +122,125 @@ func validateRedirectURIs(uris []string, least int) error {
 	return nil
 }
 
-func (a *api) importApp(w http.ResponseWriter, r *http.Request) {
-	var req ImportAppRequest
-	if err := decodeJSON(w, r, &req); err != nil {
-		writeError(w, a.Log, err)
-		return
-	}
-	if err := ValidateImport(&req); err != nil {
-		writeError(w, a.Log, err)
-		return
-	}
-	secret, generated := req.ClientSecret, ""
-	if secret == "" {
-		var err error
-		if secret, err = newSecret(a.Rand); err != nil {
-			writeError(w, a.Log, err)
-			return
-		}
-		generated = secret
-	}
-	app := record.App{
-		ID: req.AppID, RPID: req.RPID, Name: req.Name, SecretHash: hashSecret(secret),
-		RedirectURIs: req.RedirectURIs, CreatedAt: a.Now().UTC(), Staging: req.Environment == "staging",
-	}
-	if app.RedirectURIs == nil {
-		app.RedirectURIs = []string{}
-	}
-	store := a.Store.CreateApp
-	if req.Replace {
-		store = a.Store.ReplaceApp
-	}
-	if err := store(r.Context(), app); err != nil {
-		if errors.Is(err, record.ErrExists) {
-			err = &Error{http.StatusConflict, "conflict", fmt.Sprintf("app_id %s or rp_id %s is taken (use replace for the app_id)", app.ID, app.RPID)}
-		}
-		writeError(w, a.Log, err)
-		return
-	}
-	a.audit(map[bool]string{false: "app imported", true: "app imported (replace)"}[req.Replace], app.ID, "rp_id", app.RPID, "environment", req.Environment)
-	writeJSON(w, http.StatusCreated, ImportedApp{AppInfo: infoOf(app), ClientSecret: generated})
+// importBatch is a parsed POST /admin/apps/import.
+type importBatch struct {
+	apps    []ImportAppRequest
+	lines   []int // the line of each app in the body
+	replace bool
 }
 
-// ParseImportLines reads the JSON lines of `worldid app import`, strictly
-// (unknown or repeated members are errors), validates each, and refuses an
-// app_id or rp_id that appears twice; errors name the line. Blank lines are
-// skipped.
-func ParseImportLines(r io.Reader, name string) ([]ImportAppRequest, error) {
-	var out []ImportAppRequest
+func parseImport(w http.ResponseWriter, r *http.Request) (importBatch, error) {
+	var b importBatch
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != importType {
+		return b, &Error{http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be " + importType}
+	}
+	switch r.URL.RawQuery {
+	case "", "replace=false":
+	case "replace=true":
+		b.replace = true
+	default:
+		return b, badRequest("the only query is replace=true or replace=false")
+	}
+	body, err := readBody(w, r, maxImportBody)
+	if err != nil {
+		return b, err
+	}
+	b.apps, b.lines, err = parseImportLines(body)
+	return b, err
+}
+
+// parseImportLines reads JSON lines strictly (unknown or repeated members
+// are errors), validates each app, and refuses an app_id or rp_id that
+// appears twice; errors name the line. Blank lines are skipped.
+func parseImportLines(body []byte) (apps []ImportAppRequest, lines []int, err error) {
 	seen := map[string]int{}
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(nil, maxBody)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
+	line := 0
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
 			continue
 		}
-		var req ImportAppRequest
-		if err := decodeBytes([]byte(text), &req); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		if len(apps) == maxImportApps {
+			return nil, nil, badRequest("line %d: more than %d apps; import them in several files", line, maxImportApps)
 		}
-		if err := ValidateImport(&req); err != nil {
-			return nil, fmt.Errorf("%s:%d: %s", name, line, err.(*Error).Message)
+		var req ImportAppRequest
+		if err := decodeBytes(text, &req); err != nil {
+			return nil, nil, badRequest("line %d: %s", line, err.(*Error).Message)
+		}
+		if err := validateImport(&req); err != nil {
+			return nil, nil, badRequest("line %d: %s", line, err.(*Error).Message)
 		}
 		for _, id := range []string{req.AppID, req.RPID} {
 			if prev, dup := seen[id]; dup {
-				return nil, fmt.Errorf("%s:%d: %s repeats line %d", name, line, id, prev)
+				return nil, nil, badRequest("line %d: %s repeats line %d", line, id, prev)
 			}
 			seen[id] = line
 		}
-		out = append(out, req)
+		apps, lines = append(apps, req), append(lines, line)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, badRequest("line %d: %v (a line holds at most %d bytes)", line+1, err, maxBody)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no apps", name)
+	if len(apps) == 0 {
+		return nil, nil, badRequest("no apps")
 	}
-	return out, nil
+	return apps, lines, nil
+}
+
+// importApps stores the whole batch in one store operation: every app or,
+// if one is refused, none.
+func (a *api) importApps(w http.ResponseWriter, r *http.Request) {
+	batch, err := parseImport(w, r)
+	if err != nil {
+		writeError(w, a.Log, err)
+		return
+	}
+	apps := make([]record.App, len(batch.apps))
+	out := ImportedApps{Apps: make([]ImportedApp, len(batch.apps))}
+	now := a.Now().UTC()
+	for i, req := range batch.apps {
+		secret := req.ClientSecret
+		if secret == "" {
+			if secret, err = newSecret(a.Rand); err != nil {
+				writeError(w, a.Log, err)
+				return
+			}
+			out.Apps[i].ClientSecret = secret
+		}
+		uris := req.RedirectURIs
+		if uris == nil {
+			uris = []string{}
+		}
+		apps[i] = record.App{ID: req.AppID, RPID: req.RPID, Name: req.Name, SecretHash: hashSecret(secret),
+			RedirectURIs: uris, CreatedAt: now, Staging: req.Environment == "staging"}
+		out.Apps[i].AppInfo = infoOf(apps[i])
+	}
+	if err := a.Store.ImportApps(r.Context(), apps, batch.replace); err != nil {
+		writeError(w, a.Log, importConflict(err, batch, apps))
+		return
+	}
+	what := map[bool]string{false: "app imported", true: "app imported (replace)"}[batch.replace]
+	for _, app := range apps {
+		a.audit(what, app.ID, "rp_id", app.RPID, "environment", app.Environment())
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// importConflict names the line of the app a store refused for a taken id.
+func importConflict(err error, batch importBatch, apps []record.App) error {
+	var item *record.ItemError
+	if !errors.As(err, &item) || !errors.Is(err, record.ErrExists) || item.Index >= len(apps) {
+		return err
+	}
+	app, line := apps[item.Index], batch.lines[item.Index]
+	msg := fmt.Sprintf("line %d: app_id %s or rp_id %s is already registered (import with replace to overwrite an app_id); nothing imported", line, app.ID, app.RPID)
+	if batch.replace {
+		msg = fmt.Sprintf("line %d: rp_id %s belongs to another app; nothing imported", line, app.RPID)
+	}
+	return &Error{http.StatusConflict, "conflict", msg}
 }
 
 func (a *api) updateApp(w http.ResponseWriter, r *http.Request) {
@@ -230,12 +286,12 @@ func (a *api) switchApp(enable bool) http.HandlerFunc {
 // rotateSecret replaces the client secret; the old one stops working at
 // once (doc.go: no grace period).
 func (a *api) rotateSecret(w http.ResponseWriter, r *http.Request) {
-	secret, err := newSecret(a.Rand)
+	secret, hash, err := NewSecret(a.Rand)
 	if err != nil {
 		writeError(w, a.Log, err)
 		return
 	}
-	app, ok := a.change(w, r, "client secret rotated", func(app *record.App) { app.SecretHash = hashSecret(secret) })
+	app, ok := a.change(w, r, "client secret rotated", func(app *record.App) { app.SecretHash = hash })
 	if ok {
 		writeJSON(w, http.StatusOK, RotatedSecret{AppID: app.ID, ClientSecret: secret})
 	}
@@ -286,6 +342,13 @@ func (a *api) deleteApp(w http.ResponseWriter, r *http.Request) {
 	}
 	a.audit("app deleted", id)
 	writeJSON(w, http.StatusOK, map[string]string{"app_id": id, "status": "deleted"})
+}
+
+// NewSecret draws a client secret and returns it with the hash an app
+// record keeps (record.App.SecretHash).
+func NewSecret(rand io.Reader) (secret, hash string, err error) {
+	secret, err = newSecret(rand)
+	return secret, hashSecret(secret), err
 }
 
 // newSecret draws a client secret: "sk_" + 64 hex (256 bits).

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"worldid/record"
 )
 
 const (
@@ -46,12 +51,12 @@ func TestImportValidation(t *testing.T) {
 		return ImportAppRequest{AppID: importID, RPID: importRP, Name: "n", RedirectURIs: []string{"https://a.example/cb"}}
 	}
 	r := good()
-	if err := ValidateImport(&r); err != nil || r.Environment != "staging" {
+	if err := validateImport(&r); err != nil || r.Environment != "staging" {
 		t.Fatalf("staging id: %v, environment %q", err, r.Environment)
 	}
 	r = good()
 	r.AppID = "app_0123456789abcdef0123456789abcdef"
-	if err := ValidateImport(&r); err != nil || r.Environment != "production" {
+	if err := validateImport(&r); err != nil || r.Environment != "production" {
 		t.Fatalf("app_ id: %v, environment %q", err, r.Environment)
 	}
 	for name, edit := range map[string]func(*ImportAppRequest){
@@ -70,7 +75,7 @@ func TestImportValidation(t *testing.T) {
 	} {
 		r := good()
 		edit(&r)
-		if err := ValidateImport(&r); err == nil {
+		if err := validateImport(&r); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -79,21 +84,99 @@ func TestImportValidation(t *testing.T) {
 func TestParseImportLines(t *testing.T) {
 	line := `{"app_id":"` + importID + `","rp_id":"` + importRP + `","name":"n","redirect_uris":[]}`
 	other := strings.NewReplacer(importID, "app_ffffffffffffffffffffffffffffffff", importRP, "rp_ffffffffffffffff").Replace(line)
-	if reqs, err := ParseImportLines(strings.NewReader(line+"\n\n"+other+"\n"), "f"); err != nil || len(reqs) != 2 {
-		t.Fatalf("two apps: %v, %v", reqs, err)
+	if reqs, lines, err := parseImportLines([]byte(line + "\n\n" + other + "\n")); err != nil || len(reqs) != 2 || lines[0] != 1 || lines[1] != 3 {
+		t.Fatalf("two apps: %v, %v, %v", reqs, lines, err)
 	}
 	for name, c := range map[string]struct{ input, want string }{
-		"duplicate app_id":   {line + "\n" + strings.Replace(line, importRP, "rp_ffffffffffffffff", 1), "f:2: " + importID + " repeats line 1"},
-		"duplicate rp_id":    {line + "\n" + strings.Replace(line, importID, "app_ffffffffffffffffffffffffffffffff", 1), "f:2: " + importRP + " repeats line 1"},
-		"unknown member":     {strings.Replace(line, `"name"`, `"secret":"x","name"`, 1), "f:1:"},
-		"duplicate member":   {strings.Replace(line, `"name":"n"`, `"name":"n","name":"m"`, 1), "f:1:"},
-		"case-folded member": {strings.Replace(line, `"name"`, `"Name"`, 1), "f:1:"},
-		"malformed id":       {other + "\n" + strings.Replace(line, importID, "app_123", 1), "f:2: app_id"},
-		"two values":         {line + line, "f:1:"},
+		"duplicate app_id":   {line + "\n" + strings.Replace(line, importRP, "rp_ffffffffffffffff", 1), "line 2: " + importID + " repeats line 1"},
+		"duplicate rp_id":    {line + "\n" + strings.Replace(line, importID, "app_ffffffffffffffffffffffffffffffff", 1), "line 2: " + importRP + " repeats line 1"},
+		"unknown member":     {strings.Replace(line, `"name"`, `"secret":"x","name"`, 1), "line 1: invalid JSON"},
+		"replace member":     {strings.Replace(line, `"name"`, `"replace":true,"name"`, 1), "line 1: invalid JSON"},
+		"duplicate member":   {strings.Replace(line, `"name":"n"`, `"name":"n","name":"m"`, 1), "line 1:"},
+		"case-folded member": {strings.Replace(line, `"name"`, `"Name"`, 1), "line 1:"},
+		"malformed id":       {other + "\n\n" + strings.Replace(line, importID, "app_123", 1), "line 3: app_id"},
+		"two values":         {line + line, "line 1:"},
 		"empty":              {"\n\n", "no apps"},
+		"long line":          {line + "\n" + strings.Repeat(" ", maxBody+1), "line 2:"},
+		"too many":           {distinctApps(maxImportApps + 1), fmt.Sprintf("line %d: more than %d apps", maxImportApps+1, maxImportApps)},
 	} {
-		if _, err := ParseImportLines(strings.NewReader(c.input), "f"); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := parseImportLines([]byte(c.input)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+// importLine is the import line of app n.
+func importLine(n int) string {
+	return fmt.Sprintf(`{"app_id":"app_%032x","rp_id":"rp_%016x","name":"app %d","redirect_uris":[]}`, n, n, n)
+}
+
+// distinctApps is n import lines of distinct apps.
+func distinctApps(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(importLine(i) + "\n")
+	}
+	return b.String()
+}
+
+// One request imports a whole batch or nothing, and names the line of
+// what it refuses.
+func TestImportBatch(t *testing.T) {
+	srv, st, log := newAuditedServer(t)
+	c := &Client{BaseURL: srv.URL, Token: testToken, HTTP: srv.Client()}
+	ctx := t.Context()
+	app := importLine
+	batch := func(lines ...string) []byte { return []byte(strings.Join(lines, "\n") + "\n") }
+	imported, err := c.ImportApps(ctx, batch(app(1), "", app(2)), false)
+	if err != nil || len(imported.Apps) != 2 || imported.Apps[1].AppID != fmt.Sprintf("app_%032x", 2) || !strings.HasPrefix(imported.Apps[1].ClientSecret, "sk_") {
+		t.Fatalf("import of two apps: %+v, %v", imported, err)
+	}
+	// App 1 is taken: the new app 3 before it is not imported either.
+	_, err = c.ImportApps(ctx, batch(app(3), "", "", app(1)), false)
+	if e, ok := err.(*Error); !ok || e.Status != 409 || !strings.Contains(e.Message, "line 4: app_id app_") || !strings.Contains(e.Message, "nothing imported") {
+		t.Fatalf("a batch with a taken id: %v", err)
+	}
+	// A bad line refuses the batch before the store is asked.
+	if _, err := c.ImportApps(ctx, batch(app(3), `{"app_id":"app_1"}`), false); err == nil || err.(*Error).Status != 400 || !strings.Contains(err.Error(), "line 2:") {
+		t.Fatalf("a batch with a malformed line: %v", err)
+	}
+	if len(st.apps) != 2 {
+		t.Fatalf("refused batches left %d apps, want 2", len(st.apps))
+	}
+	// With replace, app 1 is replaced and app 3 created, in one operation.
+	if imported, err := c.ImportApps(ctx, batch(strings.Replace(app(1), "app 1", "app 1 v2", 1), app(3)), true); err != nil || len(imported.Apps) != 2 {
+		t.Fatalf("import with replace: %+v, %v", imported, err)
+	}
+	if len(st.apps) != 3 || !slices.ContainsFunc(st.apps, func(a record.App) bool { return a.Name == "app 1 v2" }) {
+		t.Fatalf("apps after replace: %+v", st.apps)
+	}
+	if n := strings.Count(log(), `what="app imported"`); n != 2 {
+		t.Errorf("%d audit lines for plain imports, want one per app (2)", n)
+	}
+	if n := strings.Count(log(), `what="app imported (replace)"`); n != 2 {
+		t.Errorf("%d audit lines for replacing imports, want 2", n)
+	}
+	for name, c := range map[string]struct {
+		contentType, query string
+		body               string
+		status             int
+	}{
+		"JSON content type": {"application/json", "", app(4), 415},
+		"bad query":         {importType, "?replace=yes", app(4), 400},
+		"extra query":       {importType, "?replace=true&x=1", app(4), 400},
+		"too large":         {importType, "", strings.Repeat(" ", maxImportBody+1), 413},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/admin/apps/import"+c.query, strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Content-Type", c.contentType)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: %d, want %d", name, resp.StatusCode, c.status)
 		}
 	}
 }
@@ -104,18 +187,26 @@ func TestLifecycleRoutes(t *testing.T) {
 	srv, st, log := newAuditedServer(t)
 	c := &Client{BaseURL: srv.URL, Token: testToken, HTTP: srv.Client()}
 	ctx := t.Context()
-	imported, err := c.ImportApp(ctx, ImportAppRequest{AppID: importID, RPID: importRP, Name: "n"})
-	if err != nil || !strings.HasPrefix(imported.ClientSecret, "sk_") || imported.Environment != "staging" || imported.State != "enabled" {
-		t.Fatalf("import: %+v, %v", imported, err)
+	line := func(name, secret string) []byte {
+		b, _ := json.Marshal(ImportAppRequest{AppID: importID, RPID: importRP, Name: name, ClientSecret: secret})
+		return b
 	}
-	if _, err := c.ImportApp(ctx, ImportAppRequest{AppID: importID, RPID: importRP, Name: "again"}); err == nil || err.(*Error).Status != 409 {
+	list, err := c.ImportApps(ctx, line("n", ""), false)
+	if err != nil || len(list.Apps) != 1 {
+		t.Fatalf("import: %+v, %v", list, err)
+	}
+	if imported := list.Apps[0]; !strings.HasPrefix(imported.ClientSecret, "sk_") || imported.Environment != "staging" || imported.State != "enabled" {
+		t.Fatalf("import: %+v", imported)
+	}
+	if _, err := c.ImportApps(ctx, line("again", ""), false); err == nil || err.(*Error).Status != 409 {
 		t.Fatalf("import of a taken id: %v", err)
 	}
 	const secret = "sk_given_0123456789abcdef0123"
-	replaced, err := c.ImportApp(ctx, ImportAppRequest{AppID: importID, RPID: importRP, Name: "again", ClientSecret: secret, Replace: true})
-	if err != nil || replaced.ClientSecret != "" || st.apps[0].SecretHash != hashSecret(secret) {
-		t.Fatalf("replace with a given secret: %+v, %v", replaced, err)
+	list, err = c.ImportApps(ctx, line("again", secret), true)
+	if err != nil || len(list.Apps) != 1 || list.Apps[0].ClientSecret != "" || st.apps[0].SecretHash != hashSecret(secret) {
+		t.Fatalf("replace with a given secret: %+v, %v", list, err)
 	}
+	replaced := list.Apps[0]
 	name := "renamed"
 	if a, err := c.UpdateApp(ctx, importID, UpdateAppRequest{Name: &name}); err != nil || a.Name != name || a.UpdatedAt.IsZero() {
 		t.Fatalf("update: %+v, %v", a, err)

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,6 +97,9 @@ func TestIdentitiesRootsAndActions(t *testing.T) {
 		{"root at within the skew", "/admin/roots", `{"root":"0x` + strings.Repeat("0", 63) + `7","at":"` + time.Now().Add(time.Minute).Format(time.RFC3339) + `"}`, 201},
 		{"root at beyond the skew", "/admin/roots", `{"root":"0x` + strings.Repeat("0", 63) + `6","at":"` + time.Now().Add(6*time.Minute).Format(time.RFC3339) + `"}`, 400},
 		{"root 4.0", "/admin/roots", `{"protocol_version":"4.0","environment":"staging","root":"0x` + strings.Repeat("0", 63) + `5"}`, 201},
+		{"root 4.0 at ten years ahead", "/admin/roots", `{"protocol_version":"4.0","root":"0x` + strings.Repeat("0", 63) + `6","at":"` + time.Now().AddDate(10, 0, 0).Format(time.RFC3339) + `"}`, 400},
+		{"root 4.0 at beyond the skew", "/admin/roots", `{"protocol_version":"4.0","root":"0x` + strings.Repeat("0", 63) + `6","at":"` + time.Now().Add(6*time.Minute).Format(time.RFC3339) + `"}`, 400},
+		{"root 4.0 at within the skew", "/admin/roots", `{"protocol_version":"4.0","root":"0x` + strings.Repeat("0", 63) + `7","at":"` + time.Now().Add(time.Minute).Format(time.RFC3339) + `"}`, 201},
 		{"root 4.0 bad environment", "/admin/roots", `{"protocol_version":"4.0","environment":"dev","root":"0x` + strings.Repeat("0", 63) + `5"}`, 400},
 		{"root protocol 5.0", "/admin/roots", `{"protocol_version":"5.0","root":"0x` + strings.Repeat("0", 63) + `5"}`, 400},
 		{"anchor", "/admin/anchors", `{"kind":"issuer_key","id":"1","x":"0x01","y":"2"}`, 201},
@@ -128,7 +133,7 @@ func TestIdentitiesRootsAndActions(t *testing.T) {
 	if resp := do(t, srv, "GET", "/admin/anchors", testToken, "", ""); resp.status != 200 || !strings.Contains(resp.body, `"kind":"issuer_key"`) {
 		t.Fatalf("list anchors: %d %s", resp.status, resp.body)
 	}
-	if len(reg.added) != 2 || !slices.Equal(reg.roots, []string{"orb/production", "orb/production", "world_id_4/staging"}) || len(st.limits) != 1 || st.limits[0] != "rp_0123456789abcdef/production/vote=1" {
+	if len(reg.added) != 2 || !slices.Equal(reg.roots, []string{"orb/production", "orb/production", "world_id_4/staging", "world_id_4/production"}) || len(st.limits) != 1 || st.limits[0] != "rp_0123456789abcdef/production/vote=1" {
 		t.Fatalf("added %v roots %v limits %v", reg.added, reg.roots, st.limits)
 	}
 }
@@ -199,5 +204,33 @@ func TestAddIdentitiesBatch(t *testing.T) {
 	}
 	if n := len(reg.added); n != 4+2*MaxIdentitiesPerRequest {
 		t.Errorf("%d commitments added, want the 4 above and 2 full batches", n)
+	}
+}
+
+// Trust anchors and 4.0 roots are admin changes like the others: one audit
+// line each, naming the token, the change and the id.
+func TestAnchorAndRootV4Audited(t *testing.T) {
+	var mu sync.Mutex
+	var log bytes.Buffer
+	srv := httptest.NewServer(New(Options{Token: testToken, Store: &memStore{}, Registry: &fakeRegistry{}, Rand: rand.Reader,
+		Now: time.Now, Log: slog.New(slog.NewTextHandler(&lockedBuffer{mu: &mu, b: &log}, nil))}))
+	defer srv.Close()
+	for path, body := range map[string]string{
+		"/admin/anchors": `{"kind":"oprf_key","id":"rp_0123456789abcdef","x":"0x01","y":"2"}`,
+		"/admin/roots":   `{"protocol_version":"4.0","environment":"staging","root":"0x` + strings.Repeat("0", 63) + `5"}`,
+	} {
+		if resp := do(t, srv, "POST", path, testToken, "application/json", body); resp.status != 201 {
+			t.Fatalf("%s: %d %s", path, resp.status, resp.body)
+		}
+	}
+	prefix := `msg="admin change" who=` + TokenID(testToken)
+	for _, want := range []string{prefix + ` what="trust anchor set" id=oprf_key/rp_0123456789abcdef`,
+		prefix + ` what="external root added" id=world_id_4/staging root=0x` + strings.Repeat("0", 63) + `5`} {
+		mu.Lock()
+		text := log.String()
+		mu.Unlock()
+		if !strings.Contains(text, want) {
+			t.Errorf("no audit line %q in\n%s", want, text)
+		}
 	}
 }

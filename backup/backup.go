@@ -32,7 +32,8 @@ const (
 	TableAuthCodes      = "auth_codes"      // AuthCode
 	TableRevokedGrants  = "revoked_grants"  // RevokedGrant
 	TableLeaves         = "leaves"          // Leaf
-	TableExternalRoots  = "external_roots"  // record.ExternalRoot
+	TableExternalRoots  = "external_roots"  // record.ExternalRoot: 3.0 roots of trees kept elsewhere and 4.0 registry roots
+	TableTrustAnchors   = "trust_anchors"   // record.TrustAnchor
 	TableSettings       = "settings"        // Setting
 	TableSignups        = "signups"         // record.Signup
 	TableOrbKeys        = "orb_keys"        // OrbKey
@@ -44,7 +45,7 @@ const (
 
 // Tables lists every table in order.
 var Tables = []string{TableApps, TableActions, TableNullifiers, TableSigningKeys, TableSigninProgress,
-	TableSpentProofs, TableAuthCodes, TableRevokedGrants, TableLeaves, TableExternalRoots, TableSettings,
+	TableSpentProofs, TableAuthCodes, TableRevokedGrants, TableLeaves, TableExternalRoots, TableTrustAnchors, TableSettings,
 	TableSignups, TableOrbKeys, TablePinnedSubs, TablePCPBindings, TableRefreshes, TableFiles}
 
 // StoreTables are the tables a backend's Export writes: all but files.
@@ -379,6 +380,8 @@ func decodeRow(table string, raw json.RawMessage) (any, error) {
 		row = &Leaf{}
 	case TableExternalRoots:
 		row = &record.ExternalRoot{}
+	case TableTrustAnchors:
+		row = &record.TrustAnchor{}
 	case TableSettings:
 		row = &Setting{}
 	case TableSignups:
@@ -425,6 +428,8 @@ func deref(p any) any {
 	case *Leaf:
 		return *v
 	case *record.ExternalRoot:
+		return *v
+	case *record.TrustAnchor:
 		return *v
 	case *Setting:
 		return *v

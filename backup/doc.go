@@ -12,6 +12,19 @@
 // (source is the backend it was taken from: json or postgres). Then one
 // line per row, {"t":"<table>","r":<row>}, grouped by table in the order of
 // Tables; a row is the JSON encoding of the table's Go type (see Tables).
+//
+// The tables hold every durable record either backend keeps: apps, actions
+// and nullifiers, OIDC signing keys, sign-in progress, spent proofs,
+// authorization codes and revoked grants, identity-tree leaves, external
+// roots (3.0 roots of trees kept elsewhere and World ID 4.0 registry
+// roots), World ID 4.0 trust anchors (issuer and OPRF keys), settings,
+// signups, Orb keys, pinned subs, PCP bindings and refreshes with the
+// credentials they issued. What a backend derives from those (tree sizes,
+// the rp_id index, the commitment index) is rebuilt by the restore, not
+// written. Each backend has a test that fails when it keeps a table that
+// is neither exported nor declared derived. A file written before a table
+// was added reads as that table empty; a file with a table this version
+// does not know is refused.
 // The last line is the trailer
 //
 //	{"end":{"counts":{"apps":2,…},"digests":{"apps":"<hex>",…}},"sha256":"<hex>"}

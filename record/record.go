@@ -2,6 +2,7 @@ package record
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -17,6 +18,16 @@ var (
 	// read-only data directory, database gone). Handlers answer 503.
 	ErrUnavailable = errors.New("record: storage unavailable")
 )
+
+// ItemError is the error of the item at Index of a batch that a backend
+// refused as a whole, so that the caller can say which one.
+type ItemError struct {
+	Index int
+	Err   error
+}
+
+func (e *ItemError) Error() string { return fmt.Sprintf("item %d: %v", e.Index, e.Err) }
+func (e *ItemError) Unwrap() error { return e.Err }
 
 // App is a relying party registered by the operator: an OIDC client and a
 // verification relying party at once.

@@ -20,12 +20,44 @@ const (
 // a.ID or a.RPID is taken; both constraints are checked in one Update, so a
 // failed create leaves nothing behind.
 func (db *DB) CreateApp(ctx context.Context, a record.App) error {
+	return db.Update(ctx, func(tx *Tx) error { return putApp(tx, a, false) })
+}
+
+// ImportApps stores apps in one Update, in order: each is created or, with
+// replace, replaces the app of its ID (whose rp_id is then released). An
+// app_id (without replace) or rp_id taken by a stored app or an earlier
+// one of apps refuses the batch with a *record.ItemError naming the app and
+// wrapping record.ErrExists; then nothing is written.
+func (db *DB) ImportApps(ctx context.Context, apps []record.App, replace bool) error {
 	return db.Update(ctx, func(tx *Tx) error {
+		for i, a := range apps {
+			if err := putApp(tx, a, replace); err != nil {
+				return &record.ItemError{Index: i, Err: err}
+			}
+		}
+		return nil
+	})
+}
+
+// putApp is CreateApp or, with replace, ImportApps of a within tx.
+func putApp(tx *Tx, a record.App, replace bool) error {
+	if !replace {
 		if err := tx.Insert(tableApps, a.ID, a); err != nil {
 			return err
 		}
 		return tx.Insert(tableRPs, a.RPID, a.ID)
-	})
+	}
+	var old record.App
+	switch err := getJSON(tx, tableApps, a.ID, &old); {
+	case err == nil:
+		tx.Delete(tableRPs, old.RPID)
+	case !errors.Is(err, record.ErrNotFound):
+		return err
+	}
+	if err := tx.Insert(tableRPs, a.RPID, a.ID); err != nil {
+		return err
+	}
+	return tx.Put(tableApps, a.ID, a)
 }
 
 // App returns the app with the given ID or an error wrapping
@@ -55,25 +87,6 @@ func (db *DB) Apps(_ context.Context) (apps []record.App, err error) {
 		return err
 	})
 	return apps, err
-}
-
-// ReplaceApp stores a under its ID, replacing the app of that ID if there
-// is one (its old rp_id is then released). It returns an error wrapping
-// record.ErrExists if another app holds a.RPID; then nothing changes.
-func (db *DB) ReplaceApp(ctx context.Context, a record.App) error {
-	return db.Update(ctx, func(tx *Tx) error {
-		var old record.App
-		switch err := getJSON(tx, tableApps, a.ID, &old); {
-		case err == nil:
-			tx.Delete(tableRPs, old.RPID)
-		case !errors.Is(err, record.ErrNotFound):
-			return err
-		}
-		if err := tx.Insert(tableRPs, a.RPID, a.ID); err != nil {
-			return err
-		}
-		return tx.Put(tableApps, a.ID, a)
-	})
 }
 
 // UpdateApp applies change to the app with the given ID in one Update and

@@ -20,8 +20,8 @@ import (
 // Export emits every record in the logical format, table by table. It
 // copies the durable state under the read lock (writers wait only for the
 // copy, not for the emitting) and so reflects exactly the writes
-// acknowledged before it began. Derived tables (apps_rp, leaf_index,
-// tree_sizes) are not exported: Restore rebuilds them.
+// acknowledged before it began. Derived tables are not exported: Restore
+// rebuilds them.
 func (db *DB) Export(ctx context.Context, emit backup.Emit) error {
 	var st tables
 	if err := db.View(func(tx *ReadTx) error {
@@ -165,6 +165,8 @@ func recoverState(dir string) (tables, int, error) {
 	return snap.tables, n, nil
 }
 
+// exportTables holds every table but those Restore derives from them
+// (TestEveryTableIsBackedUp lists those).
 var exportTables = []exportTable{
 	{tableApps, backup.TableApps, as(func(a *record.App, _ string) error {
 		if a.RedirectURIs == nil {
@@ -253,6 +255,10 @@ var exportTables = []exportTable{
 		r := row.(record.ExternalRoot)
 		return set(st, tableExternalRoots, r.Tree+"/"+r.Root, r)
 	}},
+	{tableTrustAnchors, backup.TableTrustAnchors, as[record.TrustAnchor](nil), func(st tables, row any) error {
+		a := row.(record.TrustAnchor)
+		return set(st, tableTrustAnchors, a.Kind+"/"+a.ID, a)
+	}},
 	{tableSettings, backup.TableSettings, func(key string, v json.RawMessage) ([]any, error) {
 		var on bool
 		err := json.Unmarshal(v, &on)
@@ -317,8 +323,10 @@ var ErrNotEmpty = errors.New("the target store is not empty")
 // there is replaced). The rows are checked and the new snapshot written
 // to a temporary file first; only a complete snapshot replaces the old
 // state (rename), so a failed restore leaves dir as it was. Rows of the
-// files table are ignored: they belong to the data directory.
-func Restore(dir string, force bool, load func(backup.Emit) error) error {
+// files table are ignored: they belong to the data directory. verify, if
+// not nil, runs before anything is written with a function that reads the
+// new state back as Export would; an error it returns stops the restore.
+func Restore(dir string, force bool, load func(backup.Emit) error, verify func(readBack func(backup.Emit) error) error) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -352,6 +360,11 @@ func Restore(dir string, force bool, load func(backup.Emit) error) error {
 		return t.put(st, row)
 	}); err != nil {
 		return err
+	}
+	if verify != nil {
+		if err := verify(func(emit backup.Emit) error { return exportState(context.Background(), st, emit) }); err != nil {
+			return err
+		}
 	}
 	path := filepath.Join(dir, snapshotName)
 	f, err := os.OpenFile(path+".tmp", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)

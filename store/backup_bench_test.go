@@ -26,7 +26,7 @@ func BenchmarkBackup100k(b *testing.B) {
 		return nil
 	}
 	dir := b.TempDir()
-	if err := Restore(dir, false, rows); err != nil {
+	if err := Restore(dir, false, rows, nil); err != nil {
 		b.Fatal(err)
 	}
 	db := mustOpen(b, dir, Options{})
@@ -52,7 +52,7 @@ func BenchmarkBackup100k(b *testing.B) {
 	})
 	b.Run("restore", func(b *testing.B) {
 		for b.Loop() {
-			if err := Restore(b.TempDir(), false, rows); err != nil {
+			if err := Restore(b.TempDir(), false, rows, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -41,7 +41,7 @@ func TestBackupConformance(t *testing.T) {
 			if err := db.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
-			err := Restore(dir, force, load)
+			err := Restore(dir, force, load, nil)
 			db = mustOpen(t, dir, Options{})
 			return db, err
 		}

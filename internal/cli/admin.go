@@ -281,52 +281,25 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// importApps reads the whole file and refuses it (naming the line) before
-// sending anything if a line is malformed, an id repeats, or, without
-// -replace, an app_id or rp_id is already registered.
+// importApps sends the file as it is in one request: the server checks
+// every line and imports all apps or none, naming the line of a refusal.
 func importApps(ctx context.Context, c *admin.Client, path string, replace bool) (any, string, error) {
-	f, err := os.Open(path)
+	lines, err := os.ReadFile(path)
 	if err != nil {
 		return nil, "", err
 	}
-	defer f.Close()
-	reqs, err := admin.ParseImportLines(f, path)
+	imported, err := c.ImportApps(ctx, lines, replace)
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
-	existing, err := c.Apps(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	taken := map[string]string{}
-	for _, a := range existing.Apps {
-		taken[a.AppID], taken[a.RPID] = a.AppID, a.AppID
-	}
-	for _, r := range reqs {
-		if owner, ok := taken[r.AppID]; ok && !replace {
-			return nil, "", fmt.Errorf("%s: app_id %s is already registered (use -replace to overwrite it); nothing imported", path, owner)
-		}
-		if owner, ok := taken[r.RPID]; ok && owner != r.AppID {
-			return nil, "", fmt.Errorf("%s: rp_id %s belongs to app %s; nothing imported", path, r.RPID, owner)
-		}
-	}
-	var (
-		out  []admin.ImportedApp
-		text strings.Builder
-	)
-	for i, r := range reqs {
-		r.Replace = replace
-		a, err := c.ImportApp(ctx, r)
-		if err != nil {
-			return nil, "", fmt.Errorf("%s: app %s: %w (the %d before were imported)", path, r.AppID, err, i)
-		}
-		out = append(out, a)
+	var text strings.Builder
+	for _, a := range imported.Apps {
 		fmt.Fprintf(&text, "imported %s (%s, %s)\n", a.AppID, a.RPID, a.Environment)
 		if a.ClientSecret != "" {
 			fmt.Fprintf(&text, "  client_secret %s   (generated, shown once: store it now)\n", a.ClientSecret)
 		}
 	}
-	return out, text.String(), nil
+	return imported.Apps, text.String(), nil
 }
 
 func refreshSwitch(on bool) adminCommand {

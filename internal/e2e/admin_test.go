@@ -96,6 +96,13 @@ func (e *hostileEnv) adminCases(t *testing.T) []hostileCase {
 	bad := func(name, path, body string) hostileCase {
 		return hostileCase{name: name, send: adminCall(http.MethodPost, path, body), status: 400, code: "bad_request"}
 	}
+	importCall := func(lines ...string) func(*testing.T) reply {
+		return call(http.MethodPost, e.p.adm+"/admin/apps/import", "application/x-ndjson", strings.Join(lines, "\n")+"\n", "Authorization", bearer)
+	}
+	badImport := func(name string, lines ...string) hostileCase {
+		return hostileCase{name: name, send: importCall(lines...), status: 400, code: "bad_request"}
+	}
+	fresh := `{"app_id":"app_00000000000000000000000000000002","rp_id":"rp_0000000000000002","name":"y","redirect_uris":[]}`
 	unauthenticated := func(name, authorization string) hostileCase {
 		return hostileCase{name: name, send: call(http.MethodGet, e.p.adm+"/admin/apps", "", "", "Authorization", authorization), status: 401, code: "unauthenticated"}
 	}
@@ -126,6 +133,7 @@ func (e *hostileEnv) adminCases(t *testing.T) []hostileCase {
 		bad("root equal to p", "/admin/roots", `{"root":"`+bn254R+`"}`),
 		bad("root depth 99", "/admin/roots", `{"root":"0x`+strings.Repeat("0", 63)+`1","depth":99}`),
 		bad("root at ten years ahead", "/admin/roots", `{"root":"0x`+strings.Repeat("0", 63)+`1","at":"`+time.Now().AddDate(10, 0, 0).UTC().Format(time.RFC3339)+`"}`),
+		bad("4.0 root at ten years ahead", "/admin/roots", `{"protocol_version":"4.0","root":"0x`+strings.Repeat("0", 63)+`1","at":"`+time.Now().AddDate(10, 0, 0).UTC().Format(time.RFC3339)+`"}`),
 		bad("Orb key off the curve", "/admin/orbkeys", `{"orb_id":"o","public_key_pem":`+quoteJSON(offCurveOrbKeyPEM(t))+`}`),
 		bad("Orb key not PEM", "/admin/orbkeys", `{"orb_id":"o","public_key_pem":"AAAA"}`),
 		bad("signup commitment in upper case", "/admin/signups", `{"signups":[{"id_commitment":"0x`+strings.Repeat("A", 64)+`","signup_id":"s","verified_at":"2024-01-01T00:00:00Z"}]}`),
@@ -133,12 +141,15 @@ func (e *hostileEnv) adminCases(t *testing.T) []hostileCase {
 		bad("rp id traversal", "/admin/actions", `{"rp_id":"../rp","action":"a","max_verifications":1}`),
 		bad("negative limit", "/admin/actions", `{"rp_id":"`+e.rp.app.RPID+`","action":"a","max_verifications":-1}`),
 		{name: "limit for an unknown rp", send: adminCall(http.MethodPost, "/admin/actions", `{"rp_id":"rp_0000000000000000","action":"a","max_verifications":1}`), status: 404, code: "not_found"},
-		bad("import: malformed app_id", "/admin/apps/import", `{"app_id":"app_staging_123","rp_id":"rp_0000000000000001","name":"x","redirect_uris":[]}`),
-		bad("import: upper-case rp_id", "/admin/apps/import", `{"app_id":"app_00000000000000000000000000000001","rp_id":"rp_000000000000000A","name":"x","redirect_uris":[]}`),
-		bad("import: staging id in production", "/admin/apps/import", `{"app_id":"app_staging_00000000000000000000000000000001","rp_id":"rp_0000000000000001","name":"x","redirect_uris":[],"environment":"production"}`),
-		bad("import: duplicate member", "/admin/apps/import", `{"app_id":"app_00000000000000000000000000000001","app_id":"app_00000000000000000000000000000002","rp_id":"rp_0000000000000001","name":"x","redirect_uris":[]}`),
-		{name: "import: taken app_id", send: adminCall(http.MethodPost, "/admin/apps/import", `{"app_id":"`+e.rp.app.AppID+`","rp_id":"rp_0000000000000001","name":"x","redirect_uris":[]}`), status: 409, code: "conflict"},
-		{name: "import: taken rp_id", send: adminCall(http.MethodPost, "/admin/apps/import", `{"app_id":"app_00000000000000000000000000000001","rp_id":"`+e.rp.app.RPID+`","name":"x","redirect_uris":[]}`), status: 409, code: "conflict"},
+		badImport("import: malformed app_id", fresh, `{"app_id":"app_staging_123","rp_id":"rp_0000000000000001","name":"x","redirect_uris":[]}`),
+		badImport("import: upper-case rp_id", `{"app_id":"app_00000000000000000000000000000001","rp_id":"rp_000000000000000A","name":"x","redirect_uris":[]}`),
+		badImport("import: staging id in production", `{"app_id":"app_staging_00000000000000000000000000000001","rp_id":"rp_0000000000000001","name":"x","redirect_uris":[],"environment":"production"}`),
+		badImport("import: duplicate member", `{"app_id":"app_00000000000000000000000000000001","app_id":"app_00000000000000000000000000000002","rp_id":"rp_0000000000000001","name":"x","redirect_uris":[]}`),
+		badImport("import: an id twice", fresh, strings.Replace(fresh, "rp_0000000000000002", "rp_0000000000000003", 1)),
+		badImport("import: no apps", "", ""),
+		{name: "import: JSON", send: adminCall(http.MethodPost, "/admin/apps/import", fresh), status: 415, code: "unsupported_media_type"},
+		{name: "import: taken app_id", send: importCall(fresh, `{"app_id":"`+e.rp.app.AppID+`","rp_id":"rp_0000000000000001","name":"x","redirect_uris":[]}`), status: 409, code: "conflict"},
+		{name: "import: taken rp_id", send: importCall(fresh, `{"app_id":"app_00000000000000000000000000000001","rp_id":"`+e.rp.app.RPID+`","name":"x","redirect_uris":[]}`), status: 409, code: "conflict"},
 		bad("update: bad redirect", "/admin/apps/"+e.rp.app.AppID, `{"redirect_uris":["http://evil.example/cb"]}`),
 		bad("update: nothing", "/admin/apps/"+e.rp.app.AppID, `{}`),
 		{name: "update: unknown app", send: adminCall(http.MethodPost, "/admin/apps/app_00000000000000000000000000000001", `{"name":"x"}`), status: 404, code: "not_found"},

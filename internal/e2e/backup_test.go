@@ -16,6 +16,7 @@ import (
 	"time"
 	"worldid/admin"
 	"worldid/backup"
+	"worldid/credential"
 	"worldid/internal/wallet"
 	"worldid/store/postgres/pgtest"
 )
@@ -117,7 +118,19 @@ func backupWhileLoaded(t *testing.T, storeArgs []string) {
 		t.Fatalf("backup file %v, %v; output %s", fi, err, out)
 	}
 
-	// Bad input: a truncated or tampered file is refused and writes nothing.
+	// The restore target: a fresh data dir, and with PostgreSQL a fresh
+	// database.
+	restoredDir := t.TempDir()
+	restoreArgs := []string{"restore", "-data", restoredDir}
+	var serveArgs []string
+	if len(storeArgs) > 0 {
+		dsn := pgtest.FreshSchema(t)
+		restoreArgs = append(restoreArgs, "-store", dsn)
+		serveArgs = []string{"-store", dsn}
+	}
+
+	// Bad input: a truncated or tampered file is refused and writes nothing
+	// (the database: the restore below needs it empty).
 	raw, _ := os.ReadFile(file)
 	for name, c := range map[string]struct {
 		data []byte
@@ -128,11 +141,10 @@ func backupWhileLoaded(t *testing.T, storeArgs []string) {
 	} {
 		bad := filepath.Join(t.TempDir(), name)
 		os.WriteFile(bad, c.data, 0o600)
-		target := t.TempDir()
-		if out := runCLI(t, 1, "restore", "-data", target, bad); !strings.Contains(out, c.want) || !strings.Contains(out, "nothing restored") {
+		if out := runCLI(t, 1, append(restoreArgs, bad)...); !strings.Contains(out, c.want) || !strings.Contains(out, "nothing restored") {
 			t.Errorf("%s backup: %s", name, out)
 		}
-		if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		if entries, _ := os.ReadDir(restoredDir); len(entries) != 0 {
 			t.Errorf("%s backup: the target holds %d files", name, len(entries))
 		}
 	}
@@ -141,17 +153,19 @@ func backupWhileLoaded(t *testing.T, storeArgs []string) {
 		t.Errorf("restore into the original: %s", out)
 	}
 
-	// Restore into a fresh target and start it.
-	restoredDir := t.TempDir()
-	restoreArgs := []string{"restore", "-data", restoredDir}
-	var serveArgs []string
-	if len(storeArgs) > 0 {
-		dsn := pgtest.FreshSchema(t)
-		restoreArgs = append(restoreArgs, "-store", dsn)
-		serveArgs = []string{"-store", dsn}
-	}
+	// Restore, start, change the copy; a restore over it is refused, and
+	// with -force replaces what it holds.
 	runCLI(t, 0, append(restoreArgs, file)...)
 	q := startProc(t, restoredDir, serveArgs...)
+	if _, err := q.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "after the restore", RedirectURIs: []string{e2eRedirect}}); err != nil {
+		t.Fatal(err)
+	}
+	q.stop(t)
+	if out := runCLI(t, 1, append(restoreArgs, file)...); !strings.Contains(out, "-force") || !strings.Contains(out, "nothing restored") {
+		t.Errorf("restore over a restored copy: %s", out)
+	}
+	runCLI(t, 0, append(append(restoreArgs, "-force"), file)...)
+	q = startProc(t, restoredDir, serveArgs...)
 	for i, b := range before {
 		r := send(t, mustRequest(t, q.public+"/api/v4/verify/"+rp.app.RPID, b))
 		if r.status != 400 || r.errorCode() != "max_verifications_reached" {
@@ -301,4 +315,79 @@ func onServer(w *wallet.Wallet, url string) *wallet.Wallet {
 	c := *w
 	c.Server = url
 	return &c
+}
+
+// TestRoundTripsKeepCredentialsAndAnchors: a credential a refresh issued
+// and a trust anchor the operator set survive a backup and restore (both
+// stores) and a migration to PostgreSQL: the anchor is listed, and a
+// repeat refresh returns the same credential.
+func TestRoundTripsKeepCredentialsAndAnchors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers and proves")
+	}
+	bothStores(t, roundTripsKeepCredentialsAndAnchors)
+}
+
+func roundTripsKeepCredentialsAndAnchors(t *testing.T, storeArgs []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir := hardenedDataDir(t)
+	p := startProc(t, dir, storeArgs...)
+	w := keyedWallet(t, ctx, p, [2]string{"orb", "production"})
+	sub := refreshBothModes(t, ctx, p, w)
+	// Each x-zkp-proof binds its second and is spent once: every refresh
+	// below proves for a later one.
+	held := refreshAt(t, ctx, w, sub, 10*time.Second)
+	const anchorRP = "rp_0123456789abcdef"
+	x := "0x24a3480be33ae5a83f68fbefe658e65053cbe99ee442c178859070a23372a4d4"
+	y := "0x2fc70cc380d5bb9d8537a8fd82e98fb29eb837ff3943f5704ec3957f444ec6cd"
+	adminCLI(t, p, dir, 0, "anchor", "set", "-kind", "oprf_key", "-id", anchorRP, "-x", x, "-y", y)
+	check := func(t *testing.T, q *serverProc, qDir string, after time.Duration) {
+		t.Helper()
+		if out := adminCLI(t, q, qDir, 0, "anchor", "list"); !regexpLine(out, "oprf_key", anchorRP, x) {
+			t.Errorf("anchor list of the copy:\n%s", out)
+		}
+		again := refreshAt(t, ctx, onServer(w, q.public), sub, after)
+		if again.ID != held.ID || !bytes.Equal(again.Signature, held.Signature) {
+			t.Errorf("a repeat refresh on the copy issued credential %d, the original holds %d", again.ID, held.ID)
+		}
+	}
+
+	file := filepath.Join(t.TempDir(), "worldid.backup")
+	runCLI(t, 0, "backup", "-admin-url", p.adm, "-data", dir, "-o", file)
+	qDir := t.TempDir()
+	restoreArgs, serveArgs := []string{"restore", "-data", qDir}, []string(nil)
+	if len(storeArgs) > 0 {
+		dsn := pgtest.FreshSchema(t)
+		restoreArgs, serveArgs = append(restoreArgs, "-store", dsn), []string{"-store", dsn}
+	}
+	runCLI(t, 0, append(restoreArgs, file)...)
+	check(t, startProc(t, qDir, serveArgs...), qDir, 20*time.Second)
+
+	if len(storeArgs) == 0 {
+		t.Run("migrate", func(t *testing.T) {
+			dsn := pgtest.FreshSchema(t)
+			p.stop(t)
+			runCLI(t, 0, "migrate", "-from", dir, "-to", dsn)
+			mDir := t.TempDir()
+			check(t, startProc(t, mDir, "-store", dsn), mDir, 30*time.Second)
+		})
+	}
+}
+
+// refreshAt refreshes w's credential for sub, credential-only, proving for
+// the time after from now.
+func refreshAt(t *testing.T, ctx context.Context, w *wallet.Wallet, sub string, after time.Duration) *credential.Credential {
+	t.Helper()
+	req := refreshRequest(t, ctx, w, sub)
+	req.Now = req.Now.Add(after)
+	issuer, err := wallet.FetchIssuerKey(ctx, w.HTTP, w.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := wallet.Refresh(ctx, w.HTTP, req, issuer)
+	if err != nil {
+		t.Fatalf("refresh on %s: %v", w.Server, err)
+	}
+	return c
 }

@@ -125,6 +125,13 @@ func operatorAppsAndKeys(t *testing.T, storeArgs []string) {
 	if out := cli(1, "app", "import", file); !strings.Contains(out, "already registered") || appCount() != before+2 {
 		t.Fatalf("re-import without -replace: %s", out)
 	}
+	// One request, one store transaction: a file whose third line is taken
+	// imports nothing, not even the new app before it.
+	fresh := `{"app_id":"app_44444444444444444444444444444444","rp_id":"rp_4444444444444444","name":"Fresh","redirect_uris":[]}`
+	if out := cli(1, "app", "import", writeLines(t, fresh, "", prod)); !strings.Contains(out, "apps.jsonl: ") ||
+		!strings.Contains(out, "line 3: app_id "+portalAppID) || !strings.Contains(out, "nothing imported") || appCount() != before+2 {
+		t.Fatalf("a file with a taken app after a new one: %s (apps %d, want %d)", out, appCount(), before+2)
+	}
 	cli(0, "app", "import", "-replace", writeLines(t, strings.Replace(prod, "Portal prod", "Portal prod v2", 1)))
 	list := cli(0, "app", "list")
 	if !strings.Contains(list, "Portal prod v2") || !regexpLine(list, portalStagingID, "staging", "enabled") {

@@ -63,9 +63,28 @@ func firstStartDone(dir string) (bool, error) {
 	return err == nil, err
 }
 
-// markFirstStartDone writes FirstStartFile.
+// markFirstStartDone writes FirstStartFile; DemoAppFile is then of no use.
 func markFirstStartDone(dir string) error {
-	return writeFileAtomic(filepath.Join(dir, FirstStartFile), []byte("the first start of this data dir completed\n"), 0o600)
+	if err := writeFileAtomic(filepath.Join(dir, FirstStartFile), []byte("the first start of this data dir completed\n"), 0o600); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(dir, DemoAppFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// DemoAppFile holds the id of the demo app a first start is creating,
+// until the first start is done (createDemoApp).
+const DemoAppFile = "first-start.demo-app"
+
+// pendingDemoApp returns the id in DemoAppFile, or "" if there is none.
+func pendingDemoApp(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, DemoAppFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	return strings.TrimSpace(string(b)), err
 }
 
 // ReadAdminToken reads the token the CLI presents to the admin API.

@@ -19,7 +19,9 @@
 //
 // First start: the admin token, keys and store are each created only if
 // absent, and first-start.done is written after the demo app, so a first
-// start that was killed midway is completed by the next one.
+// start that was killed midway is completed by the next one. The demo app's
+// id is recorded before the app is stored, so a start killed before its
+// secret was printed is followed by one that prints it with a new secret.
 //
 // It is the only package besides main that imports both handlers and
 // storage backends (imports_test.go). It implements no protocol and parses

@@ -62,10 +62,12 @@ func Restore(ctx context.Context, o RestoreOptions, log *slog.Logger) (backup.Su
 			return sum, err
 		}
 		defer db.Close()
-		if err := db.Restore(ctx, o.Force, load); err != nil {
+		if err := db.Restore(ctx, o.Force, load, func(readBack func(backup.Emit) error) error {
+			return checkCopy(readBack, sum, nil)
+		}); err != nil {
 			return sum, restoreError(err)
 		}
-	} else if err := restoreDataDir(o, files, load); err != nil {
+	} else if err := restoreDataDir(o, files, load, sum); err != nil {
 		return sum, err
 	}
 	log.Info("admin change", "who", "cli", "what", "backup restored", "id", o.File, "taken", hdr.CreatedAt, "source", hdr.Source)
@@ -77,7 +79,7 @@ func Restore(ctx context.Context, o RestoreOptions, log *slog.Logger) (backup.Su
 // unless forced. The files are staged under temporary names first and
 // renamed into place only once the store is restored, so a failure leaves
 // neither.
-func restoreDataDir(o RestoreOptions, files []backup.File, load func(backup.Emit) error) error {
+func restoreDataDir(o RestoreOptions, files []backup.File, load func(backup.Emit) error, want backup.Summary) error {
 	if !o.Force {
 		for _, name := range backupFileNames {
 			if _, err := os.Stat(filepath.Join(o.DataDir, name)); !errors.Is(err, fs.ErrNotExist) {
@@ -104,7 +106,9 @@ func restoreDataDir(o RestoreOptions, files []backup.File, load func(backup.Emit
 		}
 		staged[i] = tmp
 	}
-	if err := store.Restore(o.DataDir, o.Force, load); err != nil {
+	if err := store.Restore(o.DataDir, o.Force, load, func(readBack func(backup.Emit) error) error {
+		return checkCopy(readBack, want, files)
+	}); err != nil {
 		return restoreError(err)
 	}
 	for i, f := range files {
@@ -149,6 +153,25 @@ func syncDir(dir string) error {
 	return errors.Join(d.Sync(), d.Close())
 }
 
+// checkCopy reads a restored copy back, with the files restored beside it,
+// and compares every table's row count and digest with want; it runs
+// before the restore commits, so a copy that differs is never kept.
+func checkCopy(readBack func(backup.Emit) error, want backup.Summary, files []backup.File) error {
+	var copied backup.Digester
+	if err := readBack(copied.Collect()); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := copied.Collect()(backup.TableFiles, f); err != nil {
+			return err
+		}
+	}
+	if err := want.Diff(copied.Summary()); err != nil {
+		return fmt.Errorf("the copy read back differs from its source: %w", err)
+	}
+	return nil
+}
+
 func restoreError(err error) error {
 	if errors.Is(err, store.ErrNotEmpty) || errors.Is(err, postgres.ErrNotEmpty) {
 		return fmt.Errorf("%w; use -force to replace it; nothing restored", err)
@@ -157,10 +180,10 @@ func restoreError(err error) error {
 }
 
 // Migrate copies the JSON store and key files of a data dir into an empty
-// PostgreSQL database in one transaction, then verifies the copy: every
-// table's row count and digest (package backup) must equal the source's.
-// It reads the data dir without changing it, and needs the server stopped
-// (it takes the store's lock).
+// PostgreSQL database in one transaction and, before it commits, verifies
+// the copy: every table's row count and digest (package backup) must equal
+// the source's, or nothing is copied. It reads the data dir without
+// changing it, and needs the server stopped (it takes the store's lock).
 func Migrate(ctx context.Context, from, to string, log *slog.Logger) (backup.Summary, error) {
 	files, err := dataFiles(ctx, from, nil)
 	if err != nil {
@@ -189,6 +212,8 @@ func Migrate(ctx context.Context, from, to string, log *slog.Logger) (backup.Sum
 			}
 		}
 		return nil
+	}, func(readBack func(backup.Emit) error) error {
+		return checkCopy(readBack, source.Summary(), nil)
 	})
 	if errors.Is(err, postgres.ErrNotEmpty) {
 		return backup.Summary{}, fmt.Errorf("%w: migrate needs an empty database; nothing copied", err)
@@ -196,21 +221,6 @@ func Migrate(ctx context.Context, from, to string, log *slog.Logger) (backup.Sum
 	if err != nil {
 		return backup.Summary{}, fmt.Errorf("%w; nothing copied", err)
 	}
-	var copied backup.Digester
-	if err := db.Export(ctx, copied.Collect()); err != nil {
-		return backup.Summary{}, err
-	}
-	sharedCopies, err := dataFiles(ctx, "", db)
-	if err != nil {
-		return backup.Summary{}, err
-	}
-	for _, f := range sharedCopies {
-		copied.Collect()(backup.TableFiles, f)
-	}
-	want := source.Summary()
-	if err := want.Diff(copied.Summary()); err != nil {
-		return want, fmt.Errorf("the copy in PostgreSQL differs from the JSON store (the database now holds it; drop it before retrying): %w", err)
-	}
 	log.Info("admin change", "who", "cli", "what", "JSON store migrated to PostgreSQL", "id", from)
-	return want, nil
+	return source.Summary(), nil
 }

@@ -209,7 +209,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 
 	if done, err := firstStartDone(cfg.DataDir); err != nil || !done {
 		if err == nil {
-			err = createDemoApp(ctx, s, stdout)
+			err = createDemoApp(ctx, s.db, cfg.DataDir, stdout)
 		}
 		if err == nil {
 			err = markFirstStartDone(cfg.DataDir)
@@ -303,11 +303,33 @@ func (s *Server) Shutdown() error {
 }
 
 // createDemoApp registers the app a newcomer signs in to on first start and
-// prints its credentials (the only time the secret is shown). A store that
-// already has apps gets none: a replica joining a shared store, a data dir
-// from before FirstStartFile, or a first start killed after creating it.
-func createDemoApp(ctx context.Context, s *Server, stdout io.Writer) error {
-	if apps, err := s.db.Apps(ctx); err != nil || len(apps) > 0 {
+// prints its credentials (the only time the secret is shown). The app's id
+// is written to DemoAppFile before the app is stored: if this start is
+// killed before the secret is printed, the next one finds the app by that
+// id and prints it with a new secret, rather than leaving an app whose
+// secret nobody has. A store that already has other apps gets none: a
+// replica joining a shared store, or a data dir from before FirstStartFile.
+func createDemoApp(ctx context.Context, db admin.Store, dir string, stdout io.Writer) error {
+	id, err := pendingDemoApp(dir)
+	if err != nil {
+		return err
+	}
+	if id != "" {
+		secret, hash, err := admin.NewSecret(rand.Reader)
+		if err != nil {
+			return err
+		}
+		app, err := db.UpdateApp(ctx, id, func(a *record.App) error { a.SecretHash = hash; return nil })
+		if err == nil {
+			printDemoApp(stdout, app, secret)
+			return nil
+		}
+		if !errors.Is(err, record.ErrNotFound) {
+			return err
+		}
+		// Killed before the app was stored: create one now.
+	}
+	if apps, err := db.Apps(ctx); err != nil || len(apps) > 0 {
 		return err
 	}
 	app, secret, err := admin.NewApp(rand.Reader, time.Now(), admin.CreateAppRequest{
@@ -316,12 +338,19 @@ func createDemoApp(ctx context.Context, s *Server, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := s.db.CreateApp(ctx, app); err != nil {
+	if err := writeFileAtomic(filepath.Join(dir, DemoAppFile), []byte(app.ID+"\n"), 0o600); err != nil {
 		return err
 	}
+	if err := db.CreateApp(ctx, app); err != nil {
+		return err
+	}
+	printDemoApp(stdout, app, secret)
+	return nil
+}
+
+func printDemoApp(stdout io.Writer, app record.App, secret string) {
 	fmt.Fprintf(stdout, "worldid: demo app created (first start)\n  client_id     %s\n  client_secret %s\n  redirect_uri  %s\n  rp_id         %s\n",
 		app.ID, secret, demoRedirectURI, app.RPID)
-	return nil
 }
 
 // demoRedirectURI is the demo app's callback: a loopback address where a

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -18,9 +19,11 @@ const appColumns = "id, rp_id, name, secret_hash, redirect_uris, created_ns, sta
 func (db *DB) CreateApp(ctx context.Context, a record.App) error {
 	ctx, cancel := db.deadline(ctx, callTimeout)
 	defer cancel()
-	_, err := db.pool.Exec(ctx, "INSERT INTO apps ("+appColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", appArgs(a)...)
+	_, err := db.pool.Exec(ctx, insertApp, appArgs(a)...)
 	return db.fail(ctx, err)
 }
+
+const insertApp = "INSERT INTO apps (" + appColumns + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
 
 // appArgs are a's values in appColumns order.
 func appArgs(a record.App) []any {
@@ -31,16 +34,37 @@ func appArgs(a record.App) []any {
 	return []any{a.ID, a.RPID, a.Name, a.SecretHash, uris, unixNano(a.CreatedAt), a.Staging, a.Disabled, unixNano(a.UpdatedAt)}
 }
 
-// ReplaceApp stores a under its ID, replacing the app of that ID if there
-// is one. It returns an error wrapping record.ErrExists if another app
-// holds a.RPID (the unique rp_id); then nothing changes.
-func (db *DB) ReplaceApp(ctx context.Context, a record.App) error {
-	ctx, cancel := db.deadline(ctx, callTimeout)
+// ImportApps stores apps in one transaction, in order: each is created or,
+// with replace, replaces the app of its ID. An app_id (without replace) or
+// rp_id taken by a stored app or an earlier one of apps refuses the batch
+// with a *record.ItemError naming the app and wrapping record.ErrExists;
+// then nothing is written.
+func (db *DB) ImportApps(ctx context.Context, apps []record.App, replace bool) error {
+	ctx, cancel := db.deadline(ctx, batchTimeout(len(apps)))
 	defer cancel()
-	_, err := db.pool.Exec(ctx, "INSERT INTO apps ("+appColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		ON CONFLICT (id) DO UPDATE SET rp_id = $2, name = $3, secret_hash = $4, redirect_uris = $5,
-		created_ns = $6, staging = $7, disabled = $8, updated_ns = $9`, appArgs(a)...)
-	return db.fail(ctx, err)
+	sql := insertApp
+	if replace {
+		sql += ` ON CONFLICT (id) DO UPDATE SET rp_id = $2, name = $3, secret_hash = $4, redirect_uris = $5,
+			created_ns = $6, staging = $7, disabled = $8, updated_ns = $9`
+	}
+	return db.fail(ctx, pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var b pgx.Batch
+		for _, a := range apps {
+			b.Queue(sql, appArgs(a)...)
+		}
+		results := tx.SendBatch(ctx, &b)
+		defer results.Close()
+		for i := range apps {
+			if _, err := results.Exec(); err != nil {
+				// A taken id is the item's fault; anything else, the database's.
+				if err := classify(ctx, err); errors.Is(err, record.ErrExists) {
+					return &record.ItemError{Index: i, Err: err}
+				}
+				return err
+			}
+		}
+		return results.Close()
+	}))
 }
 
 // UpdateApp applies change to the app with the given ID under its row lock

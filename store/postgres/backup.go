@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,21 +16,22 @@ import (
 
 // Backup and restore in the logical format of package backup.
 
-// exportQueries read each logical table, in backup.StoreTables order.
+// exportQueries read each logical table, in backup.StoreTables order, from
+// the database table named by from.
 var exportQueries = []struct {
-	table string
-	sql   string
-	scan  func(pgx.CollectableRow) (any, error)
+	table, from string
+	sql         string
+	scan        func(pgx.CollectableRow) (any, error)
 }{
-	{backup.TableApps, "SELECT " + appColumns + " FROM apps ORDER BY id", func(r pgx.CollectableRow) (any, error) { return scanApp(r) }},
-	{backup.TableActions, "SELECT rp_id, action, environment, max_verifications, created_ns FROM actions ORDER BY id", func(r pgx.CollectableRow) (any, error) {
+	{backup.TableApps, "apps", "SELECT " + appColumns + " FROM apps ORDER BY id", func(r pgx.CollectableRow) (any, error) { return scanApp(r) }},
+	{backup.TableActions, "actions", "SELECT rp_id, action, environment, max_verifications, created_ns FROM actions ORDER BY id", func(r pgx.CollectableRow) (any, error) {
 		var a record.Action
 		var action []byte
 		err := r.Scan(&a.RPID, &action, &a.Environment, &a.MaxVerifications, (*unixNano)(&a.CreatedAt))
 		a.Action = string(action)
 		return a, err
 	}},
-	{backup.TableNullifiers, `SELECT a.rp_id, a.environment, a.action, n.nullifier, n.created_ns, n.count
+	{backup.TableNullifiers, "nullifiers", `SELECT a.rp_id, a.environment, a.action, n.nullifier, n.created_ns, n.count
 		FROM nullifiers n JOIN actions a ON a.id = n.action_id ORDER BY n.action_id, n.nullifier`, func(r pgx.CollectableRow) (any, error) {
 		var n backup.Nullifier
 		var action []byte
@@ -38,113 +39,138 @@ var exportQueries = []struct {
 		n.Action = string(action)
 		return n, err
 	}},
-	{backup.TableSigningKeys, "SELECT id, private_key, created_ns, activate_ns FROM signing_keys ORDER BY id", func(r pgx.CollectableRow) (any, error) {
+	{backup.TableSigningKeys, "signing_keys", "SELECT id, private_key, created_ns, activate_ns FROM signing_keys ORDER BY id", func(r pgx.CollectableRow) (any, error) {
 		var k record.SigningKey
 		err := r.Scan(&k.ID, &k.PrivateKey, (*unixNano)(&k.CreatedAt), (*unixNano)(&k.ActivateAt))
 		return k, err
 	}},
-	{backup.TableSigninProgress, "SELECT " + progressColumns + " FROM signin_progress ORDER BY id", func(r pgx.CollectableRow) (any, error) {
+	{backup.TableSigninProgress, "signin_progress", "SELECT " + progressColumns + " FROM signin_progress ORDER BY id", func(r pgx.CollectableRow) (any, error) {
 		return scanProgress(r)
 	}},
-	{backup.TableSpentProofs, "SELECT key, expires_ns FROM spent_proofs ORDER BY key", func(r pgx.CollectableRow) (any, error) {
+	{backup.TableSpentProofs, "spent_proofs", "SELECT key, expires_ns FROM spent_proofs ORDER BY key", func(r pgx.CollectableRow) (any, error) {
 		var p backup.SpentProof
 		err := r.Scan(&p.Key, (*unixNano)(&p.ExpiresAt))
 		return p, err
 	}},
-	{backup.TableAuthCodes, "SELECT " + codeColumns + ", redeemed FROM auth_codes ORDER BY id", func(r pgx.CollectableRow) (any, error) {
+	{backup.TableAuthCodes, "auth_codes", "SELECT " + codeColumns + ", redeemed FROM auth_codes ORDER BY id", func(r pgx.CollectableRow) (any, error) {
 		var b backup.AuthCode
 		c := &b.Code
 		err := r.Scan(&c.ID, &c.GrantID, &c.ClientID, &c.RedirectURI, &c.Scope, &c.Nonce, &c.CodeChallenge, &c.Subject,
 			&c.VerificationLevel, (*unixNano)(&c.AuthTime), (*unixNano)(&c.ExpiresAt), (*unixNano)(&c.RetainUntil), &b.Redeemed)
 		return b, err
 	}},
-	{backup.TableRevokedGrants, "SELECT grant_id, retain_ns FROM revoked_grants ORDER BY grant_id", func(r pgx.CollectableRow) (any, error) {
+	{backup.TableRevokedGrants, "revoked_grants", "SELECT grant_id, retain_ns FROM revoked_grants ORDER BY grant_id", func(r pgx.CollectableRow) (any, error) {
 		var g backup.RevokedGrant
 		err := r.Scan(&g.GrantID, (*unixNano)(&g.RetainUntil))
 		return g, err
 	}},
-	{backup.TableLeaves, "SELECT tree, idx, commitment, at_ns FROM leaves ORDER BY tree, idx", func(r pgx.CollectableRow) (any, error) {
+	{backup.TableLeaves, "leaves", "SELECT tree, idx, commitment, at_ns FROM leaves ORDER BY tree, idx", func(r pgx.CollectableRow) (any, error) {
 		var l backup.Leaf
 		err := r.Scan(&l.Tree, &l.Leaf.Index, &l.Leaf.Commitment, (*unixNano)(&l.Leaf.At))
 		return l, err
 	}},
-	{backup.TableExternalRoots, "SELECT tree, root, depth, at_ns FROM external_roots ORDER BY tree, root", func(r pgx.CollectableRow) (any, error) {
+	{backup.TableExternalRoots, "external_roots", "SELECT tree, root, depth, at_ns FROM external_roots ORDER BY tree, root", func(r pgx.CollectableRow) (any, error) {
 		var e record.ExternalRoot
 		err := r.Scan(&e.Tree, &e.Root, &e.Depth, (*unixNano)(&e.At))
 		return e, err
 	}},
-	{backup.TableSettings, "SELECT name, enabled FROM switches ORDER BY name", func(r pgx.CollectableRow) (any, error) {
+	{backup.TableTrustAnchors, "trust_anchors", selectTrustAnchors, func(r pgx.CollectableRow) (any, error) {
+		return scanTrustAnchor(r)
+	}},
+	{backup.TableSettings, "switches", "SELECT name, enabled FROM switches ORDER BY name", func(r pgx.CollectableRow) (any, error) {
 		var s backup.Setting
 		err := r.Scan(&s.Name, &s.Enabled)
 		return s, err
 	}},
-	{backup.TableSignups, "SELECT id_commitment, signup_id, verified_ns FROM signups ORDER BY id_commitment", func(r pgx.CollectableRow) (any, error) {
+	{backup.TableSignups, "signups", "SELECT id_commitment, signup_id, verified_ns FROM signups ORDER BY id_commitment", func(r pgx.CollectableRow) (any, error) {
 		var s record.Signup
 		err := r.Scan(&s.IDCommitment, &s.SignupID, (*unixNano)(&s.VerifiedAt))
 		return s, err
 	}},
-	{backup.TableOrbKeys, `SELECT orb_id, pem, row_number() OVER (PARTITION BY orb_id ORDER BY added) - 1
+	{backup.TableOrbKeys, "orb_keys", `SELECT orb_id, pem, row_number() OVER (PARTITION BY orb_id ORDER BY added) - 1
 		FROM orb_keys ORDER BY orb_id, added`, func(r pgx.CollectableRow) (any, error) {
 		var k backup.OrbKey
 		err := r.Scan(&k.OrbID, &k.PEM, &k.Position)
 		return k, err
 	}},
-	{backup.TablePinnedSubs, "SELECT id_commitment, sub FROM pinned_subs ORDER BY id_commitment", func(r pgx.CollectableRow) (any, error) {
+	{backup.TablePinnedSubs, "pinned_subs", "SELECT id_commitment, sub FROM pinned_subs ORDER BY id_commitment", func(r pgx.CollectableRow) (any, error) {
 		var p backup.PinnedSub
 		err := r.Scan(&p.IDCommitment, &p.Sub)
 		return p, err
 	}},
-	{backup.TablePCPBindings, "SELECT pcp_digest, id_commitment FROM pcp_bindings ORDER BY pcp_digest", func(r pgx.CollectableRow) (any, error) {
+	{backup.TablePCPBindings, "pcp_bindings", "SELECT pcp_digest, id_commitment FROM pcp_bindings ORDER BY pcp_digest", func(r pgx.CollectableRow) (any, error) {
 		var b backup.PCPBinding
 		err := r.Scan(&b.PCPDigest, &b.IDCommitment)
 		return b, err
 	}},
-	{backup.TableRefreshes, `SELECT id_commitment, sub, at_ns, coalesce(pcp_digest, ''), credential_id::text
-		FROM refreshes ORDER BY id_commitment, at_s, credential_id`, func(r pgx.CollectableRow) (any, error) {
-		var f record.Refresh
-		var id string
-		if err := r.Scan(&f.IDCommitment, &f.Sub, (*unixNano)(&f.At), &f.PCPDigest, &id); err != nil {
-			return f, err
-		}
-		var err error
-		f.CredentialID, err = strconv.ParseUint(id, 10, 64)
-		return f, err
+	{backup.TableRefreshes, "refreshes", "SELECT " + refreshColumns + " FROM refreshes ORDER BY id_commitment, at_s, credential_id", func(r pgx.CollectableRow) (any, error) {
+		return scanRefresh(r)
 	}},
 }
 
 // Export emits every record in the logical format from one REPEATABLE
 // READ, read-only transaction: a consistent snapshot that does not block
-// writers. Shared files are not exported here (the caller adds them).
+// writers. Shared files are not exported here (the caller adds them). Each
+// wait for the database has a deadline, the time emit takes does not
+// (stepDeadline), so a backup of any size streams to a client of any
+// speed, and a database that stops answering fails it within callTimeout.
 func (db *DB) Export(ctx context.Context, emit backup.Emit) error {
-	ctx, cancel := db.deadline(ctx, backupTimeout)
+	ctx, d, cancel := withStepDeadline(ctx)
 	defer cancel()
 	return db.fail(ctx, pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		for _, q := range exportQueries {
-			rows, err := tx.Query(ctx, q.sql)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				row, err := q.scan(rows)
-				if err == nil {
-					err = emit(q.table, row)
-				}
-				if err != nil {
-					rows.Close()
-					return fmt.Errorf("store: export %s: %w", q.table, err)
-				}
-			}
-			if err := rows.Err(); err != nil {
-				return err
-			}
-		}
-		return nil
+		return exportTx(ctx, tx, d, emit)
 	}))
 }
 
-// storeTables are every table Restore fills or empties.
-const storeTables = "apps, actions, nullifiers, signing_keys, signin_progress, spent_proofs, auth_codes, revoked_grants, " +
-	"trees, leaves, external_roots, switches, signups, orb_keys, pinned_subs, pcp_bindings, refreshes, shared_files"
+// exportTx emits the rows of every exported table as tx sees them.
+func exportTx(ctx context.Context, tx pgx.Tx, d *stepDeadline, emit backup.Emit) error {
+	for _, q := range exportQueries {
+		if err := emitRows(ctx, tx, d, q.table, q.sql, q.scan, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emitRows emits what scan makes of each row of sql as a row of table. d
+// is waiting whenever the database is asked, and when emitRows returns.
+func emitRows(ctx context.Context, tx pgx.Tx, d *stepDeadline, table, sql string, scan func(pgx.CollectableRow) (any, error), emit backup.Emit) error {
+	d.waiting()
+	rows, err := tx.Query(ctx, sql)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		d.idle()
+		row, err := scan(rows)
+		if err == nil {
+			err = emit(table, row)
+		}
+		d.waiting()
+		if err != nil {
+			return fmt.Errorf("store: export %s: %w", table, err)
+		}
+	}
+	return rows.Err()
+}
+
+// derivedTables are rebuilt by Restore from exported rows: trees (their
+// sizes) from leaves.
+var derivedTables = []string{"trees"}
+
+// storeTables are every table Restore fills or empties: those exported,
+// those derived, and shared_files, which holds the backup's files. They
+// are all the tables the migrations create (TestEveryTableIsBackedUp).
+var storeTables = func() string {
+	names := slices.Clone(derivedTables)
+	for _, q := range exportQueries {
+		if !slices.Contains(names, q.from) {
+			names = append(names, q.from)
+		}
+	}
+	return strings.Join(append(names, "shared_files"), ", ")
+}()
 
 // ErrNotEmpty: a restore target already holds data.
 var ErrNotEmpty = errors.New("the target database is not empty")
@@ -152,11 +178,16 @@ var ErrNotEmpty = errors.New("the target database is not empty")
 // Restore loads the rows that load calls its argument with, files (into
 // shared_files) included, in one transaction: a failure anywhere writes
 // nothing. The database must hold no data unless force is set; then
-// everything in it is replaced.
-func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) error) error {
-	ctx, cancel := db.deadline(ctx, backupTimeout)
+// everything in it is replaced. verify, if not nil, runs before the commit
+// with a function that reads the loaded rows back as Export would, files
+// included; an error it returns undoes the restore. As in Export, each wait
+// for the database has a deadline, the time load takes to emit rows does
+// not.
+func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) error, verify func(readBack func(backup.Emit) error) error) error {
+	ctx, d, cancel := withStepDeadline(ctx)
 	defer cancel()
 	return db.fail(ctx, pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		defer d.waiting() // for the commit or rollback
 		if _, err := tx.Exec(ctx, "LOCK TABLE "+storeTables+" IN EXCLUSIVE MODE"); err != nil {
 			return err
 		}
@@ -170,7 +201,8 @@ func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) er
 			}
 			return err
 		}
-		l := &loader{ctx: ctx, tx: tx, trees: map[string]int{}, orbKeys: map[string]int{}}
+		l := &loader{ctx: ctx, tx: tx, d: d, trees: map[string]int{}, orbKeys: map[string]int{}}
+		d.idle()
 		if err := load(l.add); err != nil {
 			return err
 		}
@@ -180,7 +212,19 @@ func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) er
 		for tree, size := range l.trees {
 			l.batch.Queue("UPDATE trees SET size = $2 WHERE tree = $1", tree, size)
 		}
-		return l.flush(ctx)
+		if err := l.flush(ctx); err != nil || verify == nil {
+			return err
+		}
+		return verify(func(emit backup.Emit) error {
+			if err := exportTx(ctx, tx, d, emit); err != nil {
+				return err
+			}
+			return emitRows(ctx, tx, d, backup.TableFiles, "SELECT name, content FROM shared_files ORDER BY name", func(r pgx.CollectableRow) (any, error) {
+				var f backup.File
+				err := r.Scan(&f.Name, &f.Content)
+				return f, err
+			}, emit)
+		})
 	}))
 }
 
@@ -202,6 +246,7 @@ func nonEmptyTable(ctx context.Context, tx pgx.Tx) (string, error) {
 type loader struct {
 	ctx     context.Context
 	tx      pgx.Tx
+	d       *stepDeadline // waiting while a batch is sent
 	batch   pgx.Batch
 	trees   map[string]int // tree → size, from the leaves
 	orbKeys map[string]int // orb → keys so far
@@ -213,7 +258,7 @@ func (l *loader) add(table string, row any) error {
 	q := func(sql string, args ...any) { l.batch.Queue(sql, args...) }
 	switch r := row.(type) {
 	case record.App:
-		q("INSERT INTO apps ("+appColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", appArgs(r)...)
+		q(insertApp, appArgs(r)...)
 	case record.Action:
 		q(`INSERT INTO actions (rp_id, environment, action, max_verifications, created_ns) VALUES ($1, $2, $3, $4, $5)`,
 			r.RPID, r.Environment, []byte(r.Action), r.MaxVerifications, unixNano(r.CreatedAt))
@@ -250,6 +295,8 @@ func (l *loader) add(table string, row any) error {
 		q("INSERT INTO leaves (tree, idx, commitment, at_ns) VALUES ($1, $2, $3, $4)", r.Tree, r.Leaf.Index, r.Leaf.Commitment, unixNano(r.Leaf.At))
 	case record.ExternalRoot:
 		q("INSERT INTO external_roots (tree, root, depth, at_ns) VALUES ($1, $2, $3, $4)", r.Tree, r.Root, r.Depth, unixNano(r.At))
+	case record.TrustAnchor:
+		q("INSERT INTO trust_anchors (kind, id, x, y, at_ns) VALUES ($1, $2, $3, $4, $5)", r.Kind, r.ID, r.X, r.Y, unixNano(r.At))
 	case backup.Setting:
 		q("INSERT INTO switches (name, enabled) VALUES ($1, $2)", r.Name, r.Enabled)
 	case record.Signup:
@@ -266,8 +313,7 @@ func (l *loader) add(table string, row any) error {
 	case backup.PCPBinding:
 		q("INSERT INTO pcp_bindings (pcp_digest, id_commitment) VALUES ($1, $2)", r.PCPDigest, r.IDCommitment)
 	case record.Refresh:
-		q(`INSERT INTO refreshes (id_commitment, sub, at_ns, pcp_digest, credential_id) VALUES ($1, $2, $3, NULLIF($4, ''), $5::text::numeric)`,
-			r.IDCommitment, r.Sub, unixNano(r.At), r.PCPDigest, strconv.FormatUint(r.CredentialID, 10))
+		q(insertRefresh, refreshArgs(r)...)
 	case backup.File:
 		q("INSERT INTO shared_files (name, content, created_ns) VALUES ($1, $2, $3)", r.Name, r.Content, unixNano(time.Now()))
 	default:
@@ -283,6 +329,8 @@ func (l *loader) flush(ctx context.Context) error {
 	if l.batch.Len() == 0 {
 		return nil
 	}
+	l.d.waiting()
+	defer l.d.idle()
 	err := l.tx.SendBatch(ctx, &l.batch).Close()
 	l.batch = pgx.Batch{}
 	return err

@@ -61,7 +61,7 @@ func TestBackupConformance(t *testing.T) {
 	storetest.RunBackup(t, func(t *testing.T) (storetest.BackupBackend, func(bool, func(backup.Emit) error) (storetest.BackupBackend, error)) {
 		db, _ := openFresh(t)
 		return db, func(force bool, load func(backup.Emit) error) (storetest.BackupBackend, error) {
-			return db, db.Restore(context.Background(), force, load)
+			return db, db.Restore(context.Background(), force, load, nil)
 		}
 	})
 }

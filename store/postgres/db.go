@@ -25,19 +25,30 @@ const defaultConnectTimeout = 10 * time.Second
 
 // Every call has a deadline, so that a server that stops answering on an
 // open connection (frozen, partitioned) costs a request a few seconds and
-// a 503, never a hang: callTimeout for the calls requests make, and
-// bulkTimeout for those that move a whole table or file (Open and its
-// migrations, Leaves, AppendLeaves, PutSignups, the shared files,
-// PruneExpired). A connection attempt inside a call counts against it.
+// a 503, never a hang, and always before the HTTP write timeout (30 s,
+// doc/design.md §8) cuts the answer off. A connection attempt inside a call
+// counts against it.
 const (
+	// callTimeout bounds a call a request makes.
 	callTimeout = 5 * time.Second
+	// A batch a request writes in one statement or transaction
+	// (AppendLeaves, PutSignups, ImportApps: at most 1000 rows) gets
+	// callTimeout and rowTimeout a row, at most maxRequestTimeout; so
+	// does reading a shared file (a few MiB) for a backup.
+	rowTimeout        = 5 * time.Millisecond
+	maxRequestTimeout = 20 * time.Second
+	// bulkTimeout bounds what no request waits for: Open and its
+	// migrations, storing a shared file at start, and the background
+	// PruneExpired, which after a long outage may have much to delete.
 	bulkTimeout = time.Minute
-	// backupTimeout bounds a whole backup or restore, which reads or
-	// writes every table in one transaction.
-	backupTimeout = 10 * time.Minute
 	// healthTimeout bounds Health's round trip.
 	healthTimeout = 2 * time.Second
 )
+
+// batchTimeout is the deadline of a call that writes n rows.
+func batchTimeout(n int) time.Duration {
+	return min(callTimeout+time.Duration(n)*rowTimeout, maxRequestTimeout)
+}
 
 // errCallTimeout is the cause of a call's own deadline, which classify
 // tells from the caller's.
@@ -96,6 +107,30 @@ func (db *DB) Close() error {
 func (db *DB) deadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, d, errCallTimeout)
 }
+
+// stepDeadline bounds each wait for the database within an operation of
+// any length (Leaves, Export, Restore) by callTimeout, rather than the
+// whole operation: it proceeds while PostgreSQL answers and fails within
+// callTimeout, with errCallTimeout as the cause, once it stops. Time spent
+// between waits (emitting rows to a slow client, reading a backup file)
+// does not count.
+type stepDeadline struct {
+	timer *time.Timer
+}
+
+// withStepDeadline returns ctx under a stepDeadline that is waiting: an
+// operation begins with a call.
+func withStepDeadline(ctx context.Context) (context.Context, *stepDeadline, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	d := &stepDeadline{timer: time.AfterFunc(callTimeout, func() { cancel(errCallTimeout) })}
+	return ctx, d, func() { d.timer.Stop(); cancel(nil) }
+}
+
+// waiting starts a wait for the database, or restarts it after progress.
+func (d *stepDeadline) waiting() { d.timer.Reset(callTimeout) }
+
+// idle ends a wait: the operation works on its own until waiting.
+func (d *stepDeadline) idle() { d.timer.Stop() }
 
 // Health reports whether the server answers a round trip within
 // healthTimeout: nil, or an error wrapping record.ErrUnavailable.

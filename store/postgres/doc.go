@@ -126,15 +126,31 @@
 // likely broke the same way, so that once the server is back the next call
 // connects afresh: the store recovers without a restart. As with the JSON
 // store, a write that returned ErrUnavailable may or may not have
-// committed. Every call has a deadline of its own: 5 s, or 1 minute for
-// the calls that move a whole table or file (Open with its migrations,
-// Leaves, AppendLeaves, PutSignups, the shared files, PruneExpired), so a
-// server that stops answering on an open connection (frozen by SIGSTOP,
-// partitioned) fails the call with ErrUnavailable within that bound
-// instead of hanging it; a caller's context that is canceled or expires
-// first returns the context's error. Health pings the server with a 2 s
-// deadline. A key PostgreSQL text cannot hold (U+0000,
-// invalid UTF-8) is never found; writing one fails.
+// committed. Every call has a deadline of its own, so a server that stops
+// answering on an open connection (frozen by SIGSTOP, partitioned) fails
+// the call with ErrUnavailable within that bound instead of hanging it; a
+// caller's context that is canceled or expires first returns the
+// context's error. The bounds keep every request's answer before the HTTP
+// write timeout (30 s), after which a client would get nothing:
+//
+//   - 5 s for a call a request makes;
+//   - for a batch a request writes (AppendLeaves, PutSignups, ImportApps:
+//     at most 1000 rows from the admin API), 5 s plus 5 ms a row, at most
+//     20 s (800 identities: 9 s); reading a shared file (a few MiB, for a
+//     backup) 20 s;
+//   - for operations of any length (Leaves, which at start reads whole
+//     trees, Export and Restore) 5 s for each wait for the database, so
+//     they proceed while it answers and fail within 5 s once it stops; the
+//     time their caller takes between waits (streaming to a backup client,
+//     reading a backup file) does not count;
+//   - 1 minute for what no request waits for: Open with its migrations,
+//     storing a shared file at start, and the background PruneExpired.
+//
+// POST /admin/identities makes two calls (it reads the tree's new leaves,
+// then appends) and may first wait for the follower's catch-up of the same
+// tree: at worst about 20 s. Health pings the server with a 2 s deadline.
+// A key PostgreSQL text cannot hold (U+0000, invalid UTF-8) is never
+// found; writing one fails.
 //
 // # Backup and restore
 //
@@ -142,10 +158,14 @@
 // REPEATABLE READ, read-only transaction: a consistent snapshot that blocks
 // no writer. Restore loads such rows (shared files included) in one
 // transaction after locking every table; it refuses a database with any row
-// (ErrNotEmpty) unless forced, when it truncates them first. Actions get
+// (ErrNotEmpty) unless forced, when it truncates them first, and lets its
+// caller read the rows back inside the transaction (restore and migrate
+// compare their digests with the source's) and undo it. Actions get
 // new identity ids; nullifiers are joined to them by (rp_id, environment,
 // action); tree sizes are derived from the leaves, which must be
-// contiguous from 0; orb keys are inserted in position order.
+// contiguous from 0; orb keys are inserted in position order. Every table
+// the migrations create is exported, derived (trees) or shared_files
+// (TestEveryTableIsBackedUp).
 //
 // # What it does not do
 //

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"worldid/backup"
 	"worldid/record"
 )
 
@@ -177,6 +178,7 @@ func openThroughProxy(t *testing.T) (*DB, *proxy) {
 	fmt.Sscan(port, &cfg.ConnConfig.Port)
 	cfg.ConnConfig.Fallbacks = nil
 	cfg.ConnConfig.ConnectTimeout = time.Second
+	cfg.MaxConns = 32
 	db, err := open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open through proxy: %v", err)
@@ -255,18 +257,61 @@ func TestServerHangs(t *testing.T) {
 			return err
 		},
 		"SigninProgress": func() error { _, err := db.SigninProgress(ctx, "r1"); return err },
+		"Leaves":         func() error { _, err := db.Leaves(ctx, "orb/staging", 0); return err },
+		"Export":         func() error { return db.Export(ctx, func(string, any) error { return nil }) },
+		"Restore": func() error {
+			return db.Restore(ctx, true, func(backup.Emit) error { return nil }, nil)
+		},
 	}
+	// The batches a request writes: their deadline grows with the batch,
+	// and stays below the HTTP write timeout.
+	const batch = 800
+	batches := map[string]func() error{
+		"AppendLeaves": func() error {
+			cs := make([]string, batch)
+			for i := range cs {
+				cs[i] = fmt.Sprintf("0x%064x", i+1)
+			}
+			_, err := db.AppendLeaves(ctx, "orb/staging", cs, time.Now())
+			return err
+		},
+		"PutSignups": func() error {
+			ss := make([]record.Signup, batch)
+			for i := range ss {
+				ss[i] = record.Signup{IDCommitment: fmt.Sprintf("0x%064x", i+1), SignupID: "s", VerifiedAt: time.Now()}
+			}
+			return db.PutSignups(ctx, ss)
+		},
+		"ImportApps": func() error {
+			apps := make([]record.App, batch)
+			for i := range apps {
+				apps[i] = record.App{ID: fmt.Sprintf("app_%032x", i+2), RPID: fmt.Sprintf("rp_%016x", i+2)}
+			}
+			return db.ImportApps(ctx, apps, false)
+		},
+	}
+	if batchTimeout(batch) >= 30*time.Second || batchTimeout(1<<20) >= 30*time.Second {
+		t.Fatalf("a batch deadline reaches the HTTP write timeout: %v, %v", batchTimeout(batch), batchTimeout(1<<20))
+	}
+	// Every call is to hang on an open connection, as when the server
+	// freezes under load; a new connection fails at connect_timeout.
+	openConns(t, db, len(calls)+len(batches)+1)
 	p.gate.Freeze()
 	var wg sync.WaitGroup
-	for name, call := range calls {
-		wg.Go(func() {
-			start := time.Now()
-			err := call()
-			if took := time.Since(start); !errors.Is(err, record.ErrUnavailable) || took > callTimeout+2*time.Second {
-				t.Errorf("%s on a hung server: %v after %v, want ErrUnavailable within %v", name, err, took, callTimeout)
-			}
-		})
+	hangs := func(calls map[string]func() error, bound time.Duration) {
+		for name, call := range calls {
+			wg.Go(func() {
+				start := time.Now()
+				err := call()
+				if took := time.Since(start); !errors.Is(err, record.ErrUnavailable) || took > bound+2*time.Second {
+					t.Errorf("%s on a hung server: %v after %v, want ErrUnavailable within %v", name, err, took, bound)
+				}
+			})
+		}
 	}
+	hangs(calls, callTimeout)
+	hangs(batches, batchTimeout(batch))
+	hangs(map[string]func() error{"SharedFile": func() error { _, _, err := db.SharedFile(ctx, "f"); return err }}, maxRequestTimeout)
 	wg.Wait()
 	p.gate.Thaw()
 	if got, err := db.App(ctx, "app_1"); err != nil || got.RPID != "rp_1" {
@@ -275,6 +320,50 @@ func TestServerHangs(t *testing.T) {
 	if err := db.Health(ctx); err != nil {
 		t.Fatalf("Health after the server answers again: %v", err)
 	}
+}
+
+// openConns leaves n idle connections in db's pool.
+func openConns(t *testing.T, db *DB, n int) {
+	conns := make([]*pgxpool.Conn, n)
+	for i := range conns {
+		c, err := db.pool.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+}
+
+// A backup's deadline bounds each wait for the database, not the time its
+// consumer or producer takes: an Export whose emit, and a Restore whose
+// load, pause longer than callTimeout still succeed.
+func TestBackupStepDeadline(t *testing.T) {
+	db, _ := openFresh(t)
+	ctx := context.Background()
+	if err := db.CreateApp(ctx, record.App{ID: "app_1", RPID: "rp_1", RedirectURIs: []string{}, CreatedAt: time.Unix(1, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	target, _ := openFresh(t)
+	pause := callTimeout + time.Second
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := db.Export(ctx, func(string, any) error { time.Sleep(pause); return nil }); err != nil {
+			t.Errorf("Export with a slow consumer: %v", err)
+		}
+	})
+	wg.Go(func() {
+		err := target.Restore(ctx, false, func(emit backup.Emit) error {
+			time.Sleep(pause)
+			return emit(backup.TableApps, record.App{ID: "app_2", RPID: "rp_2", RedirectURIs: []string{}})
+		}, nil)
+		if err != nil {
+			t.Errorf("Restore with a slow producer: %v", err)
+		}
+	})
+	wg.Wait()
 }
 
 // A caller's own deadline still passes through as the context's error.

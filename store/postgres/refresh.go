@@ -48,7 +48,7 @@ func (db *DB) PutSignup(ctx context.Context, s record.Signup) error {
 // commitment, so that re-importing a file is idempotent; of two records of
 // one commitment in ss the later wins.
 func (db *DB) PutSignups(ctx context.Context, ss []record.Signup) error {
-	ctx, cancel := db.deadline(ctx, bulkTimeout)
+	ctx, cancel := db.deadline(ctx, batchTimeout(len(ss)))
 	defer cancel()
 	for i, s := range ss {
 		if err := s.Validate(); err != nil {
@@ -192,11 +192,30 @@ func (db *DB) RecordRefresh(ctx context.Context, r record.Refresh) error {
 				return err
 			}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO refreshes (id_commitment, sub, at_ns, pcp_digest, credential_id, credential)
-			VALUES ($1, $2, $3, NULLIF($4, ''), $5::text::numeric, NULLIF($6, ''))`,
-			r.IDCommitment, r.Sub, unixNano(r.At), r.PCPDigest, strconv.FormatUint(r.CredentialID, 10), r.Credential)
+		_, err := tx.Exec(ctx, insertRefresh, refreshArgs(r)...)
 		return err
 	}))
+}
+
+// insertRefresh stores a refresh, its values in refreshArgs order; backups
+// load refreshes with it too, so that both keep the same columns.
+const insertRefresh = `INSERT INTO refreshes (id_commitment, sub, at_ns, pcp_digest, credential_id, credential)
+	VALUES ($1, $2, $3, NULLIF($4, ''), $5::text::numeric, NULLIF($6, ''))`
+
+func refreshArgs(r record.Refresh) []any {
+	return []any{r.IDCommitment, r.Sub, unixNano(r.At), r.PCPDigest, strconv.FormatUint(r.CredentialID, 10), r.Credential}
+}
+
+// refreshColumns are the columns scanRefresh reads.
+const refreshColumns = "id_commitment, sub, at_ns, coalesce(pcp_digest, ''), credential_id::text, coalesce(credential, '')"
+
+func scanRefresh(row pgx.CollectableRow) (r record.Refresh, err error) {
+	var id string
+	if err := row.Scan(&r.IDCommitment, &r.Sub, (*unixNano)(&r.At), &r.PCPDigest, &id, &r.Credential); err != nil {
+		return r, err
+	}
+	r.CredentialID, err = strconv.ParseUint(id, 10, 64)
+	return r, err
 }
 
 // Refreshes returns the refreshes of idComm, oldest first (by second, then
@@ -204,15 +223,7 @@ func (db *DB) RecordRefresh(ctx context.Context, r record.Refresh) error {
 func (db *DB) Refreshes(ctx context.Context, idComm string) ([]record.Refresh, error) {
 	ctx, cancel := db.deadline(ctx, callTimeout)
 	defer cancel()
-	rows := db.query(ctx, `SELECT id_commitment, sub, at_ns, coalesce(pcp_digest, ''), credential_id::text, coalesce(credential, '')
-		FROM refreshes WHERE id_commitment = $1 ORDER BY at_s, credential_id`, idComm)
-	rs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (r record.Refresh, err error) {
-		var id string
-		if err := row.Scan(&r.IDCommitment, &r.Sub, (*unixNano)(&r.At), &r.PCPDigest, &id, &r.Credential); err != nil {
-			return r, err
-		}
-		r.CredentialID, err = strconv.ParseUint(id, 10, 64)
-		return r, err
-	})
+	rows := db.query(ctx, "SELECT "+refreshColumns+" FROM refreshes WHERE id_commitment = $1 ORDER BY at_s, credential_id", idComm)
+	rs, err := pgx.CollectRows(rows, scanRefresh)
 	return rs, db.fail(ctx, err)
 }

@@ -43,7 +43,7 @@ func (db *DB) AppendLeaf(ctx context.Context, tree, commitment string, at time.T
 // indexes from first. A commitment already in the tree or repeated in the
 // batch returns an error wrapping record.ErrExists and writes nothing.
 func (db *DB) AppendLeaves(ctx context.Context, tree string, commitments []string, at time.Time) (first int, err error) {
-	ctx, cancel := db.deadline(ctx, bulkTimeout)
+	ctx, cancel := db.deadline(ctx, batchTimeout(len(commitments)))
 	defer cancel()
 	if len(commitments) == 0 {
 		return 0, errors.New("store: no commitments to append")
@@ -59,16 +59,23 @@ func (db *DB) AppendLeaves(ctx context.Context, tree string, commitments []strin
 }
 
 // Leaves returns the leaves of tree in index order, starting at index from
-// (so a replica can catch up on what others appended).
+// (so a replica can catch up on what others appended). A whole tree, read
+// at start, may take long: the deadline is per row (stepDeadline).
 func (db *DB) Leaves(ctx context.Context, tree string, from int) ([]record.Leaf, error) {
-	ctx, cancel := db.deadline(ctx, bulkTimeout)
+	ctx, d, cancel := withStepDeadline(ctx)
 	defer cancel()
 	rows := db.query(ctx, "SELECT idx, commitment, at_ns FROM leaves WHERE tree = $1 AND idx >= $2 ORDER BY idx", tree, from)
-	leaves, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (l record.Leaf, err error) {
-		err = row.Scan(&l.Index, &l.Commitment, (*unixNano)(&l.At))
-		return l, err
-	})
-	return leaves, db.fail(ctx, err)
+	defer rows.Close()
+	var leaves []record.Leaf
+	for rows.Next() {
+		d.waiting()
+		var l record.Leaf
+		if err := rows.Scan(&l.Index, &l.Commitment, (*unixNano)(&l.At)); err != nil {
+			return nil, db.fail(ctx, err)
+		}
+		leaves = append(leaves, l)
+	}
+	return leaves, db.fail(ctx, rows.Err())
 }
 
 // AddExternalRoot records r; re-adding a root of the tree returns an error
@@ -107,10 +114,14 @@ func (db *DB) AddTrustAnchor(ctx context.Context, a record.TrustAnchor) error {
 func (db *DB) TrustAnchors(ctx context.Context) ([]record.TrustAnchor, error) {
 	ctx, cancel := db.deadline(ctx, callTimeout)
 	defer cancel()
-	rows := db.query(ctx, "SELECT kind, id, x, y, at_ns FROM trust_anchors ORDER BY kind, id")
-	anchors, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (a record.TrustAnchor, err error) {
-		err = row.Scan(&a.Kind, &a.ID, &a.X, &a.Y, (*unixNano)(&a.At))
-		return a, err
-	})
+	rows := db.query(ctx, selectTrustAnchors)
+	anchors, err := pgx.CollectRows(rows, scanTrustAnchor)
 	return anchors, db.fail(ctx, err)
+}
+
+const selectTrustAnchors = "SELECT kind, id, x, y, at_ns FROM trust_anchors ORDER BY kind, id"
+
+func scanTrustAnchor(row pgx.CollectableRow) (a record.TrustAnchor, err error) {
+	err = row.Scan(&a.Kind, &a.ID, &a.X, &a.Y, (*unixNano)(&a.At))
+	return a, err
 }

@@ -9,9 +9,10 @@ import (
 )
 
 // SharedFile returns the content stored under name, and false if there is
-// none.
+// none. A backup request reads them: the deadline stays below the HTTP
+// write timeout.
 func (db *DB) SharedFile(ctx context.Context, name string) ([]byte, bool, error) {
-	ctx, cancel := db.deadline(ctx, bulkTimeout)
+	ctx, cancel := db.deadline(ctx, maxRequestTimeout)
 	defer cancel()
 	var content []byte
 	err := db.pool.QueryRow(ctx, "SELECT content FROM shared_files WHERE name = $1", name).Scan(&content)

@@ -168,12 +168,23 @@ func populate(t *testing.T, b BackupBackend) {
 	_, err = b.AppendLeaf(ctx, "device/staging", commitment(4), backupT0)
 	must(err)
 	must(b.AddExternalRoot(ctx, record.ExternalRoot{Tree: "orb/production", Root: commitment(77), Depth: 30, At: backupT0}))
+	must(b.AddExternalRoot(ctx, record.ExternalRoot{Tree: record.V4RootTree("staging"), Root: commitment(78), At: backupT0}))
+	for _, a := range backupAnchors {
+		must(b.AddTrustAnchor(ctx, a))
+	}
 	must(b.SetRefreshEnabled(ctx, false))
 	must(b.PutSignup(ctx, record.Signup{IDCommitment: commitment(1), SignupID: "s1", VerifiedAt: backupT0}))
 	must(b.AddOrbKey(ctx, "orb-b", "PEM-2"))
 	must(b.AddOrbKey(ctx, "orb-b", "PEM-1"))
 	must(b.AddOrbKey(ctx, "orb-a", "PEM-3"))
 	must(b.RecordRefresh(ctx, record.Refresh{IDCommitment: commitment(1), Sub: commitment(5), At: backupT0.Truncate(time.Second), PCPDigest: fmt.Sprintf("%064x", 6), CredentialID: 1 << 63}))
+	// A repeat refresh returns the credential a refresh kept.
+	must(b.RecordRefresh(ctx, record.Refresh{IDCommitment: commitment(1), Sub: commitment(5), At: backupT0.Truncate(time.Second).Add(time.Second), CredentialID: 7, Credential: `{"id":"7"}`}))
+}
+
+var backupAnchors = []record.TrustAnchor{
+	{Kind: record.AnchorIssuerKey, ID: "7", X: commitment(10), Y: commitment(11), At: backupT0},
+	{Kind: record.AnchorOPRFKey, ID: testApp(1, 1).RPID, X: commitment(12), Y: commitment(13), At: backupT0},
 }
 
 // checkRestored compares domain reads of the original and the copy.
@@ -212,11 +223,24 @@ func checkRestored(t *testing.T, ctx context.Context, src, dst BackupBackend) {
 	if keys, err := dst.OrbKeys(ctx, "orb-b"); err != nil || !slices.Equal(keys, []string{"PEM-2", "PEM-1"}) {
 		t.Errorf("orb keys: %v, %v", keys, err)
 	}
+	if roots, err := dst.ExternalRoots(ctx); err != nil || !slices.ContainsFunc(roots, func(r record.ExternalRoot) bool {
+		return r.Tree == record.V4RootTree("staging") && r.Root == commitment(78)
+	}) {
+		t.Errorf("external roots after restore: %+v, %v", roots, err)
+	}
+	if anchors, err := dst.TrustAnchors(ctx); err != nil || !slices.EqualFunc(anchors, backupAnchors, func(a, b record.TrustAnchor) bool {
+		return a.Kind == b.Kind && a.ID == b.ID && a.X == b.X && a.Y == b.Y && a.At.Equal(b.At)
+	}) {
+		t.Errorf("trust anchors after restore: %+v, %v; want %+v", anchors, err, backupAnchors)
+	}
 	if on, err := dst.RefreshEnabled(ctx); err != nil || on {
 		t.Errorf("refresh enabled after restore: %v, %v", on, err)
 	}
 	if sub, err := dst.PinnedSub(ctx, commitment(1)); err != nil || sub != commitment(5) {
 		t.Errorf("pinned sub: %q, %v", sub, err)
+	}
+	if rs, err := dst.Refreshes(ctx, commitment(1)); err != nil || len(rs) != 2 || rs[0].Credential != "" || rs[1].Credential != `{"id":"7"}` {
+		t.Errorf("refreshes after restore: %+v, %v", rs, err)
 	}
 	if revoked, err := dst.IsGrantRevoked(ctx, "grant-2"); err != nil || !revoked {
 		t.Errorf("revoked grant: %v, %v", revoked, err)

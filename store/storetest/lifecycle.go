@@ -24,32 +24,56 @@ func testLifecycleFields(t *testing.T, open Opener) {
 	checkApp(t, b, a)
 }
 
-func testReplaceApp(t *testing.T, open Opener) {
+// A batch is stored whole or not at all; a refusal names the app.
+func testImportApps(t *testing.T, open Opener) {
 	b, reopen := open(t)
 	ctx := context.Background()
-	// Absent: ReplaceApp creates.
-	a := testApp(1, 1)
-	if err := b.ReplaceApp(ctx, a); err != nil {
-		t.Fatalf("ReplaceApp(new): %v", err)
+	mustCreate(t, b, testApp(1, 1))
+	refused := func(batch []record.App, index int) {
+		t.Helper()
+		var item *record.ItemError
+		if err := b.ImportApps(ctx, batch, false); !errors.As(err, &item) || item.Index != index || !errors.Is(err, record.ErrExists) {
+			t.Fatalf("ImportApps = %v; want an ItemError of app %d wrapping ErrExists", err, index)
+		}
+		checkApps(t, b, []record.App{testApp(1, 1)})
 	}
-	mustCreate(t, b, testApp(2, 2))
-	// Present, with a new rp_id: the old one is released.
-	replaced := testApp(1, 3)
-	replaced.Name = "replaced"
-	if err := b.ReplaceApp(ctx, replaced); err != nil {
-		t.Fatalf("ReplaceApp(existing): %v", err)
-	}
-	checkApp(t, b, replaced)
-	if _, err := b.AppByRP(ctx, a.RPID); !errors.Is(err, record.ErrNotFound) {
-		t.Errorf("old rp_id after replace: %v, want ErrNotFound", err)
-	}
-	mustCreate(t, b, testApp(4, 1)) // the released rp_id is free
-	// Another app's rp_id: refused, nothing changes.
-	if err := b.ReplaceApp(ctx, testApp(1, 2)); !errors.Is(err, record.ErrExists) {
-		t.Fatalf("ReplaceApp with another app's rp_id: %v, want ErrExists", err)
+	refused([]record.App{testApp(2, 2), testApp(3, 3), testApp(1, 4)}, 2) // a stored app_id
+	refused([]record.App{testApp(2, 2), testApp(3, 1)}, 1)                // a stored rp_id
+	refused([]record.App{testApp(2, 2), testApp(2, 3)}, 1)                // an app_id twice
+	refused([]record.App{testApp(2, 2), testApp(3, 2)}, 1)                // an rp_id twice
+	if err := b.ImportApps(ctx, []record.App{testApp(2, 2), testApp(3, 3)}, false); err != nil {
+		t.Fatalf("ImportApps: %v", err)
 	}
 	b = reopen()
-	checkApps(t, b, []record.App{replaced, testApp(2, 2), testApp(4, 1)})
+	checkApps(t, b, []record.App{testApp(1, 1), testApp(2, 2), testApp(3, 3)})
+	for _, a := range []record.App{testApp(2, 2), testApp(3, 3)} {
+		checkApp(t, b, a)
+	}
+}
+
+// With replace, an app of the same ID is replaced (its old rp_id is
+// released, in batch order); an rp_id of another app is still refused.
+func testImportAppsReplace(t *testing.T, open Opener) {
+	b, reopen := open(t)
+	ctx := context.Background()
+	a := testApp(1, 1)
+	mustCreate(t, b, a)
+	mustCreate(t, b, testApp(2, 2))
+	replaced := testApp(1, 3)
+	replaced.Name = "replaced"
+	// The new app 4 takes rp 1, which replacing app 1 released.
+	if err := b.ImportApps(ctx, []record.App{replaced, testApp(4, 1), testApp(5, 5)}, true); err != nil {
+		t.Fatalf("ImportApps(replace): %v", err)
+	}
+	checkApp(t, b, replaced)
+	checkApp(t, b, testApp(4, 1))
+	want := []record.App{replaced, testApp(2, 2), testApp(4, 1), testApp(5, 5)}
+	var item *record.ItemError
+	if err := b.ImportApps(ctx, []record.App{testApp(6, 6), testApp(1, 2)}, true); !errors.As(err, &item) || item.Index != 1 || !errors.Is(err, record.ErrExists) {
+		t.Fatalf("ImportApps(replace) with another app's rp_id: %v, want an ItemError of app 1 wrapping ErrExists", err)
+	}
+	b = reopen()
+	checkApps(t, b, want)
 }
 
 func testUpdateApp(t *testing.T, open Opener) {

@@ -30,7 +30,7 @@ type Backend interface {
 	// Health is nil while the backend accepts writes, else an error
 	// wrapping record.ErrUnavailable (server /healthz).
 	Health(ctx context.Context) error
-	ReplaceApp(ctx context.Context, a record.App) error
+	ImportApps(ctx context.Context, apps []record.App, replace bool) error
 	UpdateApp(ctx context.Context, id string, change func(*record.App) error) (record.App, error)
 	DeleteApp(ctx context.Context, id string) error
 }
@@ -63,7 +63,8 @@ func Run(t *testing.T, open Opener) {
 		{"Reopen", testReopen},
 		{"Healthy", testHealthy},
 		{"LifecycleFields", testLifecycleFields},
-		{"ReplaceApp", testReplaceApp},
+		{"ImportApps", testImportApps},
+		{"ImportAppsReplace", testImportAppsReplace},
 		{"UpdateApp", testUpdateApp},
 		{"DeleteApp", testDeleteApp},
 		{"ConcurrentUpdates", testConcurrentUpdates},
