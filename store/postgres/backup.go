@@ -159,6 +159,11 @@ func emitRows(ctx context.Context, tx pgx.Tx, d *stepDeadline, table, sql string
 // sizes) from leaves.
 var derivedTables = []string{"trees"}
 
+// ephemeralTables hold nothing a backup keeps: signin_scans, the wallet's
+// best-effort scan marks. Restore empties them with the rest, but rows in
+// them do not make a target non-empty.
+var ephemeralTables = []string{"signin_scans"}
+
 // storeTables are every table Restore fills or empties: those exported,
 // those derived, and shared_files, which holds the backup's files. They
 // are all the tables the migrations create (TestEveryTableIsBackedUp).
@@ -199,6 +204,9 @@ func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) er
 			if err == nil {
 				err = fmt.Errorf("store: table %s has rows: %w", table, ErrNotEmpty)
 			}
+			return err
+		}
+		if _, err := tx.Exec(ctx, "TRUNCATE "+strings.Join(ephemeralTables, ", ")); err != nil {
 			return err
 		}
 		l := &loader{ctx: ctx, tx: tx, d: d, trees: map[string]int{}, orbKeys: map[string]int{}}
