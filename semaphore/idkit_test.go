@@ -7,17 +7,10 @@ import (
 	"worldid/internal/vectors"
 )
 
-// idkitFile is vectors/idkit.json: outputs of @worldcoin/idkit-core.
-type idkitFile struct {
-	HashSignal        map[string]string `json:"hash_signal"`
-	ExternalNullifier map[string]string `json:"external_nullifier"`
-	SignalV2          map[string]string `json:"signal_v2"`
-}
-
-// LoadIDKit reads idkit.json, failing t if a list the parity tests need is
+// loadIDKit reads idkit.json, failing t if a list the parity tests need is
 // empty.
-func loadIDKit(t *testing.T) idkitFile {
-	var f idkitFile
+func loadIDKit(t *testing.T) vectors.IDKit {
+	var f vectors.IDKit
 	vectors.Load(t, "idkit.json", &f)
 	if len(f.HashSignal) == 0 || len(f.ExternalNullifier) == 0 {
 		t.Fatal("idkit.json: hash_signal and external_nullifier must be non-empty")
