@@ -238,6 +238,20 @@ func TestStorageUnavailableIs503(t *testing.T) {
 	}
 }
 
+// A client that went away is recorded as 499, not as a server failure.
+func TestClientGoneIs499(t *testing.T) {
+	h := New(Options{Token: testToken, Store: canceledStore{}, Rand: rand.Reader, Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	if resp := do(t, srv, "GET", "/admin/apps", testToken, "", ""); resp.status != record.StatusClientClosed {
+		t.Fatalf("status %d %s", resp.status, resp.body)
+	}
+}
+
+type canceledStore struct{ failingStore }
+
+func (canceledStore) Apps(context.Context) ([]record.App, error) { return nil, context.Canceled }
+
 type failingStore struct{}
 
 func (failingStore) CreateApp(context.Context, record.App) error {

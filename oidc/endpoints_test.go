@@ -1,9 +1,11 @@
 package oidc
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -134,6 +136,11 @@ func TestAuthorizeLocalErrors(t *testing.T) {
 		f.store.setFail(record.ErrUnavailable)
 		defer f.store.setFail(nil)
 		wantPage(t, f.do(http.MethodGet, with(func(url.Values) {}), nil, nil), 503, "unavailable")
+	})
+	t.Run("client gone", func(t *testing.T) {
+		f.store.setFail(fmt.Errorf("read: %w", context.Canceled))
+		defer f.store.setFail(nil)
+		wantPage(t, f.do(http.MethodGet, with(func(url.Values) {}), nil, nil), record.StatusClientClosed, "client_closed")
 	})
 }
 

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -18,6 +19,16 @@ var (
 	// read-only data directory, database gone). Handlers answer 503.
 	ErrUnavailable = errors.New("record: storage unavailable")
 )
+
+// StatusClientClosed is the status a handler records for a request whose
+// client went away before it was answered (nginx's 499, "client closed
+// request"): nobody reads it, and it is no failure of the server, so it
+// must not count as a 5xx in the metrics nor be logged as an error.
+const StatusClientClosed = 499
+
+// ClientGone reports whether err is the cancellation of a request's
+// context: its client disconnected (net/http cancels the context then).
+func ClientGone(err error) bool { return errors.Is(err, context.Canceled) }
 
 // ItemError is the error of the item at Index of a batch that a backend
 // refused as a whole, so that the caller can say which one.

@@ -2,6 +2,7 @@ package refresh
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -466,6 +467,7 @@ func TestStorageErrors(t *testing.T) {
 	}{
 		fmt.Errorf("disk full: %w", record.ErrUnavailable): {503, CodeServiceUnavailable},
 		errors.New("secret internal detail"):               {500, CodeInternal},
+		fmt.Errorf("commit: %w", context.Canceled):         {record.StatusClientClosed, CodeInternal},
 	} {
 		e.store.fail = cause
 		r := e.do("1", []part{{name: "sub", value: sub1}}, "")

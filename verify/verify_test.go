@@ -346,6 +346,8 @@ func TestStoreErrors(t *testing.T) {
 		{lookup: errors.New("corrupt"), status: http.StatusInternalServerError, code: codeInternal},
 		{rec: fmt.Errorf("disk: %w", record.ErrUnavailable), status: http.StatusServiceUnavailable, code: codeUnavailable},
 		{rec: errors.New("corrupt"), status: http.StatusInternalServerError, code: codeInternal},
+		// The client went away: neither a 5xx nor an error log.
+		{rec: fmt.Errorf("commit: %w", context.Canceled), status: record.StatusClientClosed, code: codeInternal},
 	} {
 		e := newEnv(t)
 		e.store.failLookup, e.store.failRecord = tc.lookup, tc.rec
