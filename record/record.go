@@ -27,8 +27,11 @@ var (
 const StatusClientClosed = 499
 
 // ClientGone reports whether err is the cancellation of a request's
-// context: its client disconnected (net/http cancels the context then).
-func ClientGone(err error) bool { return errors.Is(err, context.Canceled) }
+// context: its client disconnected (net/http cancels the context then). A
+// backend's own deadline, which it reports as ErrUnavailable, is not.
+func ClientGone(err error) bool {
+	return errors.Is(err, context.Canceled) && !errors.Is(err, ErrUnavailable)
+}
 
 // ItemError is the error of the item at Index of a batch that a backend
 // refused as a whole, so that the caller can say which one.
