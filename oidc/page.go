@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"worldid/internal/qr"
 )
 
 // The HTML pages: the wait page, the expired page, the error page and the
@@ -76,6 +78,9 @@ setInterval(poll,1500);document.addEventListener("visibilitychange",function(){i
 </body></html>
 {{end}}`))
 
+// qrLabel is the accessible name of the wait page's QR code.
+const qrLabel = "QR code of the sign-in request"
+
 // waitRefresh is the no-script reload period of the wait page, seconds.
 const waitRefresh = 2
 
@@ -90,7 +95,7 @@ type waitPageData struct {
 	pageData
 	AppName, ClientID, ReturnHost string
 	Grants                        []string
-	QR                            template.HTML // server-rendered SVG (qr.go)
+	QR                            template.HTML // server-rendered SVG (internal/qr)
 	MatchCode                     string
 	WalletLink                    template.URL // worldid:// is not a scheme html/template lets through
 	Token, CancelURL, StatusURL   string
@@ -144,7 +149,7 @@ func (p *Provider) waitPage(w http.ResponseWriter, r *http.Request, req pendingR
 		return
 	}
 	link := p.walletLink(walletToken)
-	qr, err := encodeQR([]byte(link))
+	code, err := qr.Encode([]byte(link))
 	if err != nil {
 		p.errorPage(w, p.errInternal("wait: QR code", err))
 		return
@@ -155,7 +160,7 @@ func (p *Provider) waitPage(w http.ResponseWriter, r *http.Request, req pendingR
 	}
 	data := waitPageData{
 		AppName: app.Name, ClientID: app.ID, ReturnHost: target.Host, Grants: grants,
-		QR: template.HTML(qr.svg()), MatchCode: matchCode(req.ID), WalletLink: template.URL(link),
+		QR: template.HTML(code.SVG("qr", qrLabel)), MatchCode: matchCode(req.ID), WalletLink: template.URL(link),
 		Token: token, CancelURL: p.issuer + pathCancel, StatusURL: p.issuer + pathStatus + "?" + url.Values{"r": {token}}.Encode(),
 		Scanned: scanned, Expires: req.expiresAt().UTC().Format(time.RFC1123), Deprecation: p.deprecationSentence(),
 	}
