@@ -14,7 +14,9 @@ import (
 // Import direction (doc/design.md §2): crypto packages depend only on the
 // standard library, gnark-crypto (semaphore: also x/crypto's legacy Keccak;
 // semaphore/prover: gnark) and lower crypto packages; handlers declare the
-// storage interface they need and never import a backend or each other;
+// storage interface they need and never import a backend or each other
+// (oidc and signin meet through interfaces the wiring fills); the QR
+// encoder and the page templates import only the standard library;
 // only the wiring (package main and internal/server) puts handlers and
 // backends together, and the commands (internal/cli) reach the admin API
 // through its client. gnark itself (not gnark-crypto) is linked, directly
@@ -22,7 +24,10 @@ import (
 // simulator, the commands and the wiring.
 var (
 	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/semaphore/prover", "worldid/credential", "worldid/oprfproof"}
-	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/verify"}
+	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/signin", "worldid/verify"}
+	// leafPkgs know nothing of the protocol: the QR encoder and the page
+	// templates import only the standard library.
+	leafPkgs = []string{"worldid/internal/qr", "worldid/internal/page"}
 	backendPkgs = []string{"worldid/store", "worldid/store/postgres"}
 	wiringPkgs  = []string{"worldid", "worldid/internal/server"}
 )
@@ -146,6 +151,10 @@ func forbidden(pkg, dep string) string {
 		if hasPkg(handlerPkgs, dep) {
 			return "backends implement handler interfaces without importing handlers"
 		}
+	case hasPkg(leafPkgs, pkg):
+		if !isStdlib(dep) {
+			return "the QR encoder and the page templates know nothing of the protocol: they import only the standard library"
+		}
 	case pkg == "worldid/internal/strictjson":
 		if !isStdlib(dep) {
 			return "crypto packages import strictjson, so it imports only the standard library"
@@ -196,6 +205,13 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/semaphore/prover", "github.com/iden3/go-iden3-crypto/poseidon"},
 		{"worldid/verify", "worldid/store"},
 		{"worldid/oidc", "worldid/verify"},
+		{"worldid/oidc", "worldid/signin"},
+		{"worldid/signin", "worldid/oidc"},
+		{"worldid/signin", "worldid/store/postgres"},
+		{"worldid/internal/qr", "worldid/record"},
+		{"worldid/internal/page", "worldid/internal/oauth"},
+		{"worldid/internal/page", "worldid/oidc"},
+		{"worldid/internal/oauth", "worldid/signin"},
 		{"worldid/store", "worldid/oidc"},
 		{"worldid/record", "github.com/consensys/gnark-crypto/ecc/bn254/fr"},
 		{"worldid/internal/wallet", "worldid/store"},
@@ -220,6 +236,11 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/internal/cli", "worldid/admin"},
 		{"worldid/store/storetest", "worldid/store"},
 		{"worldid/verify", "worldid/semaphore"},
+		{"worldid/internal/page", "html/template"},
+		{"worldid/signin", "worldid/internal/oauth"},
+		{"worldid/oidc", "worldid/internal/oauth"},
+		{"worldid/internal/oauth", "worldid/internal/page"},
+		{"worldid/internal/server", "worldid/signin"},
 	} {
 		if v := checkImports(map[string][]string{edge[0]: {edge[1]}}); len(v) != 0 {
 			t.Errorf("%s → %s wrongly reported: %v", edge[0], edge[1], v)
