@@ -27,7 +27,7 @@ var (
 	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/signin", "worldid/verify"}
 	// leafPkgs know nothing of the protocol: the QR encoder and the page
 	// templates import only the standard library.
-	leafPkgs = []string{"worldid/internal/qr", "worldid/internal/page"}
+	leafPkgs    = []string{"worldid/internal/qr", "worldid/internal/page"}
 	backendPkgs = []string{"worldid/store", "worldid/store/postgres"}
 	wiringPkgs  = []string{"worldid", "worldid/internal/server"}
 )
