@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"worldid/backup"
+	"worldid/internal/httpapi"
 	"worldid/internal/strictjson"
 	"worldid/record"
 )
@@ -228,9 +229,9 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 		e = &Error{http.StatusConflict, "conflict", "already exists"}
 	case errors.Is(err, record.ErrNotFound):
 		e = &Error{http.StatusNotFound, "not_found", "no such record"}
-	case record.ClientGone(err):
+	case httpapi.ClientGone(err):
 		log.Debug("admin: client went away")
-		e = &Error{record.StatusClientClosed, "client_closed", "the client closed the request"}
+		e = &Error{httpapi.StatusClientClosed, "client_closed", "the client closed the request"}
 	case errors.Is(err, record.ErrUnavailable):
 		log.Error("admin: storage unavailable", "err", err)
 		e = &Error{http.StatusServiceUnavailable, "unavailable", "storage cannot accept writes"}

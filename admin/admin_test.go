@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"worldid/backup"
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -243,7 +244,7 @@ func TestClientGoneIs499(t *testing.T) {
 	h := New(Options{Token: testToken, Store: canceledStore{}, Rand: rand.Reader, Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	if resp := do(t, srv, "GET", "/admin/apps", testToken, "", ""); resp.status != record.StatusClientClosed {
+	if resp := do(t, srv, "GET", "/admin/apps", testToken, "", ""); resp.status != httpapi.StatusClientClosed {
 		t.Fatalf("status %d %s", resp.status, resp.body)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -102,9 +103,9 @@ func errInvalidGrant(detail string) *apiError {
 // errInternal is a failure of the store or the proof checker: 503 when the
 // store says it cannot write, else 500. The cause is logged, never sent.
 func (p *Provider) errInternal(where string, err error) *apiError {
-	if record.ClientGone(err) {
+	if httpapi.ClientGone(err) {
 		p.log.Debug("oidc: client went away", "where", where)
-		return newError(record.StatusClientClosed, "client_closed", "server_error", "", "the client closed the request")
+		return newError(httpapi.StatusClientClosed, "client_closed", "server_error", "", "the client closed the request")
 	}
 	p.log.Error("oidc: "+where, "err", err)
 	if errors.Is(err, record.ErrUnavailable) {

@@ -1,7 +1,6 @@
 package record
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,19 +18,6 @@ var (
 	// read-only data directory, database gone). Handlers answer 503.
 	ErrUnavailable = errors.New("record: storage unavailable")
 )
-
-// StatusClientClosed is the status a handler records for a request whose
-// client went away before it was answered (nginx's 499, "client closed
-// request"): nobody reads it, and it is no failure of the server, so it
-// must not count as a 5xx in the metrics nor be logged as an error.
-const StatusClientClosed = 499
-
-// ClientGone reports whether err is the cancellation of a request's
-// context: its client disconnected (net/http cancels the context then). A
-// backend's own deadline, which it reports as ErrUnavailable, is not.
-func ClientGone(err error) bool {
-	return errors.Is(err, context.Canceled) && !errors.Is(err, ErrUnavailable)
-}
 
 // ItemError is the error of the item at Index of a batch that a backend
 // refused as a whole, so that the caller can say which one.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -68,9 +69,9 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 	var e *Error
 	switch {
 	case errors.As(err, &e):
-	case record.ClientGone(err):
+	case httpapi.ClientGone(err):
 		log.Debug("refresh: client went away")
-		e = newError(record.StatusClientClosed, CodeInternal, "the client closed the request")
+		e = newError(httpapi.StatusClientClosed, CodeInternal, "the client closed the request")
 	case errors.Is(err, record.ErrUnavailable):
 		log.Error("refresh: storage unavailable", "err", err)
 		e = newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "storage cannot accept writes")

@@ -21,6 +21,7 @@ import (
 	"worldid/babyjub"
 	"worldid/credential"
 	"worldid/field"
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -467,7 +468,7 @@ func TestStorageErrors(t *testing.T) {
 	}{
 		fmt.Errorf("disk full: %w", record.ErrUnavailable): {503, CodeServiceUnavailable},
 		errors.New("secret internal detail"):               {500, CodeInternal},
-		fmt.Errorf("commit: %w", context.Canceled):         {record.StatusClientClosed, CodeInternal},
+		fmt.Errorf("commit: %w", context.Canceled):         {httpapi.StatusClientClosed, CodeInternal},
 	} {
 		e.store.fail = cause
 		r := e.do("1", []part{{name: "sub", value: sub1}}, "")

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -308,9 +309,9 @@ func (h *Handler) storeError(err error) *Error {
 	switch {
 	case err == nil:
 		return nil
-	case record.ClientGone(err):
+	case httpapi.ClientGone(err):
 		h.log.Debug("verify: client went away")
-		return &Error{Status: record.StatusClientClosed, Code: codeInternal, Detail: "The client closed the request."}
+		return &Error{Status: httpapi.StatusClientClosed, Code: codeInternal, Detail: "The client closed the request."}
 	case errors.Is(err, record.ErrUnavailable):
 		h.log.Error("verify: storage unavailable", "err", err)
 		return &Error{Status: http.StatusServiceUnavailable, Code: codeUnavailable, Detail: "Storage cannot accept writes; try again later."}

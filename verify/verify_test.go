@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"worldid/internal/httpapi"
 	"worldid/internal/vectors"
 	"worldid/record"
 )
@@ -347,7 +348,7 @@ func TestStoreErrors(t *testing.T) {
 		{rec: fmt.Errorf("disk: %w", record.ErrUnavailable), status: http.StatusServiceUnavailable, code: codeUnavailable},
 		{rec: errors.New("corrupt"), status: http.StatusInternalServerError, code: codeInternal},
 		// The client went away: neither a 5xx nor an error log.
-		{rec: fmt.Errorf("commit: %w", context.Canceled), status: record.StatusClientClosed, code: codeInternal},
+		{rec: fmt.Errorf("commit: %w", context.Canceled), status: httpapi.StatusClientClosed, code: codeInternal},
 	} {
 		e := newEnv(t)
 		e.store.failLookup, e.store.failRecord = tc.lookup, tc.rec
