@@ -71,17 +71,19 @@ func ValidAppID(id string) bool {
 		return false
 	}
 	rest = strings.TrimPrefix(rest, "staging_")
-	return len(rest) == 32 && isLowerHex(rest)
+	return len(rest) == 32 && IsLowerHex(rest)
 }
 
 // ValidRPID reports whether id is "rp_" followed by exactly 16 lowercase
 // hex digits.
 func ValidRPID(id string) bool {
 	rest, ok := strings.CutPrefix(id, "rp_")
-	return ok && len(rest) == 16 && isLowerHex(rest)
+	return ok && len(rest) == 16 && IsLowerHex(rest)
 }
 
-func isLowerHex(s string) bool {
+// IsLowerHex reports whether every byte of s is a lowercase hex digit
+// (0-9, a-f); the empty string is. Callers check the length they need.
+func IsLowerHex(s string) bool {
 	for _, c := range []byte(s) {
 		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false

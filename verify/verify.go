@@ -94,7 +94,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("/api/v4/verify/{rp_id}", h)
 	mux.HandleFunc("/api/v4/verify/", func(w http.ResponseWriter, _ *http.Request) {
 		e := notFound()
-		write(w, e.Status, e)
+		httpapi.WriteJSON(w, e.Status, e)
 	})
 }
 
@@ -102,15 +102,15 @@ func (h *Handler) Register(mux *http.ServeMux) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req, err := parse(w, r, h.maxResponses)
 	if err != nil {
-		write(w, err.Status, err)
+		httpapi.WriteJSON(w, err.Status, err)
 		return
 	}
 	resp, err := h.verify(r.Context(), req)
 	if err != nil {
-		write(w, err.Status, err)
+		httpapi.WriteJSON(w, err.Status, err)
 		return
 	}
-	write(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
 // Result is the outcome for one request item. A failed item has Code and
@@ -185,7 +185,7 @@ func stagingEnvironment(app record.App, req *request) *Error {
 func (h *Handler) app(ctx context.Context, id string) (record.App, *Error) {
 	var app record.App
 	var err error
-	if isRPID(id) {
+	if record.ValidRPID(id) {
 		app, err = h.store.AppByRP(ctx, id)
 	} else {
 		app, err = h.store.App(ctx, id)
@@ -303,19 +303,18 @@ func failure(results []Result) *Error {
 	return e
 }
 
-// storeError maps a storage failure: unavailable storage is 503, anything
-// else is logged and answered 500 without details.
+// storeError answers a storage failure in this endpoint's body
+// (httpapi.FailureStatus triages and logs it).
 func (h *Handler) storeError(err error) *Error {
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case httpapi.ClientGone(err):
-		h.log.Debug("verify: client went away")
-		return &Error{Status: httpapi.StatusClientClosed, Code: codeInternal, Detail: "The client closed the request."}
-	case errors.Is(err, record.ErrUnavailable):
-		h.log.Error("verify: storage unavailable", "err", err)
-		return &Error{Status: http.StatusServiceUnavailable, Code: codeUnavailable, Detail: "Storage cannot accept writes; try again later."}
 	}
-	h.log.Error("verify: storage error", "err", err)
-	return &Error{Status: http.StatusInternalServerError, Code: codeInternal, Detail: "Internal server error."}
+	switch status := httpapi.FailureStatus(h.log, "verify", err); status {
+	case httpapi.StatusClientClosed:
+		return &Error{Status: status, Code: codeInternal, Detail: "The client closed the request."}
+	case http.StatusServiceUnavailable:
+		return &Error{Status: status, Code: codeUnavailable, Detail: "Storage cannot accept writes; try again later."}
+	default:
+		return &Error{Status: status, Code: codeInternal, Detail: "Internal server error."}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -460,5 +461,22 @@ func TestStagingAndDisabledApps(t *testing.T) {
 	wantError(t, e.post(appPath, body.json(t)), http.StatusForbidden, codeAppDisabled, "")
 	if len(e.checker.seen()) != checks {
 		t.Error("a disabled app's proofs were checked")
+	}
+}
+
+// New refuses a configuration missing a required option, rather than
+// panicking on the first request.
+func TestNewRefusesMissingOptions(t *testing.T) {
+	for name, o := range map[string]Options{
+		"Store":        {Checker: noopChecker{}},
+		"Checker":      {Store: newMemStore()},
+		"MaxResponses": {Store: newMemStore(), Checker: noopChecker{}, MaxResponses: -1},
+	} {
+		if h, err := New(o); err == nil || h != nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("without %s: %v, %v", name, h, err)
+		}
+	}
+	if _, err := New(Options{Store: newMemStore(), Checker: noopChecker{}}); err != nil {
+		t.Errorf("the required options refused: %v", err)
 	}
 }
