@@ -215,26 +215,33 @@ func (h *Handler) checkAll(ctx context.Context, claims []record.Claim, refused [
 
 func (h *Handler) check(ctx context.Context, c record.Claim) (res Result) {
 	res = Result{Identifier: c.Identifier, Nullifier: canonicalHex(c.NullifierHash)}
-	// A panic in a checker goroutine would kill the server, not just this
-	// request (net/http recovers only the handler's own goroutine).
+	h.classify(&res, "3.0", c.Identifier, c.Environment, func() error { return h.checker.CheckClaim(ctx, c) })
+	return res
+}
+
+// classify runs one checker call of either protocol and records its
+// outcome in res: nil verified, a *record.ProofError its code, anything
+// else, or a panic, verification_error (logged, the outcome is unknown).
+// A panic in a checker goroutine would kill the server, not just this
+// request (net/http recovers only the handler's own goroutine).
+func (h *Handler) classify(res *Result, protocol, identifier, environment string, check func() error) {
 	defer func() {
 		if p := recover(); p != nil {
-			h.log.Error("verify: proof checker panicked", "panic", p, "stack", string(debug.Stack()))
+			h.log.Error("verify: proof checker panicked", "protocol", protocol, "panic", p, "stack", string(debug.Stack()))
 			res.fail(codeVerificationErr, detailVerificationErr)
 		}
 	}()
-	err := h.checker.CheckClaim(ctx, c)
-	if err == nil {
+	err := check()
+	pe, refused := errors.AsType[*record.ProofError](err)
+	switch {
+	case err == nil:
 		res.Success = true
-		return res
-	}
-	if pe, ok := errors.AsType[*record.ProofError](err); ok {
+	case refused:
 		res.fail(pe.Code, pe.Detail)
-		return res
+	default:
+		h.log.Error("verify: proof check failed", "protocol", protocol, "err", err, "identifier", identifier, "environment", environment)
+		res.fail(codeVerificationErr, detailVerificationErr)
 	}
-	h.log.Error("verify: proof check failed", "err", err, "identifier", c.Identifier, "environment", c.Environment)
-	res.fail(codeVerificationErr, detailVerificationErr)
-	return res
 }
 
 const (
