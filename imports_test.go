@@ -19,7 +19,8 @@ import (
 // encoder and the page templates import only the standard library;
 // only the wiring (package main and internal/server) puts handlers and
 // backends together, and the commands (internal/cli) reach the admin API
-// through its client. gnark itself (not gnark-crypto) is linked, directly
+// through its client; the HTTP ground floor (internal/httpapi) is a leaf
+// every handler may stand on. gnark itself (not gnark-crypto) is linked, directly
 // or through any chain of imports, only by the prover, the wallet, the
 // simulator, the commands and the wiring.
 var (
@@ -159,6 +160,10 @@ func forbidden(pkg, dep string) string {
 		if !isStdlib(dep) {
 			return "crypto packages import strictjson, so it imports only the standard library"
 		}
+	case pkg == "worldid/internal/httpapi":
+		if !isStdlib(dep) && dep != "worldid/record" {
+			return "the HTTP ground floor is a leaf under every handler: it imports only the standard library and record's storage sentinels"
+		}
 	case pkg == "worldid/record":
 		if !isStdlib(dep) {
 			return "record holds plain data and imports only the standard library"
@@ -216,6 +221,9 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/record", "github.com/consensys/gnark-crypto/ecc/bn254/fr"},
 		{"worldid/internal/wallet", "worldid/store"},
 		{"worldid/semaphore", "github.com/iden3/go-iden3-crypto/poseidon"},
+		{"worldid/internal/httpapi", "worldid/verify"},
+		{"worldid/internal/httpapi", "worldid/internal/strictjson"},
+		{"worldid/internal/httpapi", "github.com/consensys/gnark-crypto/ecc/bn254/fr"},
 	} {
 		if len(checkImports(map[string][]string{edge[0]: {edge[1]}})) != 1 {
 			t.Errorf("%s → %s not reported", edge[0], edge[1])
@@ -241,6 +249,10 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/oidc", "worldid/internal/oauth"},
 		{"worldid/internal/oauth", "worldid/internal/page"},
 		{"worldid/internal/server", "worldid/signin"},
+		{"worldid/internal/httpapi", "worldid/record"},
+		{"worldid/internal/httpapi", "log/slog"},
+		{"worldid/verify", "worldid/internal/httpapi"},
+		{"worldid/registry", "worldid/internal/httpapi"},
 	} {
 		if v := checkImports(map[string][]string{edge[0]: {edge[1]}}); len(v) != 0 {
 			t.Errorf("%s → %s wrongly reported: %v", edge[0], edge[1], v)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"worldid/internal/httpapi"
 	"worldid/internal/oauth"
 	"worldid/record"
 )
@@ -141,7 +142,7 @@ func TestAuthorizeLocalErrors(t *testing.T) {
 	t.Run("client gone", func(t *testing.T) {
 		f.store.setFail(fmt.Errorf("read: %w", context.Canceled))
 		defer f.store.setFail(nil)
-		wantPage(t, f.do(http.MethodGet, with(func(url.Values) {}), nil, nil), record.StatusClientClosed, "client_closed")
+		wantPage(t, f.do(http.MethodGet, with(func(url.Values) {}), nil, nil), httpapi.StatusClientClosed, "client_closed")
 	})
 }
 

@@ -1,15 +1,13 @@
 package oauth
 
 import (
-	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 
+	"worldid/internal/httpapi"
 	"worldid/internal/page"
-	"worldid/record"
 )
 
 // Error is every error Sign in with World ID answers with (doc/design.md
@@ -84,17 +82,16 @@ type Responder struct {
 	Rand   io.Reader    // page nonces
 }
 
-// Internal is a failure of the store or the proof checker: 499 when the
-// client went away (logged at Debug), 503 when the store says it cannot
-// write, else 500. The cause is logged, never sent.
+// Internal is a failure of the store or the proof checker, triaged by
+// internal/httpapi: 499 when the client went away (logged at Debug), 503
+// when the store says it cannot write, else 500. The cause is logged,
+// never sent.
 func (o Responder) Internal(where string, err error) *Error {
-	if record.ClientGone(err) {
-		o.Log.Debug(o.Prefix+"client went away", "where", where)
-		return NewError(record.StatusClientClosed, "client_closed", "server_error", "", "the client closed the request")
-	}
-	o.Log.Error(o.Prefix+where, "err", err)
-	if errors.Is(err, record.ErrUnavailable) {
-		return NewError(http.StatusServiceUnavailable, "unavailable", "temporarily_unavailable", "", "the service is temporarily unavailable")
+	switch status := httpapi.FailureStatus(o.Log, o.Prefix+where, err); status {
+	case httpapi.StatusClientClosed:
+		return NewError(status, "client_closed", "server_error", "", "the client closed the request")
+	case http.StatusServiceUnavailable:
+		return NewError(status, "unavailable", "temporarily_unavailable", "", "the service is temporarily unavailable")
 	}
 	return NewError(http.StatusInternalServerError, "internal", "server_error", "", "internal error")
 }
@@ -111,26 +108,14 @@ func (o Responder) WriteError(w http.ResponseWriter, e *Error) {
 	o.WriteJSON(w, e.Status, e)
 }
 
-// WriteJSON writes v with the headers every JSON answer here carries.
+// WriteJSON writes v with internal/httpapi's JSON writer (no-store),
+// adding what every answer of this interface carries: Pragma: no-cache
+// for HTTP/1.0 caches (RFC 6749 §5.1) and X-Content-Type-Options: nosniff.
 func (o Responder) WriteJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		o.Log.Error(o.Prefix+"encode response", "err", err)
-		status, body = http.StatusInternalServerError, []byte(`{"code":"internal","detail":"internal error","attribute":"","error":"server_error","error_description":"internal error"}`)
-	}
-	WriteBody(w, status, "application/json", append(body, '\n'))
-}
-
-// WriteBody writes a complete response that must not be cached (doc/design.md
-// §4: token, introspect, userinfo; also every error and page).
-func WriteBody(w http.ResponseWriter, status int, contentType string, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", contentType)
-	h.Set("Cache-Control", "no-store")
 	h.Set("Pragma", "no-cache")
 	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	w.Write(body)
+	httpapi.WriteJSON(w, status, v)
 }
 
 // RenderPage writes a page (internal/page); a failure is logged and

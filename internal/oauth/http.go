@@ -4,11 +4,12 @@ import (
 	"errors"
 	"io"
 	"maps"
-	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+
+	"worldid/internal/httpapi"
 )
 
 // maxBody bounds every request body (doc/design.md §8).
@@ -127,12 +128,12 @@ func ReadForm(w http.ResponseWriter, r *http.Request) (url.Values, *Error) {
 // checkFormType accepts application/x-www-form-urlencoded with at most a
 // UTF-8 charset parameter.
 func checkFormType(ct string) *Error {
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || mt != "application/x-www-form-urlencoded" {
+	params, ok := httpapi.HasMediaType(ct, "application/x-www-form-urlencoded")
+	if !ok || !httpapi.CharsetUTF8(params) {
 		return ErrContentType()
 	}
-	for k, v := range params {
-		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+	for k := range params {
+		if k != "charset" {
 			return ErrContentType()
 		}
 	}

@@ -176,7 +176,11 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	public := http.NewServeMux()
 	public.Handle("GET /healthz", health)
 	public.Handle("GET /metrics", m.Handler())
-	ids.Register(public, pkPath)
+	wallets, err := registry.NewHandler(registry.HandlerOptions{Registry: ids, ProvingKeyFile: pkPath, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	wallets.Register(public)
 	verifier, err := verify.New(verify.Options{Store: s.db, Checker: ids, CheckerV4: ids, Now: time.Now, Log: log})
 	if err != nil {
 		return nil, err
@@ -207,9 +211,12 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 		return nil, err
 	}
 	issuer.Register(public)
-	adminAPI := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: provider,
+	adminAPI, err := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: provider,
 		StoreName: storeName(cfg), Files: func(ctx context.Context) ([]backup.File, error) { return dataFiles(ctx, cfg.DataDir, shared) },
 		ParseOrbKey: func(pem []byte) error { _, err := refresh.ParseOrbKeyPEM(pem); return err }, Rand: rand.Reader, Now: time.Now, Log: log})
+	if err != nil {
+		return nil, err
+	}
 
 	s.serve(publicLn, forwarded.Middleware(cfg.trustedProxies, instrument.Wrap("public", public)), cfg.tls)
 	s.serve(adminLn, instrument.Wrap("admin", adminAPI), nil)
