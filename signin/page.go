@@ -12,8 +12,9 @@ import (
 	"worldid/internal/qr"
 )
 
-// The HTML pages (internal/page): the wait page, the expired page, the
-// error page and the form_post page.
+// The flow's pages (internal/page): the wait page and the expired page;
+// errors are internal/oauth's error page, the form_post answer the
+// provider's.
 
 // qrLabel is the accessible name of the wait page's QR code.
 const qrLabel = "QR code of the sign-in request"

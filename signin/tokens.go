@@ -129,7 +129,7 @@ func (f *Flow) openWallet(token string) (walletRequest, error) {
 	return r, nil
 }
 
-// Browser binding (doc.go "Binding"): a cookie per request, so that two
+// Browser binding (doc.go "Wait page"): a cookie per request, so that two
 // tabs can sign in at once; __Host- when the issuer is served over HTTPS.
 func (f *Flow) bindingCookieName(id []byte) string {
 	name := "worldid-signin-" + hex.EncodeToString(id[:4])
