@@ -14,15 +14,21 @@ import (
 // Import direction (doc/design.md §2): crypto packages depend only on the
 // standard library, gnark-crypto (semaphore: also x/crypto's legacy Keccak;
 // semaphore/prover: gnark) and lower crypto packages; handlers declare the
-// storage interface they need and never import a backend or each other;
+// storage interface they need and never import a backend or each other
+// (oidc and signin meet through interfaces the wiring fills); the QR
+// encoder and the page templates import only the standard library;
 // only the wiring (package main and internal/server) puts handlers and
 // backends together, and the commands (internal/cli) reach the admin API
-// through its client. gnark itself (not gnark-crypto) is linked, directly
+// through its client; the HTTP ground floor (internal/httpapi) is a leaf
+// every handler may stand on. gnark itself (not gnark-crypto) is linked, directly
 // or through any chain of imports, only by the prover, the wallet, the
 // simulator, the commands and the wiring.
 var (
 	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/semaphore/prover", "worldid/credential", "worldid/oprfproof"}
-	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/verify"}
+	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/signin", "worldid/verify"}
+	// leafPkgs know nothing of the protocol: the QR encoder and the page
+	// templates import only the standard library.
+	leafPkgs    = []string{"worldid/internal/qr", "worldid/internal/page"}
 	backendPkgs = []string{"worldid/store", "worldid/store/postgres"}
 	wiringPkgs  = []string{"worldid", "worldid/internal/server"}
 )
@@ -146,9 +152,17 @@ func forbidden(pkg, dep string) string {
 		if hasPkg(handlerPkgs, dep) {
 			return "backends implement handler interfaces without importing handlers"
 		}
+	case hasPkg(leafPkgs, pkg):
+		if !isStdlib(dep) {
+			return "the QR encoder and the page templates know nothing of the protocol: they import only the standard library"
+		}
 	case pkg == "worldid/internal/strictjson":
 		if !isStdlib(dep) {
 			return "crypto packages import strictjson, so it imports only the standard library"
+		}
+	case pkg == "worldid/internal/httpapi":
+		if !isStdlib(dep) && dep != "worldid/record" {
+			return "the HTTP ground floor is a leaf under every handler: it imports only the standard library and record's storage sentinels"
 		}
 	case pkg == "worldid/record":
 		if !isStdlib(dep) {
@@ -196,10 +210,20 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/semaphore/prover", "github.com/iden3/go-iden3-crypto/poseidon"},
 		{"worldid/verify", "worldid/store"},
 		{"worldid/oidc", "worldid/verify"},
+		{"worldid/oidc", "worldid/signin"},
+		{"worldid/signin", "worldid/oidc"},
+		{"worldid/signin", "worldid/store/postgres"},
+		{"worldid/internal/qr", "worldid/record"},
+		{"worldid/internal/page", "worldid/internal/oauth"},
+		{"worldid/internal/page", "worldid/oidc"},
+		{"worldid/internal/oauth", "worldid/signin"},
 		{"worldid/store", "worldid/oidc"},
 		{"worldid/record", "github.com/consensys/gnark-crypto/ecc/bn254/fr"},
 		{"worldid/internal/wallet", "worldid/store"},
 		{"worldid/semaphore", "github.com/iden3/go-iden3-crypto/poseidon"},
+		{"worldid/internal/httpapi", "worldid/verify"},
+		{"worldid/internal/httpapi", "worldid/internal/strictjson"},
+		{"worldid/internal/httpapi", "github.com/consensys/gnark-crypto/ecc/bn254/fr"},
 	} {
 		if len(checkImports(map[string][]string{edge[0]: {edge[1]}})) != 1 {
 			t.Errorf("%s → %s not reported", edge[0], edge[1])
@@ -220,6 +244,15 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/internal/cli", "worldid/admin"},
 		{"worldid/store/storetest", "worldid/store"},
 		{"worldid/verify", "worldid/semaphore"},
+		{"worldid/internal/page", "html/template"},
+		{"worldid/signin", "worldid/internal/oauth"},
+		{"worldid/oidc", "worldid/internal/oauth"},
+		{"worldid/internal/oauth", "worldid/internal/page"},
+		{"worldid/internal/server", "worldid/signin"},
+		{"worldid/internal/httpapi", "worldid/record"},
+		{"worldid/internal/httpapi", "log/slog"},
+		{"worldid/verify", "worldid/internal/httpapi"},
+		{"worldid/registry", "worldid/internal/httpapi"},
 	} {
 		if v := checkImports(map[string][]string{edge[0]: {edge[1]}}); len(v) != 0 {
 			t.Errorf("%s → %s wrongly reported: %v", edge[0], edge[1], v)

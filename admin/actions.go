@@ -3,6 +3,8 @@ package admin
 import (
 	"net/http"
 	"regexp"
+
+	"worldid/internal/httpapi"
 )
 
 // ActionLimitRequest is the body of POST /admin/actions: the most
@@ -52,5 +54,5 @@ func (a *api) setActionLimit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.audit("action limit set", req.RPID, "action", req.Action, "environment", req.Environment, "max_verifications", req.MaxVerifications)
-	writeJSON(w, http.StatusOK, req)
+	httpapi.WriteJSON(w, http.StatusOK, req)
 }

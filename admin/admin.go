@@ -1,22 +1,24 @@
 package admin
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"worldid/backup"
+	"worldid/internal/httpapi"
 	"worldid/internal/strictjson"
 	"worldid/record"
 )
@@ -51,7 +53,8 @@ type Keys interface {
 	KeyList(ctx context.Context) ([]record.KeyInfo, error)
 }
 
-// Options configures the admin API.
+// Options configures the admin API. Token, Store, Registry, Keys and
+// ParseOrbKey are required.
 type Options struct {
 	Token    string // the bearer token; must not be empty
 	Store    Store
@@ -60,13 +63,19 @@ type Options struct {
 	// ParseOrbKey validates an Orb public key PEM before it is trusted.
 	ParseOrbKey func(pem []byte) error
 	// StoreName (json or postgres) and Files (the data-dir files a backup
-	// carries) serve GET /admin/backup.
+	// carries; nil: none) serve GET /admin/backup.
 	StoreName string
 	Files     func(ctx context.Context) ([]backup.File, error)
-	Rand      io.Reader // source of app ids and secrets (crypto/rand.Reader in production)
-	Now       func() time.Time
-	Log       *slog.Logger
+	Rand      io.Reader        // source of app ids and secrets; default crypto/rand.Reader
+	Now       func() time.Time // default time.Now
+	Log       *slog.Logger     // default: discard
 }
+
+// Handler serves every path under /admin/.
+type Handler struct{ serve http.Handler }
+
+// ServeHTTP authenticates the request and routes it.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serve.ServeHTTP(w, r) }
 
 type api struct {
 	Options
@@ -74,10 +83,33 @@ type api struct {
 	who         string // the audit log's name of the token
 }
 
-// New returns the admin API handler for every path under /admin/.
-func New(o Options) http.Handler {
-	a := &api{Options: o, tokenDigest: sha256.Sum256([]byte(o.Token))}
-	a.who = TokenID(o.Token)
+// New checks o, fills its defaults and returns the admin API.
+func New(o Options) (*Handler, error) {
+	switch {
+	case o.Token == "":
+		return nil, errors.New("admin: Options.Token is empty")
+	case o.Store == nil:
+		return nil, errors.New("admin: Options.Store is nil")
+	case o.Registry == nil:
+		return nil, errors.New("admin: Options.Registry is nil")
+	case o.Keys == nil:
+		return nil, errors.New("admin: Options.Keys is nil")
+	case o.ParseOrbKey == nil:
+		return nil, errors.New("admin: Options.ParseOrbKey is nil")
+	}
+	o.Rand = cmp.Or[io.Reader](o.Rand, rand.Reader)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	a := &api{Options: o, tokenDigest: sha256.Sum256([]byte(o.Token)), who: TokenID(o.Token)}
+	return &Handler{serve: a.routes()}, nil
+}
+
+// routes is every admin route behind the token check.
+func (a *api) routes() http.Handler {
 	mux := http.NewServeMux()
 	a.route(mux, "/admin/apps", map[string]http.HandlerFunc{
 		http.MethodGet:  a.listApps,
@@ -114,19 +146,13 @@ func New(o Options) http.Handler {
 // route registers one path whose methods are dispatched here, so that a
 // wrong method gets the admin error shape rather than ServeMux's plain text.
 func (a *api) route(mux *http.ServeMux, path string, methods map[string]http.HandlerFunc) {
-	allow := make([]string, 0, len(methods))
-	for m := range methods {
-		allow = append(allow, m)
-	}
-	slices.Sort(allow)
+	allow := slices.Sorted(maps.Keys(methods))
 	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-		h, ok := methods[r.Method]
-		if !ok {
-			w.Header().Set("Allow", strings.Join(allow, ", "))
+		if !httpapi.AllowMethod(w, r, allow...) {
 			writeError(w, a.Log, &Error{http.StatusMethodNotAllowed, "method_not_allowed", r.Method + " is not allowed here"})
 			return
 		}
-		h(w, r)
+		methods[r.Method](w, r)
 	})
 }
 
@@ -138,7 +164,7 @@ func (a *api) rotateKeys(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.audit("signing key rotation scheduled", "")
-	writeJSON(w, http.StatusOK, map[string]string{"status": "rotation scheduled"})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "rotation scheduled"})
 }
 
 // TokenID names an admin token in the audit log without revealing it: the
@@ -178,8 +204,7 @@ func (e *Error) Error() string { return fmt.Sprintf("admin: %s: %s", e.Code, e.M
 
 // decodeJSON is the only code that reads an admin request body.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
+	if _, ok := httpapi.HasMediaType(r.Header.Get("Content-Type"), "application/json"); !ok {
 		return &Error{http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json"}
 	}
 	body, err := readBody(w, r, maxBody)
@@ -211,15 +236,9 @@ func decodeBytes(body []byte, v any) error {
 	return nil
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
 // writeError maps err to the admin error body. Storage sentinels become
-// 409/404/503; anything else is an internal error, logged without the request.
+// 409/404; any other failure is triaged by httpapi.FailureStatus (499,
+// 503 or 500), logged without the request.
 func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 	var e *Error
 	switch {
@@ -228,15 +247,20 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 		e = &Error{http.StatusConflict, "conflict", "already exists"}
 	case errors.Is(err, record.ErrNotFound):
 		e = &Error{http.StatusNotFound, "not_found", "no such record"}
-	case record.ClientGone(err):
-		log.Debug("admin: client went away")
-		e = &Error{record.StatusClientClosed, "client_closed", "the client closed the request"}
-	case errors.Is(err, record.ErrUnavailable):
-		log.Error("admin: storage unavailable", "err", err)
-		e = &Error{http.StatusServiceUnavailable, "unavailable", "storage cannot accept writes"}
 	default:
-		log.Error("admin: internal error", "err", err)
-		e = &Error{http.StatusInternalServerError, "internal", "internal error"}
+		e = failure(httpapi.FailureStatus(log, "admin", err))
 	}
-	writeJSON(w, e.Status, map[string]string{"error": e.Code, "message": e.Message})
+	httpapi.WriteJSON(w, e.Status, map[string]string{"error": e.Code, "message": e.Message})
+}
+
+// failure is the admin body of a triaged failure status.
+func failure(status int) *Error {
+	switch status {
+	case httpapi.StatusClientClosed:
+		return &Error{status, "client_closed", "the client closed the request"}
+	case http.StatusServiceUnavailable:
+		return &Error{status, "unavailable", "storage cannot accept writes"}
+	default:
+		return &Error{status, "internal", "internal error"}
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"worldid/backup"
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -92,7 +93,7 @@ const testToken = "t0k3n"
 
 func newTestServer(t *testing.T) (*httptest.Server, *memStore) {
 	st := &memStore{}
-	h := New(Options{Token: testToken, Store: st, Rand: rand.Reader,
+	h := newHandler(t, Options{Token: testToken, Store: st, Rand: rand.Reader,
 		Now: func() time.Time { return time.Unix(1700000000, 0) },
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(h)
@@ -229,7 +230,7 @@ func TestValidateRedirectURI(t *testing.T) {
 
 func TestStorageUnavailableIs503(t *testing.T) {
 	st := failingStore{}
-	h := New(Options{Token: testToken, Store: st, Rand: rand.Reader, Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h := newHandler(t, Options{Token: testToken, Store: st, Rand: rand.Reader, Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	resp := do(t, srv, "POST", "/admin/apps", testToken, "application/json", `{"name":"x","redirect_uris":["https://a.example/cb"]}`)
@@ -240,10 +241,10 @@ func TestStorageUnavailableIs503(t *testing.T) {
 
 // A client that went away is recorded as 499, not as a server failure.
 func TestClientGoneIs499(t *testing.T) {
-	h := New(Options{Token: testToken, Store: canceledStore{}, Rand: rand.Reader, Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h := newHandler(t, Options{Token: testToken, Store: canceledStore{}, Rand: rand.Reader, Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	if resp := do(t, srv, "GET", "/admin/apps", testToken, "", ""); resp.status != record.StatusClientClosed {
+	if resp := do(t, srv, "GET", "/admin/apps", testToken, "", ""); resp.status != httpapi.StatusClientClosed {
 		t.Fatalf("status %d %s", resp.status, resp.body)
 	}
 }
@@ -344,7 +345,7 @@ func (s slowExport) Export(_ context.Context, emit backup.Emit) error {
 // not cut: the deadline moves with each chunk written.
 func TestBackupOutlastsWriteTimeout(t *testing.T) {
 	st := slowExport{memStore: &memStore{}, rows: 8, pause: 150 * time.Millisecond}
-	srv := httptest.NewUnstartedServer(New(Options{Token: testToken, Store: st, StoreName: "json", Rand: rand.Reader,
+	srv := httptest.NewUnstartedServer(newHandler(t, Options{Token: testToken, Store: st, StoreName: "json", Rand: rand.Reader,
 		Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	srv.Config.WriteTimeout = 500 * time.Millisecond
 	srv.Start()
@@ -356,5 +357,48 @@ func TestBackupOutlastsWriteTimeout(t *testing.T) {
 	}
 	if _, sum, err := backup.Read(&buf, nil); err != nil || sum.Counts[backup.TableApps] != st.rows {
 		t.Fatalf("a backup streamed for %v under a %v write timeout: %v, %+v", time.Duration(st.rows)*st.pause, srv.Config.WriteTimeout, err, sum.Counts)
+	}
+}
+
+// newHandler is New for tests: the required options a test leaves nil are
+// fakes (no registry change, no keys, any PEM accepted).
+func newHandler(t testing.TB, o Options) *Handler {
+	t.Helper()
+	if o.Registry == nil {
+		o.Registry = &fakeRegistry{}
+	}
+	if o.Keys == nil {
+		o.Keys = noopKeys{}
+	}
+	if o.ParseOrbKey == nil {
+		o.ParseOrbKey = func([]byte) error { return nil }
+	}
+	h, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// New refuses a configuration missing a required option, rather than
+// answering 404 to "Bearer " (empty token) or panicking on first use.
+func TestNewRefusesMissingOptions(t *testing.T) {
+	full := Options{Token: testToken, Store: &memStore{}, Registry: &fakeRegistry{}, Keys: noopKeys{},
+		ParseOrbKey: func([]byte) error { return nil }}
+	if _, err := New(full); err != nil {
+		t.Fatalf("complete options refused: %v", err)
+	}
+	for name, clear := range map[string]func(*Options){
+		"Token":       func(o *Options) { o.Token = "" },
+		"Store":       func(o *Options) { o.Store = nil },
+		"Registry":    func(o *Options) { o.Registry = nil },
+		"Keys":        func(o *Options) { o.Keys = nil },
+		"ParseOrbKey": func(o *Options) { o.ParseOrbKey = nil },
+	} {
+		o := full
+		clear(&o)
+		if h, err := New(o); err == nil || h != nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("without %s: %v, %v", name, h, err)
+		}
 	}
 }

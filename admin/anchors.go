@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"worldid/field"
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -43,7 +44,7 @@ func (a *api) addAnchor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.audit("trust anchor set", req.Kind+"/"+req.ID)
-	writeJSON(w, http.StatusCreated, req)
+	httpapi.WriteJSON(w, http.StatusCreated, req)
 }
 
 func (a *api) listAnchors(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +56,7 @@ func (a *api) listAnchors(w http.ResponseWriter, r *http.Request) {
 	if anchors == nil {
 		anchors = []record.TrustAnchor{}
 	}
-	writeJSON(w, http.StatusOK, AnchorList{Anchors: anchors})
+	httpapi.WriteJSON(w, http.StatusOK, AnchorList{Anchors: anchors})
 }
 
 // addRootV4 is POST /admin/roots with protocol_version "4.0".
@@ -82,5 +83,5 @@ func (a *api) addRootV4(w http.ResponseWriter, r *http.Request, req AddRootReque
 	}
 	req.Identifier, req.Depth = "", 0
 	a.audit("external root added", record.V4RootTree(req.Environment), "root", req.Root)
-	writeJSON(w, http.StatusCreated, req)
+	httpapi.WriteJSON(w, http.StatusCreated, req)
 }

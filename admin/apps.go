@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -67,7 +68,7 @@ func (a *api) createApp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.audit("app created", app.ID, "rp_id", app.RPID)
-	writeJSON(w, http.StatusCreated, CreatedApp{AppInfo: infoOf(app), ClientSecret: secret})
+	httpapi.WriteJSON(w, http.StatusCreated, CreatedApp{AppInfo: infoOf(app), ClientSecret: secret})
 }
 
 func (a *api) listApps(w http.ResponseWriter, r *http.Request) {
@@ -80,7 +81,7 @@ func (a *api) listApps(w http.ResponseWriter, r *http.Request) {
 	for _, app := range apps {
 		list.Apps = append(list.Apps, infoOf(app))
 	}
-	writeJSON(w, http.StatusOK, list)
+	httpapi.WriteJSON(w, http.StatusOK, list)
 }
 
 func parseCreateApp(w http.ResponseWriter, r *http.Request) (CreateAppRequest, error) {

@@ -74,7 +74,7 @@ func FuzzAdminAPI(f *testing.F) {
 	f.Add(uint8(3), ct, "Bearer x", []byte(`{"root":"0x01"}`))
 	f.Fuzz(func(t *testing.T, route uint8, contentType, authorization string, body []byte) {
 		st := &memStore{}
-		h := New(Options{Token: testToken, Store: st, Registry: &fakeRegistry{}, Keys: noopKeys{},
+		h := newHandler(t, Options{Token: testToken, Store: st, Registry: &fakeRegistry{}, Keys: noopKeys{},
 			ParseOrbKey: func(b []byte) error {
 				if block, _ := pem.Decode(b); block == nil {
 					return errors.New("not PEM")

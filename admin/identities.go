@@ -10,6 +10,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/field"
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -88,7 +89,7 @@ func (a *api) addIdentity(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.audit("identities added", tree, "index", index, "count", len(commitments))
-	writeJSON(w, http.StatusCreated, AddedIdentity{Index: index, Count: len(commitments), Root: field.Format(&root)})
+	httpapi.WriteJSON(w, http.StatusCreated, AddedIdentity{Index: index, Count: len(commitments), Root: field.Format(&root)})
 }
 
 // parseCommitments returns identity_commitment, or the identity_commitments
@@ -177,7 +178,7 @@ func (a *api) addRoot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.audit("external root added", tree, "root", req.Root, "depth", req.Depth)
-	writeJSON(w, http.StatusCreated, req)
+	httpapi.WriteJSON(w, http.StatusCreated, req)
 }
 
 // rootTime returns when a root was mined or finalized: at, or now if at is

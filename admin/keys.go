@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -19,7 +20,7 @@ func (a *api) listKeys(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.Log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, KeyList{Keys: keys})
+	httpapi.WriteJSON(w, http.StatusOK, KeyList{Keys: keys})
 }
 
 // revokeKey removes a (compromised) signing key now: it leaves the JWKS,
@@ -36,5 +37,5 @@ func (a *api) revokeKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.audit("signing key revoked", kid)
-	writeJSON(w, http.StatusOK, map[string]string{"kid": kid, "status": "revoked"})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"kid": kid, "status": "revoked"})
 }

@@ -8,10 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -131,7 +131,7 @@ type importBatch struct {
 
 func parseImport(w http.ResponseWriter, r *http.Request) (importBatch, error) {
 	var b importBatch
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != importType {
+	if _, ok := httpapi.HasMediaType(r.Header.Get("Content-Type"), importType); !ok {
 		return b, &Error{http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be " + importType}
 	}
 	switch r.URL.RawQuery {
@@ -226,7 +226,7 @@ func (a *api) importApps(w http.ResponseWriter, r *http.Request) {
 	for _, app := range apps {
 		a.audit(what, app.ID, "rp_id", app.RPID, "environment", app.Environment())
 	}
-	writeJSON(w, http.StatusCreated, out)
+	httpapi.WriteJSON(w, http.StatusCreated, out)
 }
 
 // importConflict names the line of the app a store refused for a taken id.
@@ -293,14 +293,14 @@ func (a *api) rotateSecret(w http.ResponseWriter, r *http.Request) {
 	}
 	app, ok := a.change(w, r, "client secret rotated", func(app *record.App) { app.SecretHash = hash })
 	if ok {
-		writeJSON(w, http.StatusOK, RotatedSecret{AppID: app.ID, ClientSecret: secret})
+		httpapi.WriteJSON(w, http.StatusOK, RotatedSecret{AppID: app.ID, ClientSecret: secret})
 	}
 }
 
 // changeApp applies change to the app of the path and answers its info.
 func (a *api) changeApp(w http.ResponseWriter, r *http.Request, what string, change func(*record.App)) {
 	if app, ok := a.change(w, r, what, change); ok {
-		writeJSON(w, http.StatusOK, infoOf(app))
+		httpapi.WriteJSON(w, http.StatusOK, infoOf(app))
 	}
 }
 
@@ -341,7 +341,7 @@ func (a *api) deleteApp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.audit("app deleted", id)
-	writeJSON(w, http.StatusOK, map[string]string{"app_id": id, "status": "deleted"})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"app_id": id, "status": "deleted"})
 }
 
 // NewSecret draws a client secret and returns it with the hash an app

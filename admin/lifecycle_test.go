@@ -27,7 +27,7 @@ func newAuditedServer(t *testing.T) (*httptest.Server, *memStore, func() string)
 	st := &memStore{}
 	var mu sync.Mutex
 	var log bytes.Buffer
-	h := New(Options{Token: testToken, Store: st, Rand: rand.Reader,
+	h := newHandler(t, Options{Token: testToken, Store: st, Rand: rand.Reader,
 		Now: func() time.Time { return time.Unix(1700000000, 0) },
 		Log: slog.New(slog.NewTextHandler(&lockedBuffer{mu: &mu, b: &log}, nil))})
 	srv := httptest.NewServer(h)

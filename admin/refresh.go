@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"worldid/field"
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -59,7 +60,7 @@ func (a *api) importSignups(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.audit("signups imported", "", "count", len(req.Signups))
-	writeJSON(w, http.StatusOK, map[string]int{"imported": len(req.Signups)})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]int{"imported": len(req.Signups)})
 }
 
 func (a *api) addOrbKey(w http.ResponseWriter, r *http.Request) {
@@ -81,7 +82,7 @@ func (a *api) addOrbKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.audit("orb key added", req.OrbID)
-	writeJSON(w, http.StatusCreated, map[string]string{"orb_id": req.OrbID})
+	httpapi.WriteJSON(w, http.StatusCreated, map[string]string{"orb_id": req.OrbID})
 }
 
 func (a *api) switchRefresh(w http.ResponseWriter, r *http.Request) {
@@ -95,5 +96,5 @@ func (a *api) switchRefresh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.audit("credential refresh switched", "", "enabled", req.Enabled)
-	writeJSON(w, http.StatusOK, req)
+	httpapi.WriteJSON(w, http.StatusOK, req)
 }

@@ -76,7 +76,7 @@ func TestIdentitiesRootsAndActions(t *testing.T) {
 		}
 		return nil
 	}
-	srv := httptest.NewServer(New(Options{Token: testToken, Store: st, Registry: reg, ParseOrbKey: parseOrbKey, Rand: rand.Reader,
+	srv := httptest.NewServer(newHandler(t, Options{Token: testToken, Store: st, Registry: reg, ParseOrbKey: parseOrbKey, Rand: rand.Reader,
 		Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	defer srv.Close()
 	const json = "application/json"
@@ -159,7 +159,7 @@ func longest(n int) []string {
 
 func TestAddIdentitiesBatch(t *testing.T) {
 	reg := &fakeRegistry{}
-	srv := httptest.NewServer(New(Options{Token: testToken, Store: &memStore{}, Registry: reg, Rand: rand.Reader,
+	srv := httptest.NewServer(newHandler(t, Options{Token: testToken, Store: &memStore{}, Registry: reg, Rand: rand.Reader,
 		Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	defer srv.Close()
 	post := func(body string) response {
@@ -212,7 +212,7 @@ func TestAddIdentitiesBatch(t *testing.T) {
 func TestAnchorAndRootV4Audited(t *testing.T) {
 	var mu sync.Mutex
 	var log bytes.Buffer
-	srv := httptest.NewServer(New(Options{Token: testToken, Store: &memStore{}, Registry: &fakeRegistry{}, Rand: rand.Reader,
+	srv := httptest.NewServer(newHandler(t, Options{Token: testToken, Store: &memStore{}, Registry: &fakeRegistry{}, Rand: rand.Reader,
 		Now: time.Now, Log: slog.New(slog.NewTextHandler(&lockedBuffer{mu: &mu, b: &log}, nil))}))
 	defer srv.Close()
 	for path, body := range map[string]string{

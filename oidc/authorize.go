@@ -3,12 +3,15 @@ package oidc
 import (
 	"context"
 	"errors"
+	"html/template"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 
+	"worldid/internal/oauth"
+	"worldid/internal/page"
 	"worldid/record"
 )
 
@@ -104,7 +107,7 @@ type authzRequest struct {
 // to the user; a redirect error may be sent to the redirect URI once the
 // handler has validated it (RFC 6749 §4.1.2.1). req.mode and req.state are
 // set as far as they could be parsed, for the redirect.
-func parseAuthorize(v url.Values) (req authzRequest, local, redirect *apiError) {
+func parseAuthorize(v url.Values) (req authzRequest, local, redirect *oauth.Error) {
 	if req.clientID, local = singleLocal(v, "client_id"); local != nil {
 		return req, local, nil
 	}
@@ -123,23 +126,23 @@ func parseAuthorize(v url.Values) (req authzRequest, local, redirect *apiError) 
 
 // parseRest checks every parameter after client_id and redirect_uri, in a
 // fixed order; the first failure is the redirected error.
-func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *apiError {
+func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *oauth.Error {
 	for _, name := range slices.Sorted(maps.Keys(v)) {
 		if len(v[name]) > 1 {
-			return errDuplicate(name) // RFC 6749 §3.1
+			return oauth.ErrDuplicate(name) // RFC 6749 §3.1
 		}
 	}
 	for _, param := range []string{"request", "request_uri", "registration"} {
 		if first(v, param) != "" { // OIDC Core §6, §7.2.1
 			code := param + "_not_supported"
-			return newError(http.StatusBadRequest, code, code, param, param+" is not supported")
+			return oauth.NewError(http.StatusBadRequest, code, code, param, param+" is not supported")
 		}
 	}
 	switch rt := first(v, "response_type"); {
 	case rt == "":
-		return errRequired("response_type")
+		return oauth.ErrRequired("response_type")
 	case !rtOK:
-		return newError(http.StatusBadRequest, "unsupported_response_type", "unsupported_response_type", "response_type",
+		return oauth.NewError(http.StatusBadRequest, "unsupported_response_type", "unsupported_response_type", "response_type",
 			"response_type must be one of "+strings.Join(supportedResponseTypes(), ", "))
 	}
 	switch mode {
@@ -147,18 +150,18 @@ func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *apiErro
 	case modeQuery:
 		if req.responseType != rtCode {
 			// Tokens must never travel in a query (doc/interfaces.md §4.1).
-			return errInvalid("response_mode", "response_mode query is supported only for response_type code")
+			return oauth.ErrInvalid("response_mode", "response_mode query is supported only for response_type code")
 		}
 	case modeFragment, modeFormPost:
 	default:
-		return errInvalid("response_mode", "response_mode must be query, fragment or form_post")
+		return oauth.ErrInvalid("response_mode", "response_mode must be query, fragment or form_post")
 	}
-	var e *apiError
+	var e *oauth.Error
 	if req.scope, e = parseScope(first(v, "scope")); e != nil {
 		return e
 	}
 	if s := first(v, "state"); s != "" && !validEcho(s) {
-		return errInvalid("state", "state must be 1 to 512 visible ASCII characters")
+		return oauth.ErrInvalid("state", "state must be 1 to 512 visible ASCII characters")
 	}
 	if req.nonce, e = parseNonce(first(v, "nonce"), req.responseType); e != nil {
 		return e
@@ -171,12 +174,12 @@ func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *apiErro
 
 // singleLocal returns the one non-empty value of a parameter that decides
 // where errors go.
-func singleLocal(v url.Values, name string) (string, *apiError) {
+func singleLocal(v url.Values, name string) (string, *oauth.Error) {
 	switch vals := v[name]; {
 	case len(vals) > 1:
-		return "", errDuplicate(name)
+		return "", oauth.ErrDuplicate(name)
 	case len(vals) == 0 || vals[0] == "":
-		return "", errRequired(name)
+		return "", oauth.ErrRequired(name)
 	default:
 		return vals[0], nil
 	}
@@ -207,12 +210,12 @@ func errorMode(rt responseType, rtOK bool, mode string) string {
 
 // parseScope requires openid, ignores scopes it does not know (OIDC Core
 // §3.1.2.1) and returns the granted ones in canonical order.
-func parseScope(s string) (string, *apiError) {
+func parseScope(s string) (string, *oauth.Error) {
 	if s == "" {
-		return "", errRequired("scope")
+		return "", oauth.ErrRequired("scope")
 	}
-	invalid := func(detail string) *apiError {
-		return newError(http.StatusBadRequest, "invalid_scope", "invalid_scope", "scope", detail)
+	invalid := func(detail string) *oauth.Error {
+		return oauth.NewError(http.StatusBadRequest, "invalid_scope", "invalid_scope", "scope", detail)
 	}
 	requested := map[string]bool{}
 	for tok := range strings.SplitSeq(s, " ") {
@@ -259,12 +262,12 @@ func validEcho(s string) bool {
 
 // parseNonce: required whenever an ID token or access token is returned
 // from the authorization endpoint (OIDC Core §3.2.2.1, §3.3.2.11).
-func parseNonce(nonce string, rt responseType) (string, *apiError) {
+func parseNonce(nonce string, rt responseType) (string, *oauth.Error) {
 	switch {
 	case nonce == "" && rt != rtCode:
-		return "", errRequired("nonce")
+		return "", oauth.ErrRequired("nonce")
 	case nonce != "" && !validEcho(nonce):
-		return "", errInvalid("nonce", "nonce must be 1 to 512 visible ASCII characters")
+		return "", oauth.ErrInvalid("nonce", "nonce must be 1 to 512 visible ASCII characters")
 	}
 	return nonce, nil
 }
@@ -272,17 +275,17 @@ func parseNonce(nonce string, rt responseType) (string, *apiError) {
 // parsePKCE accepts only S256 (doc/design.md §4): the challenge is the
 // base64url SHA-256 of the verifier, exactly 43 characters (RFC 7636 §4.2).
 // An absent method means plain (RFC 7636 §4.3), which is refused.
-func parsePKCE(challenge, method string) (string, *apiError) {
+func parsePKCE(challenge, method string) (string, *oauth.Error) {
 	switch {
 	case challenge == "" && method == "":
 		return "", nil
 	case challenge == "":
-		return "", errRequired("code_challenge")
+		return "", oauth.ErrRequired("code_challenge")
 	case method != pkceS256:
-		return "", errInvalid("code_challenge_method", "code_challenge_method must be S256")
+		return "", oauth.ErrInvalid("code_challenge_method", "code_challenge_method must be S256")
 	}
 	if b, err := decodeSegment(challenge); err != nil || len(b) != 32 {
-		return "", errInvalid("code_challenge", "code_challenge must be the base64url SHA-256 of the verifier (43 characters)")
+		return "", oauth.ErrInvalid("code_challenge", "code_challenge must be the base64url SHA-256 of the verifier (43 characters)")
 	}
 	return challenge, nil
 }
@@ -290,71 +293,72 @@ func parsePKCE(challenge, method string) (string, *apiError) {
 // parsePrompt: the provider keeps no session, so prompt=none can never be
 // satisfied (OIDC Core §3.1.2.6); login, consent and select_account are
 // what always happens anyway.
-func parsePrompt(prompt string) *apiError {
+func parsePrompt(prompt string) *oauth.Error {
 	if prompt == "" {
 		return nil
 	}
 	values := strings.Split(prompt, " ")
 	for _, v := range values {
 		if !slices.Contains([]string{"none", "login", "consent", "select_account"}, v) {
-			return errInvalid("prompt", "prompt values are none, login, consent and select_account")
+			return oauth.ErrInvalid("prompt", "prompt values are none, login, consent and select_account")
 		}
 	}
 	if slices.Contains(values, "none") {
 		if len(values) > 1 {
-			return errInvalid("prompt", "prompt none cannot be combined with other values")
+			return oauth.ErrInvalid("prompt", "prompt none cannot be combined with other values")
 		}
-		return newError(http.StatusBadRequest, "login_required", "login_required", "prompt", "the user must sign in with the wallet")
+		return oauth.NewError(http.StatusBadRequest, "login_required", "login_required", "prompt", "the user must sign in with the wallet")
 	}
 	return nil
 }
 
 // serveAuthorize handles GET (query) and POST (form body) authorization
-// requests (OIDC Core §3.1.2.1).
-func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request) {
+// requests (OIDC Core §3.1.2.1); a valid one goes to the browser sign-in.
+func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request, s Signin) {
 	v, e := authorizeParams(w, r)
 	if e != nil {
-		p.errorPage(w, e)
+		p.out.ErrorPage(w, e)
 		return
 	}
 	req, local, redirect := parseAuthorize(v)
 	if local != nil {
-		p.errorPage(w, local)
+		p.out.ErrorPage(w, local)
 		return
 	}
 	_, target, e := p.validateClient(r.Context(), req.clientID, req.redirectURI)
 	if e != nil {
-		p.errorPage(w, e)
+		p.out.ErrorPage(w, e)
 		return
 	}
 	if redirect != nil {
-		p.respond(w, target, req.mode, errorParams(redirect, req.state))
+		p.respond(w, target, req.mode, oauth.ErrorParams(redirect, req.state))
 		return
 	}
-	p.startSignin(w, req)
+	s.Start(w, oauth.Request{ClientID: req.clientID, RedirectURI: req.redirectURI, ResponseType: req.responseType.String(),
+		Mode: req.mode, Scope: req.scope, State: req.state, Nonce: req.nonce, CodeChallenge: req.codeChallenge})
 }
 
-func authorizeParams(w http.ResponseWriter, r *http.Request) (url.Values, *apiError) {
+func authorizeParams(w http.ResponseWriter, r *http.Request) (url.Values, *oauth.Error) {
 	if r.Method == http.MethodPost {
-		return readForm(w, r)
+		return oauth.ReadForm(w, r)
 	}
-	return parseQuery(r.URL.RawQuery)
+	return oauth.ParseQuery(r.URL.RawQuery)
 }
 
 // validateClient finds the app and checks that redirectURI is exactly one
 // of its registered URIs (string equality) and usable as a redirect target.
-func (p *Provider) validateClient(ctx context.Context, clientID, redirectURI string) (record.App, *url.URL, *apiError) {
+func (p *Provider) validateClient(ctx context.Context, clientID, redirectURI string) (record.App, *url.URL, *oauth.Error) {
 	app, err := p.store.App(ctx, clientID)
 	if errors.Is(err, record.ErrNotFound) {
-		return app, nil, newError(http.StatusBadRequest, "invalid_client", "invalid_request", "client_id", "unknown client_id")
+		return app, nil, oauth.NewError(http.StatusBadRequest, "invalid_client", "invalid_request", "client_id", "unknown client_id")
 	}
 	if err != nil {
-		return app, nil, p.errInternal("authorize: load app", err)
+		return app, nil, p.out.Internal("authorize: load app", err)
 	}
 	if app.Disabled {
 		return app, nil, errClientDisabled()
 	}
-	invalid := newError(http.StatusBadRequest, "invalid_redirect_uri", "invalid_request", "redirect_uri",
+	invalid := oauth.NewError(http.StatusBadRequest, "invalid_redirect_uri", "invalid_request", "redirect_uri",
 		"redirect_uri is not registered for this client")
 	if !slices.Contains(app.RedirectURIs, redirectURI) {
 		return app, nil, invalid
@@ -369,13 +373,20 @@ func (p *Provider) validateClient(ctx context.Context, clientID, redirectURI str
 	return app, target, nil
 }
 
-// errorParams are the parameters of a redirected error (RFC 6749 §4.1.2.1).
-func errorParams(e *apiError, state string) url.Values {
-	v := url.Values{"error": {e.OAuth}, "error_description": {e.Detail}}
-	if state != "" {
-		v.Set("state", state)
+// Respond delivers authorization response parameters to the redirect URI
+// of a request this provider validated, in its response mode.
+func (p *Provider) Respond(w http.ResponseWriter, req oauth.Request, params url.Values) {
+	target, err := url.Parse(req.RedirectURI)
+	if err != nil {
+		p.out.ErrorPage(w, p.out.Internal("respond: redirect_uri", err))
+		return
 	}
-	return v
+	p.respond(w, target, req.Mode, params)
+}
+
+// Denied is the access_denied response of a request (RFC 6749 §4.1.2.1).
+func (p *Provider) Denied(req oauth.Request, detail string) url.Values {
+	return oauth.ErrorParams(oauth.NewError(http.StatusForbidden, "access_denied", "access_denied", "", detail), req.State)
 }
 
 // respond delivers authorization response parameters to the validated
@@ -401,5 +412,42 @@ func (p *Provider) respond(w http.ResponseWriter, target *url.URL, mode string, 
 	if mode == modeFragment {
 		loc += "#" + params.Encode()
 	}
-	redirect(w, loc)
+	oauth.Redirect(w, loc)
+}
+
+type formPostData struct {
+	page.Head
+	Action template.URL // a registered redirect URI (validated in validateClient)
+	Params []formParam
+}
+
+type formParam struct{ Name, Value string }
+
+// formPostPage auto-submits params to target (OAuth 2.0 Form Post Response
+// Mode §2) with a no-script fallback button.
+func (p *Provider) formPostPage(w http.ResponseWriter, target *url.URL, params url.Values) {
+	var fields []formParam
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		fields = append(fields, formParam{name, params.Get(name)})
+	}
+	p.out.RenderPage(w, http.StatusOK, page.FormPost, func(base page.Head) any {
+		return formPostData{Head: base, Action: template.URL(target.String()), Params: fields}
+	})
+}
+
+// RestartURL is the authorization request req again: the "start again"
+// link of an expired sign-in. The relying party's state, nonce and PKCE
+// challenge are kept, so its callback accepts the new response.
+func (p *Provider) RestartURL(req oauth.Request) string {
+	v := url.Values{"client_id": {req.ClientID}, "redirect_uri": {req.RedirectURI}, "response_type": {req.ResponseType},
+		"response_mode": {req.Mode}, "scope": {req.Scope}}
+	for name, val := range map[string]string{"state": req.State, "nonce": req.Nonce, "code_challenge": req.CodeChallenge} {
+		if val != "" {
+			v.Set(name, val)
+		}
+	}
+	if req.CodeChallenge != "" {
+		v.Set("code_challenge_method", pkceS256)
+	}
+	return p.issuer + pathAuthorize + "?" + v.Encode()
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"worldid/internal/oauth"
 	"worldid/record"
 )
 
@@ -70,7 +71,7 @@ func saveCodes(b *testing.B, f *fixture, n int) []string {
 		raw := must(f.p.random(32))
 		codes[i] = base64.RawURLEncoding.EncodeToString(raw)
 		err := f.store.SaveCode(b.Context(), record.AuthCode{
-			ID: hashHex(codes[i]), GrantID: "g", ClientID: testClientID, RedirectURI: testRedirect,
+			ID: oauth.HashHex(codes[i]), GrantID: "g", ClientID: testClientID, RedirectURI: testRedirect,
 			Scope: "openid email profile", Nonce: "n", CodeChallenge: pkceChallenge(testVerifier),
 			Subject: testNullifier, VerificationLevel: "orb", AuthTime: testStart,
 			ExpiresAt: testStart.Add(time.Hour), RetainUntil: testStart.Add(2 * time.Hour),

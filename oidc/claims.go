@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"worldid/internal/oauth"
 	"worldid/internal/strictjson"
 )
 
@@ -19,12 +20,6 @@ const (
 )
 
 var knownScopes = [...]string{scopeOpenID, scopeEmail, scopeProfile}
-
-// Verification levels: the identifiers whose proofs can sign in.
-const (
-	levelOrb    = "orb"
-	levelDevice = "device"
-)
 
 // grant is what one successful sign-in authorizes: who, for which client,
 // with which scope. Codes and tokens carry it.
@@ -51,7 +46,7 @@ func hasScope(scope, want string) bool {
 // granted scopes (doc/design.md §4). They appear in ID tokens and /userinfo.
 func (p *Provider) userClaims(sub, level, scope string) map[string]any {
 	likely := "weak"
-	if level == levelOrb {
+	if level == oauth.LevelOrb {
 		likely = "strong"
 	}
 	c := map[string]any{
@@ -150,7 +145,7 @@ func (p *Provider) parseAccessToken(token string) (accessClaims, error) {
 		return c, errors.New("jwt: token expired")
 	case c.Iat > now+maxClockSkew:
 		return c, errors.New("jwt: token issued in the future")
-	case c.Sub == "" || c.GrantID == "" || (c.Level != levelOrb && c.Level != levelDevice):
+	case c.Sub == "" || c.GrantID == "" || (c.Level != oauth.LevelOrb && c.Level != oauth.LevelDevice):
 		return c, errors.New("jwt: claims incomplete")
 	}
 	return c, nil

@@ -20,12 +20,12 @@ const goldenDiscovery = "../testdata/oidc/discovery.json"
 func TestDiscoveryGolden(t *testing.T) {
 	store := newMemStore()
 	store.keys[sharedKey().ID] = sharedKey()
-	p, err := New(Options{Issuer: "http://127.0.0.1:8080", Store: store, Checker: &fakeChecker{}, Rand: rand.Reader, Now: (&fakeClock{t: testStart}).Now})
+	p, err := New(Options{Issuer: "http://127.0.0.1:8080", Store: store, Rand: rand.Reader, Now: (&fakeClock{t: testStart}).Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	p.Register(mux)
+	register(t, p, store, &fakeChecker{}, mux)
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
 		w := httptest.NewRecorder()
 		mux.ServeHTTP(w, httptest.NewRequest(method, "/.well-known/openid-configuration", nil))

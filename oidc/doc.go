@@ -10,22 +10,27 @@
 //
 //	GET, OPTIONS   /.well-known/openid-configuration   discovery (pre-encoded; HEAD too)
 //	GET, OPTIONS   /jwks, /jwks.json                    published keys (re-encoded only when the key set changes)
-//	GET, POST      /authorize                           authorization request → 303 to the wait page
-//	GET            /authorize/wait?r=…                  the browser's wait page; finishes an approved sign-in
-//	GET            /authorize/status?r=…                the wait page's polling (JSON)
-//	POST           /authorize/cancel                    Cancel → error=access_denied to the app
-//	GET            /authorize/request?request=…         the wallet reads a request (JSON); marks it scanned
-//	POST           /authorize/complete                  the wallet's proof (JSON answer)
+//	GET, POST      /authorize                           authorization request → the browser sign-in (Signin.Start)
 //	POST, OPTIONS  /token                               authorization_code grant
 //	POST           /introspect                          RFC 7662
 //	GET, POST, OPTIONS /userinfo                        RFC 6750 bearer
 //
+// The browser sign-in (package signin: the wait page, its status and
+// Cancel, the wallet's routes) is the other half of the interface. The
+// two meet through two small interfaces the wiring fills: Signin (the
+// provider hands it a valid oauth.Request) and signin.Provider (the flow
+// asks the provider to seal its tokens, to issue the response of an
+// approved request, to deliver a response, and to register its routes with
+// Route). Provider.Route gives every route of both the same wrapper
+// (internal/oauth.Router).
+//
 // Every response carries "Deprecation: @<unix>" (RFC 9745) and
 // "Sunset: <HTTP-date>" (RFC 8594), both with Options.SunsetDate as
 // doc/design.md §4 specifies (default 2026-01-31); with SunsetEnforce every
-// route answers 410 Gone (code "gone") from that date on. The wait page
-// says "shuts down on <date>" before the date and that the announced date
-// has passed after it, so the sentence is true on the day it is shown.
+// route answers 410 Gone (code "gone") from that date on.
+// DeprecationSentence, shown by the wait page, says "shuts down on <date>"
+// before the date and that the announced date has passed after it, so the
+// sentence is true on the day it is shown.
 // Discovery, JWKS, token and userinfo send "Access-Control-Allow-Origin: *"
 // and answer CORS preflights; credentials are never allowed. Token,
 // introspect, userinfo, every page and every error send
@@ -54,98 +59,19 @@
 // mode itself is invalid). A parameter given twice is an error (RFC 6749
 // §3.1): on the page for client_id and redirect_uri, redirected otherwise.
 //
-// # Pending sign-ins
+// # Sign-ins
 //
-// A valid authorization request costs no store write and no memory: it is
-// sealed (AES-256-GCM, request.go) into two tokens. The browser token (in
-// the wait page's URL) holds the whole request, a random 128-bit request
-// id, the expiry (10 minutes) and the SHA-256 of a 256-bit binding secret;
-// the wallet token (in the QR code, about 150 characters) holds the id,
-// expiry, client_id and the redirect URI's host. The sealing key is
-// HKDF-SHA256 of the current RSA signing key's PKCS #8 bytes, which every
-// replica loads from the store: any replica, before or after a restart,
-// opens a token, and a token names its key by the first 8 characters of
-// the kid, so it opens as long as that key is published (24 h after its
-// successor starts signing). The store records only what happens to a
-// request (record.SigninProgress, keyed by the SHA-256 of the id):
-// approved (with the subject and level), cancelled, finished; each step
-// is one atomic transition (Store.AdvanceSignin), so a request is approved
-// at most once and finished at most once. The wallet's read ("scanned")
-// only marks it, without a durable write (Store.MarkScanned: the JSON
-// store keeps at most 4096 marks in memory, PostgreSQL an UNLOGGED table
-// every replica sees), because anyone can mint requests and read them; a
-// lost mark only keeps the page from saying "confirm in your wallet".
-// The proof's signal is the hex
-// SHA-256 of a label and the id (64 lowercase hex digits, no "0x", so SDKs
-// hash it as text), the match code 5 characters of another hash of it.
-//
-// # Wait page
-//
-// /authorize answers 303 to {issuer}/authorize/wait?r=<browser token> and
-// sets the binding cookie "worldid-signin-<8 hex of the id>" (HttpOnly,
-// SameSite=Lax, Path=/, 11 minutes: the request's 10 and the finish grace;
-// "__Host-" and Secure when the issuer is https), one per request, so two
-// tabs can sign in at once. Finishing or cancelling the sign-in, or
-// loading its page once it is over, expires that cookie. The page (200,
-// its own URL, so a reload shows the same request) shows the app's name,
-// the host it returns to, the QR code of the wallet link as inline SVG
-// (qr.go: byte mode, level M, drawn server-side), the match code, the
-// expiry, the wallet link as "open the wallet on this device", a Cancel
-// button, and a warning never to scan a code someone sent. A nonce'd
-// script polls /authorize/status every 1.5 s and on visibilitychange; it
-// shows "confirm in your wallet" once scanned and reloads when the state
-// is no longer pending or scanned. A <noscript> meta refresh reloads it
-// every 2 s without JavaScript. CSP: default-src 'none'; script-src and
-// style-src the nonce; connect-src 'self'; no form-action (the Cancel
-// answer redirects to the app, and form-action would govern that).
-//
-// With Options.SimulatorPath (`worldid serve -simulator`,
-// internal/simulator), the wait page also links to the developer
-// simulator, for clients Options.SimulatorAllowed accepts (loopback, no
-// proxy); the simulator submits through the same wallet routes, and the
-// Checker accepts its test identities only in the process that runs it,
-// only while it runs with -simulator (they are never stored).
-//
-// Loading the wait page when the wallet has approved finishes the
-// sign-in: the code and tokens are issued then (auth_time is the
-// approval), the code is saved, the request moves to finished, and the
-// browser gets the 303 to redirect_uri or the self-submitting form_post
-// page. A store failure on the way answers a 503 page and leaves the
-// request approved, so reloading retries (a code saved by the failed
-// attempt was shown to nobody and expires unused). Only the browser
-// with the binding cookie can load it (otherwise 403 "other_browser"), so
-// a phone's approval completes the browser that started the sign-in and
-// no other; a finished or cancelled request shows "already over" (400);
-// an expired one a page (410) whose "Start again" link repeats the
-// authorization request with the app's state, nonce and PKCE challenge.
-// An approved request can still be finished for 60 s after it expires
-// (finishGrace: the wallet may approve in the last seconds, and the page
-// polls every 1.5 s), so progress records are kept until then.
-//
-// # Wallet protocol
-//
-// The wallet link is worldid://signin?request=<wallet token>&server=<issuer>.
-// The wallet GETs {server}/authorize/request?request=… and receives
-// {"request","app_id","app_name","return_host","match_code","action"
-// (always ""),"signal","expires_at","submit"}; the request is then
-// "scanned". It proves with external nullifier ExternalNullifier(app_id, "")
-// and signal_hash = hashToField(UTF-8 bytes of signal) (doc/crypto.md §g), then
-// POSTs application/x-www-form-urlencoded to submit with exactly request,
-// proof (any encoding of doc/crypto.md §g), merkle_root and nullifier_hash
-// (VerifyHex syntax, < p) and verification_level (orb or device). The
-// wallet never receives the code. Answers (JSON):
-//
-//   - 200 {"status":"approved","return_to":"<host>"}: the proof verified
-//     (Checker: Identifier = verification_level, Environment = the
-//     app's (staging apps prove from the staging trees; the wallet request
-//     says "environment":"staging"), AppID = client_id, Action ""), and the request is approved, in one
-//     atomic step. The signal is unique to the request and a request is
-//     approved at most once, so a proof approves one request once.
-//   - 400 for a malformed form or token (invalid_request, required), an
-//     expired request ("expired"); 403 access_denied for a proof that does
-//     not verify; 409 "cancelled" or "already_completed"; 500/503 for
-//     store or checker failures. None of these consumes
-//     the request: the wallet may try again while the browser waits.
+// A valid authorization request becomes an oauth.Request (canonical
+// response type, granted scopes) handed to Signin.Start; the provider
+// keeps nothing. The flow later calls AuthorizationResponse for an
+// approved request: the code and tokens are issued then (auth_time is the
+// approval; the code is saved), or access_denied when the operator
+// disabled or deleted the app since; Respond delivers it to the
+// registered redirect URI in the request's mode (303 with query or
+// fragment, or the self-submitting form_post page of internal/page);
+// Denied is the access_denied response of a cancelled request; RestartURL
+// repeats the request with the app's state, nonce and PKCE challenge.
+// Seal and Open protect the flow's tokens (below, "Keys").
 //
 // # Tokens
 //
@@ -184,6 +110,12 @@
 //
 // # Keys
 //
+// Every key derivation is in derive.go: from each RSA key's PKCS #8
+// bytes, HKDF-SHA256 with two info strings gives the AES-256-GCM key that
+// seals the sign-in flow's tokens (Seal, Open: kid prefix "." base64url
+// nonce ‖ ciphertext, the purpose as additional data; a token opens while
+// the key that sealed it is published) and the ES256 access-token key.
+//
 // RSA-2048 (the size every OIDC relying party accepts and twice as fast
 // to sign as 3072, which matters for /token throughput; 2048 is rated
 // through 2030 by NIST SP 800-57). Keys live in the Store (so replicas
@@ -213,7 +145,7 @@
 // /introspect and rejected at /userinfo, and work again once it is
 // enabled. A deleted app's tokens are rejected the same way. A staging app
 // (imported from the developer portal) signs in with proofs from the
-// staging trees; the wallet link tells the wallet so.
+// staging trees (package signin).
 //
 // # Errors
 //
@@ -227,8 +159,10 @@
 // realm="worldid", error="invalid_token", …) for a bad token, and for a
 // request without any token 401 "unauthenticated" with the bare challenge
 // Bearer realm="worldid" and no error / error_description members (RFC
-// 6750 §3.1); 500/503 for store failures. The wait page, Cancel and the
-// wait page's errors are HTML pages. /introspect answers
+// 6750 §3.1); 499/500/503 for store failures (internal/httpapi's
+// triage). The body, its writer and the route wrapper are internal/oauth's,
+// shared with package signin. /authorize's errors are HTML pages
+// (internal/page). /introspect answers
 // {"active":false} (200) for any invalid, expired, revoked or foreign
 // token, so its invalid_token code never appears.
 //

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"worldid/internal/httpapi"
+	"worldid/internal/oauth"
 	"worldid/record"
 )
 
@@ -140,7 +142,7 @@ func TestAuthorizeLocalErrors(t *testing.T) {
 	t.Run("client gone", func(t *testing.T) {
 		f.store.setFail(fmt.Errorf("read: %w", context.Canceled))
 		defer f.store.setFail(nil)
-		wantPage(t, f.do(http.MethodGet, with(func(url.Values) {}), nil, nil), record.StatusClientClosed, "client_closed")
+		wantPage(t, f.do(http.MethodGet, with(func(url.Values) {}), nil, nil), httpapi.StatusClientClosed, "client_closed")
 	})
 }
 
@@ -250,7 +252,7 @@ func TestAuthorizeScopeAndRedirectForms(t *testing.T) {
 	if loc.Path != "/cb" || v.Get("x") != "1" || v.Get("code") == "" || v.Get("state") != "st-1" {
 		t.Fatalf("redirect %s", loc)
 	}
-	c := f.store.codes[hashHex(v.Get("code"))].rec
+	c := f.store.codes[oauth.HashHex(v.Get("code"))].rec
 	if c.Scope != "openid profile" || c.RedirectURI != "https://rp.example/cb?x=1" || c.Subject != testNullifier {
 		t.Fatalf("code %+v", c)
 	}
@@ -261,14 +263,6 @@ func TestAuthorizeScopeAndRedirectForms(t *testing.T) {
 	if v := responseParams(t, f.signIn(q, "orb"), modeFragment); v.Get("code") == "" {
 		t.Fatalf("custom scheme: %v", v)
 	}
-}
-
-func parseFEBytes(s string) ([32]byte, error) {
-	b, _, e := parseFE("x", s)
-	if e != nil {
-		return b, e
-	}
-	return b, nil
 }
 
 // codeFor signs in with q and returns the code.

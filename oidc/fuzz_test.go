@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"worldid/internal/oauth"
 )
 
 // FuzzVerifyJWT: the parser never panics, and whatever it accepts has the
@@ -44,7 +46,7 @@ func FuzzParseAuthorize(f *testing.F) {
 	f.Add("client_id=a&client_id=b")
 	f.Add("response_type=code&response_type=code&scope=openid&client_id=a&redirect_uri=b&prompt=none")
 	f.Fuzz(func(t *testing.T, raw string) {
-		v, e := parseQuery(raw)
+		v, e := oauth.ParseQuery(raw)
 		if e != nil {
 			return
 		}
@@ -76,35 +78,16 @@ func FuzzParseAuthorize(f *testing.F) {
 	})
 }
 
-func FuzzParseSubmission(f *testing.F) {
-	f.Add("request=" + strings.Repeat("ab", 32) + "&proof=0x00&merkle_root=0x01&nullifier_hash=" + testNullifier + "&verification_level=orb")
-	f.Add("request=x&request=y")
-	f.Add("merkle_root=%20%200X1f%20")
-	f.Fuzz(func(t *testing.T, raw string) {
-		v, e := parseQuery(raw)
-		if e != nil {
-			return
-		}
-		s, e := parseSubmission(v)
-		if e != nil {
-			return
-		}
-		if s.request == "" || len(s.request) > maxWalletToken || (s.level != levelOrb && s.level != levelDevice) || len(s.sub) != 66 || !isLowerHex(s.sub[2:], 64) {
-			t.Fatalf("accepted %q: %+v", raw, s)
-		}
-	})
-}
-
 func FuzzParseTokenRequest(f *testing.F) {
 	f.Add("grant_type=authorization_code&code=abc&redirect_uri=https%3A%2F%2Frp&code_verifier="+testVerifier, "Basic YTpi")
 	f.Add("grant_type=refresh_token", "")
 	f.Add("client_id=a&client_secret=b&code=c", "basic Og==")
 	f.Fuzz(func(t *testing.T, raw, authorization string) {
-		v, e := parseQuery(raw)
+		v, e := oauth.ParseQuery(raw)
 		if e != nil {
 			return
 		}
-		params, e := strictParams(v)
+		params, e := oauth.StrictParams(v)
 		if e != nil {
 			return
 		}
@@ -134,8 +117,9 @@ func FuzzParseBearer(f *testing.F) {
 // never a redirect to anything but a registered redirect URI.
 func FuzzEndpoints(f *testing.F) {
 	fx := newFixture(f)
-	paths := []string{pathDiscovery, pathJWKS, pathAuthorize, pathComplete, pathToken, pathIntrospect, pathUserinfo,
-		pathWait, pathStatus, pathCancel, pathWalletRequest}
+	// The provider's routes and the sign-in flow's (package signin).
+	paths := []string{pathDiscovery, pathJWKS, pathAuthorize, "/authorize/complete", pathToken, pathIntrospect, pathUserinfo,
+		"/authorize/wait", "/authorize/status", "/authorize/cancel", "/authorize/request"}
 	methods := []string{http.MethodGet, http.MethodPost, http.MethodOptions, http.MethodPut, http.MethodHead}
 	f.Add(uint8(2), uint8(0), authorizeQuery().Encode(), "", "", "")
 	f.Add(uint8(2), uint8(1), "", "application/x-www-form-urlencoded", authorizeQuery().Encode(), "")
@@ -164,30 +148,31 @@ func FuzzEndpoints(f *testing.F) {
 		if w.Code >= 500 {
 			t.Fatalf("%d for %s %q: %s", w.Code, target, body, w.Body)
 		}
-		if loc := w.Header().Get("Location"); loc != "" && !strings.HasPrefix(loc, testRedirect) && !strings.HasPrefix(loc, fx.issuer+pathWait+"?r=") &&
+		if loc := w.Header().Get("Location"); loc != "" && !strings.HasPrefix(loc, testRedirect) && !strings.HasPrefix(loc, fx.issuer+"/authorize/wait?r=") &&
 			!strings.HasPrefix(loc, "https://rp.example/cb?x=1") && !strings.HasPrefix(loc, "com.example.app:/cb") {
 			t.Fatalf("redirect to %q", loc)
 		}
 	})
 }
 
-// FuzzOpenTokens feeds arbitrary strings to both request-token parsers:
-// never a panic, and nothing opens that this provider did not seal.
-func FuzzOpenTokens(f *testing.F) {
+// FuzzOpen feeds arbitrary strings to Open for both purposes the
+// sign-in flow seals: never a panic, and nothing opens that this provider
+// did not seal for that purpose.
+func FuzzOpen(f *testing.F) {
 	fx := newFixture(f)
-	b := fx.authorize(authorizeQuery())
-	waitQuery := must(url.ParseQuery(must(url.Parse(b.waitURL)).RawQuery))
-	walletToken := walletParams(f, fx.waitPage(b)).Get("request")
-	f.Add(waitQuery.Get("r"))
-	f.Add(walletToken)
-	f.Add(walletToken[:8] + "." + strings.Repeat("A", 40))
+	sealed := map[string]string{}
+	for _, purpose := range []string{"browser", "wallet"} {
+		token := must(fx.p.Seal(purpose, []byte("plaintext of "+purpose)))
+		sealed[purpose] = token
+		f.Add(token)
+		f.Add(token[:sealKIDPrefix] + "." + strings.Repeat("A", 40))
+	}
 	f.Add("x.")
 	f.Fuzz(func(t *testing.T, token string) {
-		if req, err := fx.p.openPending(token); err == nil && token != waitQuery.Get("r") {
-			t.Fatalf("opened a browser token it did not seal: %q → %+v", token, req)
-		}
-		if req, err := fx.p.openWallet(token); err == nil && token != walletToken {
-			t.Fatalf("opened a wallet token it did not seal: %q → %+v", token, req)
+		for purpose, want := range sealed {
+			if plain, err := fx.p.Open(purpose, token); err == nil && token != want {
+				t.Fatalf("opened a %s token it did not seal: %q → %q", purpose, token, plain)
+			}
 		}
 	})
 }

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/crypto/sha3"
 
 	"worldid/record"
+	"worldid/signin"
 	"worldid/store/storetest"
 )
 
@@ -366,7 +367,7 @@ func newFixture(t testing.TB, opts ...func(*Options)) *fixture {
 	f.store.apps[f.app.ID] = f.app
 	k := sharedKey()
 	f.store.keys[k.ID] = k
-	o := Options{Issuer: f.issuer, Store: f.store, Checker: f.checker, Rand: rand.Reader, Now: f.clock.Now}
+	o := Options{Issuer: f.issuer, Store: f.store, Rand: rand.Reader, Now: f.clock.Now}
 	for _, fn := range opts {
 		fn(&o)
 	}
@@ -374,10 +375,43 @@ func newFixture(t testing.TB, opts ...func(*Options)) *fixture {
 	if f.p, err = New(o); err != nil {
 		t.Fatal(err)
 	}
-	f.p.Register(f.mux)
+	register(t, f.p, f.store, f.checker, f.mux)
 	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// register puts p and a sign-in flow on its store and checker on mux, as
+// the wiring does: the provider's tests drive sign-ins end to end.
+func register(t testing.TB, p *Provider, store signin.Store, checker signin.Checker, mux *http.ServeMux) {
+	t.Helper()
+	flow, err := signin.New(signin.Options{Issuer: p.issuer, Store: store, Checker: checker, Provider: p, Rand: rand.Reader, Now: p.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Register(mux, flow)
+	flow.Register(mux)
+}
+
+// The sign-in flow's lifetimes (package signin), as the tests see them.
+const (
+	signinLifetime = 10 * time.Minute
+	finishGrace    = 60 * time.Second
+	maxBody        = 64 << 10 // internal/oauth's body limit
+)
+
+// walletDetails is GET /authorize/request's answer, as a wallet reads it.
+type walletDetails struct {
+	Request     string `json:"request"`
+	AppID       string `json:"app_id"`
+	AppName     string `json:"app_name"`
+	ReturnHost  string `json:"return_host"`
+	MatchCode   string `json:"match_code"`
+	Action      string `json:"action"`
+	Signal      string `json:"signal"`
+	ExpiresAt   string `json:"expires_at"`
+	Submit      string `json:"submit"`
+	Environment string `json:"environment,omitempty"`
 }
 
 // do runs one request through the mux (no network).

@@ -1,6 +1,10 @@
 package oidc
 
-import "net/http"
+import (
+	"net/http"
+
+	"worldid/internal/oauth"
+)
 
 // introspection is the RFC 7662 §2.2 response (doc/interfaces.md §2.3 plus the
 // optional scope, iat, iss and token_type members).
@@ -22,33 +26,33 @@ type introspection struct {
 func (p *Provider) serveIntrospect(w http.ResponseWriter, r *http.Request) {
 	app, params, e := p.authenticatedForm(w, r)
 	if e != nil {
-		p.writeError(w, e)
+		p.out.WriteError(w, e)
 		return
 	}
 	token := params["token"]
 	if token == "" {
-		p.writeError(w, errRequired("token"))
+		p.out.WriteError(w, oauth.ErrRequired("token"))
 		return
 	}
 	c, err := p.parseAccessToken(token)
 	if err != nil || c.ClientID != app.ID {
-		p.writeJSON(w, http.StatusOK, introspection{})
+		p.out.WriteJSON(w, http.StatusOK, introspection{})
 		return
 	}
 	if app.Disabled {
-		p.writeJSON(w, http.StatusOK, introspection{})
+		p.out.WriteJSON(w, http.StatusOK, introspection{})
 		return
 	}
 	revoked, err := p.store.IsGrantRevoked(r.Context(), c.GrantID)
 	if err != nil {
-		p.writeError(w, p.errInternal("introspect: revocation", err))
+		p.out.WriteError(w, p.out.Internal("introspect: revocation", err))
 		return
 	}
 	if revoked {
-		p.writeJSON(w, http.StatusOK, introspection{})
+		p.out.WriteJSON(w, http.StatusOK, introspection{})
 		return
 	}
-	p.writeJSON(w, http.StatusOK, introspection{
+	p.out.WriteJSON(w, http.StatusOK, introspection{
 		Active: true, ClientID: c.ClientID, Exp: c.Exp, Iat: c.Iat, Sub: c.Sub,
 		Scope: c.Scope, Iss: c.Iss, TokenType: "Bearer",
 	})

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/cipher"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -44,7 +42,7 @@ const (
 type signingKey struct {
 	rec        record.SigningKey
 	priv       *rsa.PrivateKey
-	seal       cipher.AEAD       // request tokens (request.go)
+	seal       cipher.AEAD       // sealed tokens (seal.go, derive.go)
 	ec         *ecdsa.PrivateKey // ES256 access tokens, derived from priv
 	jwk        jwk               // the RSA key
 	ecJWK      jwk               // the EC key
@@ -420,27 +418,6 @@ type jwk struct {
 	Crv string `json:"crv,omitempty"`
 	X   string `json:"x,omitempty"`
 	Y   string `json:"y,omitempty"`
-}
-
-// accessTokenInfo is the HKDF info of the access-token key.
-const accessTokenInfo = "worldid oidc access token ES256 key v1"
-
-// accessTokenKey derives the P-256 key that signs access tokens from the
-// RSA key's PKCS #8 encoding: HKDF-SHA256 to 48 bytes, reduced to
-// [1, n−1] (FIPS 186-5 A.2.1, "extra random bits"). It is stored nowhere,
-// rotates with the RSA key and is the same on every replica. ES256 costs
-// a few tens of microseconds where RS256 costs about a millisecond, so
-// /token makes one RSA signature: the ID token's (doc.go "Tokens").
-func accessTokenKey(der []byte) (*ecdsa.PrivateKey, error) {
-	seed, err := hkdf.Key(sha256.New, der, nil, accessTokenInfo, 48)
-	if err != nil {
-		return nil, err
-	}
-	n := elliptic.P256().Params().N
-	d := new(big.Int).SetBytes(seed)
-	d.Mod(d, new(big.Int).Sub(n, big.NewInt(1)))
-	d.Add(d, big.NewInt(1))
-	return ecdsa.ParseRawPrivateKey(elliptic.P256(), d.FillBytes(make([]byte, 32)))
 }
 
 // ecJWK is the public JWK of an access-token key; its kid is its RFC 7638

@@ -17,7 +17,7 @@ import (
 
 func newKeyProvider(t *testing.T, store *memStore, clock *fakeClock) *Provider {
 	t.Helper()
-	p, err := New(Options{Issuer: "https://id.example", Store: store, Checker: &fakeChecker{}, Rand: rand.Reader, Now: clock.Now})
+	p, err := New(Options{Issuer: "https://id.example", Store: store, Rand: rand.Reader, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestKeySchedule(t *testing.T) {
 func TestKeyErrors(t *testing.T) {
 	store, clock := newMemStore(), &fakeClock{t: testStart}
 	store.fail = errors.New("down")
-	if _, err := New(Options{Issuer: "https://id.example", Store: store, Checker: &fakeChecker{}, Rand: rand.Reader, Now: clock.Now}); err == nil {
+	if _, err := New(Options{Issuer: "https://id.example", Store: store, Rand: rand.Reader, Now: clock.Now}); err == nil {
 		t.Fatal("New succeeds without keys")
 	}
 	k := sharedKey()
@@ -163,7 +163,7 @@ func TestKeyErrors(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	base := Options{Issuer: "https://id.example", Store: newMemStore(), Checker: &fakeChecker{}, Rand: rand.Reader, Now: time.Now}
+	base := Options{Issuer: "https://id.example", Store: newMemStore(), Rand: rand.Reader, Now: time.Now}
 	base.Store.(*memStore).keys[sharedKey().ID] = sharedKey()
 	for _, issuer := range []string{"", "id.example", "ftp://id.example", "https://id.example/", "https://id.example?x", "https://u@id.example", "https://id.example#f", "https://id.example/a b"} {
 		o := base
@@ -173,9 +173,9 @@ func TestOptions(t *testing.T) {
 		}
 	}
 	o := base
-	o.Checker = nil
+	o.Store = nil
 	if _, err := New(o); err == nil {
-		t.Error("missing checker accepted")
+		t.Error("missing store accepted")
 	}
 	o = base
 	o.KeyRotationPeriod = time.Hour

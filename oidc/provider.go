@@ -12,18 +12,14 @@ import (
 	"strings"
 	"time"
 
+	"worldid/internal/oauth"
 	"worldid/record"
 )
 
 // Lifetimes (doc/interfaces.md §8, doc/design.md §4).
 const (
-	tokenLifetime  = 3600 * time.Second // access and ID tokens
-	codeLifetime   = 10 * time.Minute
-	signinLifetime = 10 * time.Minute // a sign-in page waiting for the wallet
-	// finishGrace is how long after its expiry an approved request can
-	// still be finished: a wallet that approves in the last seconds must
-	// not leave the browser on the expired page.
-	finishGrace     = 60 * time.Second
+	tokenLifetime   = 3600 * time.Second // access and ID tokens
+	codeLifetime    = 10 * time.Minute
 	defaultRotation = 30 * 24 * time.Hour
 )
 
@@ -35,8 +31,9 @@ const defaultEmailDomain = "worldid.invalid"
 // defaultSunset is the shutdown date of sign-in v1 (doc/interfaces.md §9).
 var defaultSunset = time.Date(2026, time.January, 31, 0, 0, 0, 0, time.UTC)
 
-// Store is the storage the provider needs. Every method that enforces
-// single use does so atomically; handlers never read-then-write.
+// Store is the storage the provider needs: apps, signing keys and codes
+// (the sign-in flow declares its own, signin.Store). Every method that
+// enforces single use does so atomically; handlers never read-then-write.
 type Store interface {
 	// App returns the registered app (client) or an error wrapping
 	// record.ErrNotFound.
@@ -57,24 +54,6 @@ type Store interface {
 	// record.ErrNotFound and changes nothing.
 	RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error
 
-	// SigninProgress returns what happened to a pending sign-in request:
-	// the recorded progress; else, if MarkScanned marked it, a progress
-	// with State record.SigninScanned, the ID and the mark's ExpiresAt;
-	// else an error wrapping record.ErrNotFound.
-	SigninProgress(ctx context.Context, id string) (record.SigninProgress, error)
-	// MarkScanned notes that the wallet read the request, without a
-	// durable write: anyone can mint requests, so a read must cost none.
-	// Best effort (a backend may forget marks, e.g. on restart), but
-	// visible to every replica sharing the backend. AdvanceSignin ignores
-	// marks: for it, a marked request has no recorded state.
-	MarkScanned(ctx context.Context, id string, expiresAt time.Time) error
-	// AdvanceSignin stores p if the request's current state ("" when
-	// nothing is recorded) is one of from, and returns the previous
-	// progress; otherwise it stores nothing and returns the current
-	// progress with an error wrapping record.ErrExists. Of concurrent
-	// calls from the same state at most one succeeds.
-	AdvanceSignin(ctx context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error)
-
 	// SaveCode stores a new authorization code; an existing c.ID is
 	// record.ErrExists.
 	SaveCode(ctx context.Context, c record.AuthCode) error
@@ -93,33 +72,32 @@ type Store interface {
 	// Unknown grants are not revoked.
 	IsGrantRevoked(ctx context.Context, grantID string) (bool, error)
 
-	// PruneExpired forgets sign-in progress and scan marks whose
-	// ExpiresAt is not after now, and codes (with their revocations) whose RetainUntil is not
+	// PruneExpired forgets sign-in progress and scan marks (the sign-in
+	// flow's records, pruned with the codes by Run) whose ExpiresAt is not
+	// after now, and codes (with their revocations) whose RetainUntil is not
 	// after now. (Backends may prune other expired records too.)
 	PruneExpired(ctx context.Context, now time.Time) error
 }
 
-// Checker verifies a World ID 3.0 proof (root known for the identifier's
-// tree, then Groth16). It returns nil when the proof verifies, a
-// *record.ProofError when it does not, and any other error when it could
-// not decide.
-type Checker interface {
-	CheckClaim(ctx context.Context, c record.Claim) error
+// Signin is where a valid authorization request goes: the browser
+// sign-in (package signin), which answers the browser and later hands the
+// request back through AuthorizationResponse and Respond.
+type Signin interface {
+	Start(w http.ResponseWriter, req oauth.Request)
 }
 
-// Options configures a Provider. Issuer, Store, Checker, Rand and Now are
+// Options configures a Provider. Issuer, Store, Rand and Now are
 // required.
 type Options struct {
 	// Issuer is the base URL ({base_url}): an absolute http or https URL
 	// without query, fragment, user info or trailing slash. The routes are
 	// registered at the root of the mux; a path in Issuer is for a proxy
 	// that strips it.
-	Issuer  string
-	Store   Store
-	Checker Checker
-	Rand    io.Reader // crypto/rand.Reader in production
-	Now     func() time.Time
-	Log     *slog.Logger // nil discards
+	Issuer string
+	Store  Store
+	Rand   io.Reader // crypto/rand.Reader in production
+	Now    func() time.Time
+	Log    *slog.Logger // nil discards
 
 	// SunsetDate is when sign-in v1 shuts down (default 2026-01-31 UTC).
 	// With SunsetEnforce every route answers 410 Gone from then on.
@@ -135,12 +113,6 @@ type Options struct {
 	// make "<sub>@127.0.0.1", not an address: RFC 5322 §3.4.1 wants a
 	// bracketed literal that most validators refuse), defaultEmailDomain.
 	EmailDomain string
-
-	// SimulatorPath, when set, is the developer simulator's page
-	// (internal/simulator): the wait page links to it, with the wallet
-	// link, for requests SimulatorAllowed accepts.
-	SimulatorPath    string
-	SimulatorAllowed func(*http.Request) bool
 }
 
 // Provider is the OpenID Connect provider. Its methods are safe for
@@ -148,20 +120,17 @@ type Options struct {
 type Provider struct {
 	issuer      string
 	store       Store
-	checker     Checker
 	rand        io.Reader
 	now         func() time.Time
 	log         *slog.Logger
+	out         oauth.Responder
+	routes      oauth.Router
 	sunset      time.Time
 	enforce     bool
 	rotation    time.Duration
 	emailDomain string // host of the issuer, for the email claim
-	simPath     string
-	simAllowed  func(*http.Request) bool
 	betaClaim   string // "{base_url}/beta"
 	v1Claim     string // "{base_url}/v1"
-	deprecation string // Deprecation header value
-	sunsetValue string // Sunset header value
 	discovery   []byte // pre-encoded discovery document
 	keys        keyRing
 }
@@ -173,13 +142,12 @@ func New(o Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Store == nil || o.Checker == nil || o.Rand == nil || o.Now == nil {
-		return nil, errors.New("oidc: Options.Store, Checker, Rand and Now are required")
+	if o.Store == nil || o.Rand == nil || o.Now == nil {
+		return nil, errors.New("oidc: Options.Store, Rand and Now are required")
 	}
 	p := &Provider{
 		issuer:      issuer.String(),
 		store:       o.Store,
-		checker:     o.Checker,
 		rand:        o.Rand,
 		now:         o.Now,
 		log:         o.Log,
@@ -187,11 +155,6 @@ func New(o Options) (*Provider, error) {
 		enforce:     o.SunsetEnforce,
 		rotation:    o.KeyRotationPeriod,
 		emailDomain: o.EmailDomain,
-		simPath:     o.SimulatorPath,
-		simAllowed:  o.SimulatorAllowed,
-	}
-	if (p.simPath == "") != (p.simAllowed == nil) {
-		return nil, errors.New("oidc: Options.SimulatorPath and SimulatorAllowed go together")
 	}
 	if p.emailDomain == "" {
 		p.emailDomain = issuer.Hostname()
@@ -216,9 +179,10 @@ func New(o Options) (*Provider, error) {
 	}
 	p.betaClaim = p.issuer + "/beta"
 	p.v1Claim = p.issuer + "/v1"
+	p.out = oauth.Responder{Log: p.log, Prefix: "oidc: ", Rand: p.rand}
 	// doc/design.md §4: both headers carry the configured date.
-	p.deprecation = fmt.Sprintf("@%d", p.sunset.Unix())
-	p.sunsetValue = p.sunset.UTC().Format(http.TimeFormat)
+	p.routes = oauth.Router{Out: p.out, Deprecation: fmt.Sprintf("@%d", p.sunset.Unix()), Sunset: p.sunset.UTC().Format(http.TimeFormat),
+		Gone: func() bool { return p.enforce && !p.now().Before(p.sunset) }}
 	if p.discovery, err = p.discoveryDocument(); err != nil {
 		return nil, err
 	}
@@ -247,38 +211,48 @@ func checkIssuer(s string) (*url.URL, error) {
 	return u, nil
 }
 
-// Register adds every sign-in route to mux (Go 1.22 patterns, one path per
-// route; methods are dispatched here so that errors keep the JSON shape).
-func (p *Provider) Register(mux *http.ServeMux) {
-	p.route(mux, pathDiscovery, apiRoute|corsRoute, methods{http.MethodGet: p.serveDiscovery})
-	p.route(mux, pathJWKS, apiRoute|corsRoute, methods{http.MethodGet: p.serveJWKS})
-	p.route(mux, pathJWKSAlias, apiRoute|corsRoute, methods{http.MethodGet: p.serveJWKS})
-	p.route(mux, pathAuthorize, pageRoute, methods{http.MethodGet: p.serveAuthorize, http.MethodPost: p.serveAuthorize})
-	p.route(mux, pathWait, pageRoute, methods{http.MethodGet: p.serveWait})
-	p.route(mux, pathStatus, apiRoute, methods{http.MethodGet: p.serveStatus})
-	p.route(mux, pathCancel, pageRoute, methods{http.MethodPost: p.serveCancel})
-	p.route(mux, pathWalletRequest, apiRoute, methods{http.MethodGet: p.serveWalletRequest})
-	p.route(mux, pathComplete, apiRoute, methods{http.MethodPost: p.serveComplete})
-	p.route(mux, pathToken, apiRoute|corsRoute, methods{http.MethodPost: p.serveToken})
-	p.route(mux, pathIntrospect, apiRoute, methods{http.MethodPost: p.serveIntrospect})
-	p.route(mux, pathUserinfo, apiRoute|corsRoute, methods{http.MethodGet: p.serveUserinfo, http.MethodPost: p.serveUserinfo})
+// Register adds the OpenID Connect routes to mux (Go 1.22 patterns, one
+// path per route; methods are dispatched by Route so that errors keep the
+// JSON shape); valid authorization requests go to s.
+func (p *Provider) Register(mux *http.ServeMux, s Signin) {
+	authorize := func(w http.ResponseWriter, r *http.Request) { p.serveAuthorize(w, r, s) }
+	p.Route(mux, pathDiscovery, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodGet: p.serveDiscovery})
+	p.Route(mux, pathJWKS, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodGet: p.serveJWKS})
+	p.Route(mux, pathJWKSAlias, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodGet: p.serveJWKS})
+	p.Route(mux, pathAuthorize, oauth.PageRoute, oauth.Methods{http.MethodGet: authorize, http.MethodPost: authorize})
+	p.Route(mux, pathToken, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodPost: p.serveToken})
+	p.Route(mux, pathIntrospect, oauth.APIRoute, oauth.Methods{http.MethodPost: p.serveIntrospect})
+	p.Route(mux, pathUserinfo, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodGet: p.serveUserinfo, http.MethodPost: p.serveUserinfo})
+}
+
+// Route registers a route of Sign in with World ID on mux with the
+// deprecation headers, the sunset switch, CORS and method dispatch that
+// every one of them carries (internal/oauth.Router); the sign-in flow's
+// routes are registered through it too.
+func (p *Provider) Route(mux *http.ServeMux, path string, flags oauth.RouteFlags, m oauth.Methods) {
+	p.routes.Handle(mux, path, flags, m)
 }
 
 // Route paths.
 const (
-	pathDiscovery     = "/.well-known/openid-configuration"
-	pathJWKS          = "/jwks"
-	pathJWKSAlias     = "/jwks.json"
-	pathAuthorize     = "/authorize"
-	pathWait          = "/authorize/wait"
-	pathStatus        = "/authorize/status"
-	pathCancel        = "/authorize/cancel"
-	pathWalletRequest = "/authorize/request"
-	pathComplete      = "/authorize/complete"
-	pathToken         = "/token"
-	pathIntrospect    = "/introspect"
-	pathUserinfo      = "/userinfo"
+	pathDiscovery  = "/.well-known/openid-configuration"
+	pathJWKS       = "/jwks"
+	pathJWKSAlias  = "/jwks.json"
+	pathAuthorize  = "/authorize"
+	pathToken      = "/token"
+	pathIntrospect = "/introspect"
+	pathUserinfo   = "/userinfo"
 )
+
+// DeprecationSentence tells the user when sign-in v1 shuts down; it is
+// true on the day it is shown (doc/design.md §4).
+func (p *Provider) DeprecationSentence() string {
+	date := p.sunset.UTC().Format(time.DateOnly)
+	if p.now().Before(p.sunset) {
+		return "Sign-in v1 is deprecated and shuts down on " + date + "."
+	}
+	return "Sign-in v1 is deprecated: its announced shutdown date, " + date + ", has passed, and this server still runs it."
+}
 
 // CheckEmailDomain requires a DNS name (labels of letters, digits and
 // inner hyphens), so that "<sub>@<domain>" is a valid

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"worldid/internal/oauth"
 	"worldid/record"
 )
 
@@ -44,47 +45,47 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 		e = errClientDisabled()
 	}
 	if e != nil {
-		p.writeError(w, e)
+		p.out.WriteError(w, e)
 		return
 	}
 	req, e := parseTokenRequest(params)
 	if e != nil {
-		p.writeError(w, e)
+		p.out.WriteError(w, e)
 		return
 	}
 	g, e := p.redeem(r.Context(), app.ID, req)
 	if e != nil {
-		p.writeError(w, e)
+		p.out.WriteError(w, e)
 		return
 	}
 	resp, err := p.issueTokens(g)
 	if err != nil {
-		p.writeError(w, p.errInternal("token: sign", err))
+		p.out.WriteError(w, p.out.Internal("token: sign", err))
 		return
 	}
-	p.writeJSON(w, http.StatusOK, resp)
+	p.out.WriteJSON(w, http.StatusOK, resp)
 }
 
 // parseTokenRequest checks the grant parameters (RFC 6749 §4.1.3,
 // RFC 7636 §4.5).
-func parseTokenRequest(params map[string]string) (tokenRequest, *apiError) {
+func parseTokenRequest(params map[string]string) (tokenRequest, *oauth.Error) {
 	var req tokenRequest
 	switch gt := params["grant_type"]; gt {
 	case "":
-		return req, errRequired("grant_type")
+		return req, oauth.ErrRequired("grant_type")
 	case grantAuthorizationCode:
 	default:
-		return req, newError(http.StatusBadRequest, "invalid_grant_type", "unsupported_grant_type", "grant_type",
+		return req, oauth.NewError(http.StatusBadRequest, "invalid_grant_type", "unsupported_grant_type", "grant_type",
 			"grant_type must be authorization_code")
 	}
 	if req.code = params["code"]; req.code == "" {
-		return req, errRequired("code")
+		return req, oauth.ErrRequired("code")
 	}
 	if req.redirectURI = params["redirect_uri"]; req.redirectURI == "" {
-		return req, errRequired("redirect_uri")
+		return req, oauth.ErrRequired("redirect_uri")
 	}
 	if req.verifier = params["code_verifier"]; req.verifier != "" && !validVerifier(req.verifier) {
-		return req, errInvalid("code_verifier", "code_verifier must be 43 to 128 characters of [A-Za-z0-9-._~]")
+		return req, oauth.ErrInvalid("code_verifier", "code_verifier must be 43 to 128 characters of [A-Za-z0-9-._~]")
 	}
 	return req, nil
 }
@@ -108,8 +109,8 @@ func validVerifier(s string) bool {
 // attacker without the verifier) cannot burn a user's sign-in; only a
 // replay of a redeemed code by its own client revokes the tokens issued
 // from it (RFC 6749 §4.1.2).
-func (p *Provider) redeem(ctx context.Context, clientID string, req tokenRequest) (grant, *apiError) {
-	id := hashHex(req.code)
+func (p *Provider) redeem(ctx context.Context, clientID string, req tokenRequest) (grant, *oauth.Error) {
+	id := oauth.HashHex(req.code)
 	c, err := p.store.Code(ctx, id, p.now())
 	switch {
 	case errors.Is(err, record.ErrCodeReused) && c.ClientID == clientID:
@@ -117,7 +118,7 @@ func (p *Provider) redeem(ctx context.Context, clientID string, req tokenRequest
 	case errors.Is(err, record.ErrNotFound), errors.Is(err, record.ErrCodeReused):
 		return grant{}, errInvalidGrant("the authorization code is invalid or expired")
 	case err != nil:
-		return grant{}, p.errInternal("token: look up code", err)
+		return grant{}, p.out.Internal("token: look up code", err)
 	case c.ClientID != clientID:
 		return grant{}, errInvalidGrant("the authorization code was issued to another client")
 	case c.RedirectURI != req.redirectURI:
@@ -133,7 +134,7 @@ func (p *Provider) redeem(ctx context.Context, clientID string, req tokenRequest
 	case errors.Is(err, record.ErrNotFound):
 		return grant{}, errInvalidGrant("the authorization code is invalid or expired")
 	case err != nil:
-		return grant{}, p.errInternal("token: redeem code", err)
+		return grant{}, p.out.Internal("token: redeem code", err)
 	}
 	return grant{
 		id: c.GrantID, clientID: c.ClientID, scope: c.Scope, nonce: c.Nonce,
@@ -143,21 +144,21 @@ func (p *Provider) redeem(ctx context.Context, clientID string, req tokenRequest
 
 // replayed revokes the grant of a redeemed code presented again:
 // RedeemCode does so atomically for a redeemed code.
-func (p *Provider) replayed(ctx context.Context, id string) *apiError {
+func (p *Provider) replayed(ctx context.Context, id string) *oauth.Error {
 	if _, err := p.store.RedeemCode(ctx, id, p.now()); err != nil && !errors.Is(err, record.ErrCodeReused) && !errors.Is(err, record.ErrNotFound) {
-		return p.errInternal("token: revoke replayed code", err)
+		return p.out.Internal("token: revoke replayed code", err)
 	}
 	return errReplayed()
 }
 
-func errReplayed() *apiError {
+func errReplayed() *oauth.Error {
 	return errInvalidGrant("the authorization code was already used; the tokens issued from it are revoked")
 }
 
 // checkPKCE: BASE64URL(SHA256(verifier)) == challenge (RFC 7636 §4.6). A
 // verifier for a code issued without a challenge is refused too, so that a
 // PKCE downgrade is noticed.
-func checkPKCE(challenge, verifier string) *apiError {
+func checkPKCE(challenge, verifier string) *oauth.Error {
 	switch {
 	case challenge == "" && verifier == "":
 		return nil
@@ -191,10 +192,32 @@ func (p *Provider) issueTokens(g grant) (tokenResponse, error) {
 	return tokenResponse{AccessToken: at, TokenType: "Bearer", ExpiresIn: int(tokenLifetime.Seconds()), Scope: g.scope, IDToken: id}, nil
 }
 
+// AuthorizationResponse is the authorization response of a request the
+// user approved: the code and tokens, or access_denied when the operator
+// disabled or deleted the app since the approval. An error (store or
+// randomness) leaves nothing usable issued: a code saved before it was
+// shown to nobody and expires unused.
+func (p *Provider) AuthorizationResponse(ctx context.Context, req oauth.Request, approved record.SigninProgress) (url.Values, error) {
+	app, err := p.store.App(ctx, req.ClientID)
+	if errors.Is(err, record.ErrNotFound) || err == nil && app.Disabled {
+		return oauth.ErrorParams(errAccessDenied("the client was disabled or deleted by the operator"), req.State), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rawGrant, err := p.random(16)
+	if err != nil {
+		return nil, err
+	}
+	g := grant{id: hex.EncodeToString(rawGrant), clientID: req.ClientID, scope: req.Scope, nonce: req.Nonce,
+		sub: approved.Subject, level: approved.VerificationLevel, authTime: approved.AuthTime}
+	return p.authorizationResponse(ctx, req, g)
+}
+
 // authorizationResponse issues what the response type asks for: a code
 // (stored), an access token and an ID token with c_hash / at_hash of the
 // values issued alongside (OIDC Core §3.3.2.11).
-func (p *Provider) authorizationResponse(ctx context.Context, req pendingRequest, g grant) (url.Values, error) {
+func (p *Provider) authorizationResponse(ctx context.Context, req oauth.Request, g grant) (url.Values, error) {
 	rt, _ := parseResponseType(req.ResponseType)
 	now := p.now()
 	v := url.Values{}
@@ -209,7 +232,7 @@ func (p *Provider) authorizationResponse(ctx context.Context, req pendingRequest
 		}
 		code = base64.RawURLEncoding.EncodeToString(raw)
 		err = p.store.SaveCode(ctx, record.AuthCode{
-			ID: hashHex(code), GrantID: g.id, ClientID: g.clientID, RedirectURI: req.RedirectURI,
+			ID: oauth.HashHex(code), GrantID: g.id, ClientID: g.clientID, RedirectURI: req.RedirectURI,
 			Scope: g.scope, Nonce: g.nonce, CodeChallenge: req.CodeChallenge,
 			Subject: g.sub, VerificationLevel: g.level, AuthTime: g.authTime,
 			ExpiresAt: now.Add(codeLifetime), RetainUntil: now.Add(codeLifetime + tokenLifetime),
@@ -259,12 +282,12 @@ func (p *Provider) signIDToken(set *keySet, g grant, now time.Time, code, access
 
 // authenticatedForm reads a back-channel form request (token, introspect)
 // and authenticates its client.
-func (p *Provider) authenticatedForm(w http.ResponseWriter, r *http.Request) (record.App, map[string]string, *apiError) {
-	v, e := readForm(w, r)
+func (p *Provider) authenticatedForm(w http.ResponseWriter, r *http.Request) (record.App, map[string]string, *oauth.Error) {
+	v, e := oauth.ReadForm(w, r)
 	if e != nil {
 		return record.App{}, nil, e
 	}
-	params, e := strictParams(v)
+	params, e := oauth.StrictParams(v)
 	if e != nil {
 		return record.App{}, nil, e
 	}
@@ -274,7 +297,7 @@ func (p *Provider) authenticatedForm(w http.ResponseWriter, r *http.Request) (re
 
 // authenticate identifies the client by client_secret_basic or
 // client_secret_post (doc/design.md §4) and checks the secret in constant time.
-func (p *Provider) authenticate(r *http.Request, params map[string]string) (record.App, *apiError) {
+func (p *Provider) authenticate(r *http.Request, params map[string]string) (record.App, *oauth.Error) {
 	creds, e := parseClientCredentials(r.Header.Get("Authorization"), params)
 	if e != nil {
 		return record.App{}, e
@@ -284,7 +307,7 @@ func (p *Provider) authenticate(r *http.Request, params map[string]string) (reco
 		return app, errUnauthenticated("invalid client credentials")
 	}
 	if err != nil {
-		return app, p.errInternal("authenticate client", err)
+		return app, p.out.Internal("authenticate client", err)
 	}
 	want, err := hex.DecodeString(app.SecretHash)
 	got := sha256.Sum256([]byte(creds.secret))
@@ -297,7 +320,7 @@ func (p *Provider) authenticate(r *http.Request, params map[string]string) (reco
 // parseClientCredentials reads HTTP Basic credentials (RFC 6749 §2.3.1:
 // form-encoded id and secret, base64 with padding) or client_id and
 // client_secret in the body; using both is an error (RFC 6749 §2.3).
-func parseClientCredentials(authorization string, params map[string]string) (clientCredentials, *apiError) {
+func parseClientCredentials(authorization string, params map[string]string) (clientCredentials, *oauth.Error) {
 	if authorization == "" {
 		creds := clientCredentials{params["client_id"], params["client_secret"]}
 		if creds.id == "" || creds.secret == "" {
@@ -306,7 +329,7 @@ func parseClientCredentials(authorization string, params map[string]string) (cli
 		return creds, nil
 	}
 	if _, ok := params["client_secret"]; ok {
-		return clientCredentials{}, errInvalid("client_secret", "use one client authentication method only")
+		return clientCredentials{}, oauth.ErrInvalid("client_secret", "use one client authentication method only")
 	}
 	scheme, payload, _ := strings.Cut(authorization, " ")
 	if !strings.EqualFold(scheme, "Basic") {
@@ -323,7 +346,7 @@ func parseClientCredentials(authorization string, params map[string]string) (cli
 		return clientCredentials{}, errUnauthenticated("malformed Basic credentials")
 	}
 	if bodyID, ok := params["client_id"]; ok && bodyID != id {
-		return clientCredentials{}, errInvalid("client_id", "client_id differs from the Basic credentials")
+		return clientCredentials{}, oauth.ErrInvalid("client_id", "client_id differs from the Basic credentials")
 	}
 	return clientCredentials{id, secret}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"worldid/internal/oauth"
 	"worldid/record"
 )
 
@@ -13,43 +14,43 @@ import (
 func (p *Provider) serveUserinfo(w http.ResponseWriter, r *http.Request) {
 	token, e := bearerToken(w, r)
 	if e != nil {
-		p.writeError(w, e)
+		p.out.WriteError(w, e)
 		return
 	}
 	c, err := p.parseAccessToken(token)
 	if err != nil {
-		p.writeError(w, errInvalidToken())
+		p.out.WriteError(w, errInvalidToken())
 		return
 	}
 	revoked, err := p.store.IsGrantRevoked(r.Context(), c.GrantID)
 	if err != nil {
-		p.writeError(w, p.errInternal("userinfo: revocation", err))
+		p.out.WriteError(w, p.out.Internal("userinfo: revocation", err))
 		return
 	}
 	// The tokens of a disabled or deleted app are inactive.
 	app, err := p.store.App(r.Context(), c.ClientID)
 	if err != nil && !errors.Is(err, record.ErrNotFound) {
-		p.writeError(w, p.errInternal("userinfo: load app", err))
+		p.out.WriteError(w, p.out.Internal("userinfo: load app", err))
 		return
 	}
 	if revoked || err != nil || app.Disabled {
-		p.writeError(w, errInvalidToken())
+		p.out.WriteError(w, errInvalidToken())
 		return
 	}
-	p.writeJSON(w, http.StatusOK, p.userClaims(c.Sub, c.Level, c.Scope))
+	p.out.WriteJSON(w, http.StatusOK, p.userClaims(c.Sub, c.Level, c.Scope))
 }
 
 // bearerToken takes the access token from the Authorization header
 // (RFC 6750 §2.1) or, for a form-encoded POST, the access_token body
 // parameter (§2.2); never from the query, and never from both (§2).
-func bearerToken(w http.ResponseWriter, r *http.Request) (string, *apiError) {
+func bearerToken(w http.ResponseWriter, r *http.Request) (string, *oauth.Error) {
 	var body string
 	if r.Method == http.MethodPost && r.Header.Get("Content-Type") != "" {
-		v, e := readForm(w, r)
+		v, e := oauth.ReadForm(w, r)
 		if e != nil {
 			return "", e
 		}
-		params, e := strictParams(v)
+		params, e := oauth.StrictParams(v)
 		if e != nil {
 			return "", e
 		}
@@ -60,10 +61,10 @@ func bearerToken(w http.ResponseWriter, r *http.Request) (string, *apiError) {
 
 // parseBearer checks the credentials: "Bearer" (any case) and a b64token
 // (RFC 6750 §2.1), or the body parameter.
-func parseBearer(authorization, body string) (string, *apiError) {
+func parseBearer(authorization, body string) (string, *oauth.Error) {
 	switch {
 	case authorization != "" && body != "":
-		return "", errInvalid("access_token", "use one method to send the access token")
+		return "", oauth.ErrInvalid("access_token", "use one method to send the access token")
 	case body != "":
 		return body, nil
 	case authorization == "":

@@ -49,42 +49,16 @@ func v3Case(b *testing.B) (*semaphore.VerifyingKey, string, semaphore.PublicInpu
 }
 
 func v4Case(b *testing.B) ([5][32]byte, Statement) {
-	var f struct {
-		WorldIDVerifier struct {
-			Anchors struct {
-				Root   string    `json:"root"`
-				Issuer [2]string `json:"issuer_pubkey"`
-				RPID   string    `json:"rp_id"`
-				OPRF   [2]string `json:"oprf_pubkey"`
-			} `json:"anchors"`
-			Uniqueness struct {
-				Nullifier    string    `json:"nullifier"`
-				Action       string    `json:"action"`
-				Nonce        string    `json:"nonce"`
-				SignalHash   string    `json:"signal_hash"`
-				ExpiresAtMin uint64    `json:"expires_at_min"`
-				Proof        [5]string `json:"proof"`
-			} `json:"uniqueness"`
-		} `json:"world_id_verifier"`
-	}
-	vectors.Load(b, "world_id_4.json", &f)
+	f := vectors.LoadWorldID4(b)
 	a, u := f.WorldIDVerifier.Anchors, f.WorldIDVerifier.Uniqueness
-	el := func(s string) fr.Element {
-		w, err := ParseWord(s)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var e fr.Element
-		e.SetBytes(w[:])
-		return e
-	}
+	el := func(s string) fr.Element { return vectors.Element(b, s) }
 	var words [5][32]byte
 	for i, s := range u.Proof {
 		words[i], _ = ParseWord(s)
 	}
 	rp := el("0x" + a.RPID[3:])
-	st := Statement{Nullifier: el(u.Nullifier), IssuerSchemaID: 1, IssuerKey: Point{el(a.Issuer[0]), el(a.Issuer[1])}, ExpiresAtMin: u.ExpiresAtMin,
-		Root: el(a.Root), RPID: rp.Uint64(), Action: el(u.Action), OPRFKey: Point{el(a.OPRF[0]), el(a.OPRF[1])},
+	st := Statement{Nullifier: el(u.Nullifier), IssuerSchemaID: 1, IssuerKey: Point{el(a.IssuerPubkey[0]), el(a.IssuerPubkey[1])}, ExpiresAtMin: u.ExpiresAtMin,
+		Root: el(a.Root), RPID: rp.Uint64(), Action: el(u.Action), OPRFKey: Point{el(a.OPRFPubkey[0]), el(a.OPRFPubkey[1])},
 		SignalHash: el(u.SignalHash), Nonce: el(u.Nonce)}
 	return words, st
 }

@@ -11,20 +11,16 @@ import (
 	"worldid/internal/vectors"
 )
 
-// v4File is the structure of world_id_4.json.
-type v4File = vectors.WorldID4
-
-func load(t *testing.T) *v4File {
+func load(t *testing.T) *vectors.WorldID4 {
 	t.Helper()
-	var f v4File
-	vectors.Load(t, "world_id_4.json", &f)
+	f := vectors.LoadWorldID4(t)
 	for _, b := range []*bool{f.VerifierCompressed.ExpectValid, f.WorldIDVerifier.Uniqueness.ExpectValid,
 		f.WorldIDVerifier.Session.ExpectValid, f.WorldIDVerifier.BrokenProof.ExpectValid} {
 		if b == nil {
 			t.Fatal("world_id_4.json: an expect_valid is missing")
 		}
 	}
-	return &f
+	return f
 }
 
 func word(t *testing.T, s string) [32]byte {

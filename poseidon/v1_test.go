@@ -12,76 +12,8 @@ import (
 	"worldid/internal/vectors"
 )
 
-type poseidon1File struct {
-	Parameters struct {
-		RoundsF        int                   `json:"rounds_f"`
-		RoundsPByWidth map[string]int        `json:"rounds_p_by_width"`
-		GrainCheck     map[string]grainCheck `json:"grain_check"`
-	} `json:"parameters"`
-	KATs []struct {
-		Name      string   `json:"name"`
-		Inputs    []string `json:"inputs"`
-		Output    string   `json:"output"`
-		OutputHex string   `json:"output_hex"`
-	} `json:"kats"`
-	Semaphore struct {
-		Identity struct {
-			IdentityNullifier string `json:"identity_nullifier"`
-			IdentityTrapdoor  string `json:"identity_trapdoor"`
-			Secret            string `json:"secret"`
-			SecretHex         string `json:"secret_hex"`
-			Commitment        string `json:"commitment"`
-			CommitmentHex     string `json:"commitment_hex"`
-		} `json:"identity"`
-		ZeroSubtreeHashes struct {
-			ValuesHex []string `json:"values_hex"`
-		} `json:"zero_subtree_hashes"`
-		SingleLeafRoots []struct {
-			Depth     int    `json:"depth"`
-			LeafIndex uint64 `json:"leaf_index"`
-			LeafHex   string `json:"leaf_hex"`
-			RootHex   string `json:"root_hex"`
-		} `json:"single_leaf_roots"`
-		TreeExample struct {
-			Depth     int      `json:"depth"`
-			LeavesHex []string `json:"leaves_hex"`
-			RootHex   string   `json:"root_hex"`
-			Proofs    []struct {
-				LeafIndex   uint64   `json:"leaf_index"`
-				LeafHex     string   `json:"leaf_hex"`
-				PathIndices []int    `json:"path_indices"`
-				SiblingsHex []string `json:"siblings_hex"`
-			} `json:"proofs"`
-		} `json:"tree_example"`
-		NullifierHash []struct {
-			ExternalNullifierHex string `json:"external_nullifier_hex"`
-			IdentityNullifier    string `json:"identity_nullifier"`
-			OutputHex            string `json:"output_hex"`
-		} `json:"nullifier_hash"`
-	} `json:"semaphore"`
-}
-
-type grainCheck struct {
-	T               int        `json:"t"`
-	Inputs          int        `json:"inputs"`
-	RoundsF         int        `json:"rounds_f"`
-	RoundsP         int        `json:"rounds_p"`
-	NRoundConstants int        `json:"n_round_constants"`
-	First4Hex       []string   `json:"round_constants_first4_hex"`
-	LastHex         string     `json:"round_constants_last_hex"`
-	MDSHex          [][]string `json:"mds_hex"`
-}
-
-const poseidon1Vectors = "poseidon1.json"
-
-func loadPoseidon1(t *testing.T) (*poseidon1File, *vectors.Counter) {
-	var f poseidon1File
-	vectors.Load(t, poseidon1Vectors, &f)
-	return &f, vectors.NewCounter(t, poseidon1Vectors)
-}
-
 func TestV1Parameters(t *testing.T) {
-	f, c := loadPoseidon1(t)
+	f, c := vectors.LoadPoseidon1(t)
 	if f.Parameters.RoundsF != v1FullRounds {
 		t.Errorf("rounds_f = %d, want %d", f.Parameters.RoundsF, v1FullRounds)
 	}
@@ -100,7 +32,7 @@ func TestV1Parameters(t *testing.T) {
 // TestV1GrainCheck checks the Grain LFSR output against the published first,
 // last and MDS values (doc/crypto.md §c).
 func TestV1GrainCheck(t *testing.T) {
-	f, c := loadPoseidon1(t)
+	f, c := vectors.LoadPoseidon1(t)
 	for name, g := range f.Parameters.GrainCheck {
 		t.Run(name, func(t *testing.T) {
 			c.Inc()
@@ -131,7 +63,7 @@ func TestV1GrainCheck(t *testing.T) {
 }
 
 func TestV1KATs(t *testing.T) {
-	f, c := loadPoseidon1(t)
+	f, c := vectors.LoadPoseidon1(t)
 	for _, k := range f.KATs {
 		t.Run(k.Name, func(t *testing.T) {
 			c.Inc()
@@ -143,7 +75,7 @@ func TestV1KATs(t *testing.T) {
 }
 
 func TestV1SemaphoreIdentity(t *testing.T) {
-	f, c := loadPoseidon1(t)
+	f, c := vectors.LoadPoseidon1(t)
 	id := f.Semaphore.Identity
 	c.Inc()
 	secret := HashV1(decFE(t, id.IdentityNullifier), decFE(t, id.IdentityTrapdoor))
@@ -155,7 +87,7 @@ func TestV1SemaphoreIdentity(t *testing.T) {
 }
 
 func TestV1SemaphoreNullifierHash(t *testing.T) {
-	f, c := loadPoseidon1(t)
+	f, c := vectors.LoadPoseidon1(t)
 	for _, v := range f.Semaphore.NullifierHash {
 		c.Inc()
 		got := HashV1(hexFE(t, v.ExternalNullifierHex), decFE(t, v.IdentityNullifier))
@@ -175,7 +107,7 @@ func zeroHashes(n int) []fr.Element {
 
 // foldPath hashes leaf up to the root: at level i, bit i of the index says
 // whether the current node is the right (1) or left (0) input.
-func foldPath(leaf fr.Element, index uint64, siblings []fr.Element) fr.Element {
+func foldPath(leaf fr.Element, index int, siblings []fr.Element) fr.Element {
 	acc := leaf
 	for i, s := range siblings {
 		if index>>i&1 == 1 {
@@ -188,7 +120,7 @@ func foldPath(leaf fr.Element, index uint64, siblings []fr.Element) fr.Element {
 }
 
 func TestV1SemaphoreZeroSubtreeHashes(t *testing.T) {
-	f, c := loadPoseidon1(t)
+	f, c := vectors.LoadPoseidon1(t)
 	want := f.Semaphore.ZeroSubtreeHashes.ValuesHex
 	if len(want) == 0 {
 		return
@@ -201,7 +133,7 @@ func TestV1SemaphoreZeroSubtreeHashes(t *testing.T) {
 }
 
 func TestV1SemaphoreSingleLeafRoots(t *testing.T) {
-	f, c := loadPoseidon1(t)
+	f, c := vectors.LoadPoseidon1(t)
 	for _, v := range f.Semaphore.SingleLeafRoots {
 		c.Inc()
 		z := zeroHashes(v.Depth)
@@ -232,7 +164,7 @@ func treeLevels(leaves []fr.Element, depth int) [][]fr.Element {
 }
 
 func TestV1SemaphoreTreeExample(t *testing.T) {
-	f, c := loadPoseidon1(t)
+	f, c := vectors.LoadPoseidon1(t)
 	ex := f.Semaphore.TreeExample
 	leaves := hexFEs(t, ex.LeavesHex)
 	levels := treeLevels(leaves, ex.Depth)
@@ -244,7 +176,7 @@ func TestV1SemaphoreTreeExample(t *testing.T) {
 		if len(p.PathIndices) != ex.Depth || len(p.SiblingsHex) != ex.Depth {
 			t.Fatalf("proof for leaf %d has %d path bits and %d siblings, want %d", p.LeafIndex, len(p.PathIndices), len(p.SiblingsHex), ex.Depth)
 		}
-		if p.LeafIndex >= uint64(len(leaves)) {
+		if p.LeafIndex >= len(leaves) {
 			t.Fatalf("proof leaf index %d outside the %d leaves", p.LeafIndex, len(leaves))
 		}
 		wantFE(t, "proof leaf", leaves[p.LeafIndex], p.LeafHex)
@@ -253,7 +185,7 @@ func TestV1SemaphoreTreeExample(t *testing.T) {
 				t.Errorf("leaf %d: path_indices[%d] = %d, want bit %d of the index = %d", p.LeafIndex, d, p.PathIndices[d], d, want)
 			}
 			sib := z[d]
-			if i := (p.LeafIndex >> d) ^ 1; i < uint64(len(levels[d])) {
+			if i := (p.LeafIndex >> d) ^ 1; i < len(levels[d]) {
 				sib = levels[d][i]
 			}
 			wantFE(t, fmt.Sprintf("leaf %d sibling %d", p.LeafIndex, d), sib, p.SiblingsHex[d])

@@ -1,6 +1,9 @@
 package record
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Claim is one World ID 3.0 proof presented for an app and action, as
 // parsed at an HTTP boundary (verify request item, sign-in submission).
@@ -43,14 +46,7 @@ var identifiers = [...]string{"orb", "device", "document", "secure_document", "f
 func Identifiers() []string { return append([]string(nil), identifiers[:]...) }
 
 // ValidIdentifier reports whether s is a credential type.
-func ValidIdentifier(s string) bool {
-	for _, id := range identifiers {
-		if s == id {
-			return true
-		}
-	}
-	return false
-}
+func ValidIdentifier(s string) bool { return slices.Contains(identifiers[:], s) }
 
 // CredentialType is the credential type an identifier names: "selfie" is
 // IDKit 4's name for the face credential (its native transport renames

@@ -1,7 +1,6 @@
 package record
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,19 +18,6 @@ var (
 	// read-only data directory, database gone). Handlers answer 503.
 	ErrUnavailable = errors.New("record: storage unavailable")
 )
-
-// StatusClientClosed is the status a handler records for a request whose
-// client went away before it was answered (nginx's 499, "client closed
-// request"): nobody reads it, and it is no failure of the server, so it
-// must not count as a 5xx in the metrics nor be logged as an error.
-const StatusClientClosed = 499
-
-// ClientGone reports whether err is the cancellation of a request's
-// context: its client disconnected (net/http cancels the context then). A
-// backend's own deadline, which it reports as ErrUnavailable, is not.
-func ClientGone(err error) bool {
-	return errors.Is(err, context.Canceled) && !errors.Is(err, ErrUnavailable)
-}
 
 // ItemError is the error of the item at Index of a batch that a backend
 // refused as a whole, so that the caller can say which one.
@@ -85,17 +71,19 @@ func ValidAppID(id string) bool {
 		return false
 	}
 	rest = strings.TrimPrefix(rest, "staging_")
-	return len(rest) == 32 && isLowerHex(rest)
+	return len(rest) == 32 && IsLowerHex(rest)
 }
 
 // ValidRPID reports whether id is "rp_" followed by exactly 16 lowercase
 // hex digits.
 func ValidRPID(id string) bool {
 	rest, ok := strings.CutPrefix(id, "rp_")
-	return ok && len(rest) == 16 && isLowerHex(rest)
+	return ok && len(rest) == 16 && IsLowerHex(rest)
 }
 
-func isLowerHex(s string) bool {
+// IsLowerHex reports whether every byte of s is a lowercase hex digit
+// (0-9, a-f); the empty string is. Callers check the length they need.
+func IsLowerHex(s string) bool {
 	for _, c := range []byte(s) {
 		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false

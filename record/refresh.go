@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -77,15 +78,8 @@ type Refresh struct {
 // hex digits: the form in which field elements are stored and compared.
 // It does not check that the value is below the field modulus.
 func IsCanonicalHex(s string) bool {
-	if len(s) != 66 || s[:2] != "0x" {
-		return false
-	}
-	for _, c := range []byte(s[2:]) {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	digits, ok := strings.CutPrefix(s, "0x")
+	return ok && len(digits) == 64 && IsLowerHex(digits)
 }
 
 // RefreshProof is the JSON object carried, base64-encoded (standard

@@ -1,14 +1,13 @@
 package refresh
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
 
-	"worldid/record"
+	"worldid/internal/httpapi"
 )
 
 // Error codes of the refresh endpoint. The first five are doc/interfaces.md
@@ -62,34 +61,28 @@ type errorBody struct {
 	Message string `json:"message"`
 }
 
-// writeError renders err. Storage sentinels that escape the handler's own
-// mapping become 503 (unavailable) or 500, logged without request data.
+// writeError renders err. Errors other than an *Error (storage failures
+// that escape the handler's own mapping) are triaged by
+// httpapi.FailureStatus: 499, 503 or 500, logged without request data.
 func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
-	var e *Error
-	switch {
-	case errors.As(err, &e):
-	case record.ClientGone(err):
-		log.Debug("refresh: client went away")
-		e = newError(record.StatusClientClosed, CodeInternal, "the client closed the request")
-	case errors.Is(err, record.ErrUnavailable):
-		log.Error("refresh: storage unavailable", "err", err)
-		e = newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "storage cannot accept writes")
-	default:
-		log.Error("refresh: internal error", "err", err)
-		e = newError(http.StatusInternalServerError, CodeInternal, "internal error")
-	}
-	if e.Status == http.StatusMethodNotAllowed {
-		w.Header().Set("Allow", http.MethodPost)
+	e, ok := errors.AsType[*Error](err)
+	if !ok {
+		e = failure(httpapi.FailureStatus(log, "refresh", err))
 	}
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
-	writeJSON(w, e.Status, errorBody{Error: e.Code, Message: e.Message})
+	httpapi.WriteJSON(w, e.Status, errorBody{Error: e.Code, Message: e.Message})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+// failure is this endpoint's body for a triaged failure status.
+func failure(status int) *Error {
+	switch status {
+	case httpapi.StatusClientClosed:
+		return newError(status, CodeInternal, "the client closed the request")
+	case http.StatusServiceUnavailable:
+		return newError(status, CodeServiceUnavailable, "storage cannot accept writes")
+	default:
+		return newError(status, CodeInternal, "internal error")
+	}
 }

@@ -1,6 +1,7 @@
 package refresh
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"worldid/babyjub"
 	"worldid/credential"
+	"worldid/internal/httpapi"
 	"worldid/record"
 	"worldid/semaphore"
 )
@@ -93,7 +95,7 @@ type Options struct {
 	Reissue bool
 	Now     func() time.Time // default time.Now
 	Rand    io.Reader        // credential ids, safe for concurrent use; default crypto/rand.Reader
-	Log     *slog.Logger     // default slog.Default()
+	Log     *slog.Logger     // default: discard
 }
 
 // Handler serves POST /api/v1/refresh.
@@ -109,17 +111,22 @@ type Handler struct {
 
 // New checks o and fills its defaults.
 func New(o Options) (*Handler, error) {
-	if o.Store == nil || o.VerifyingKey == nil || o.IssuerKey == nil {
-		return nil, errors.New("refresh: Store, VerifyingKey and IssuerKey are required")
+	switch {
+	case o.Store == nil:
+		return nil, errors.New("refresh: Options.Store is nil")
+	case o.VerifyingKey == nil:
+		return nil, errors.New("refresh: Options.VerifyingKey is nil")
+	case o.IssuerKey == nil:
+		return nil, errors.New("refresh: Options.IssuerKey is nil")
 	}
-	setDefault(&o.SchemaID, defaultSchemaID)
-	setDefault(&o.Validity, defaultValidity)
-	setDefault(&o.ProofWindow, defaultProofWindow)
-	setDefault(&o.MaxRateKeys, defaultMaxRateKeys)
-	setDefault(&o.PerIP, defaultPerIP)
-	setDefault(&o.PerIDComm, defaultPerIDComm)
-	setDefault(&o.ProofChecks, defaultProofChecks())
-	setDefault(&o.ProofWait, defaultProofWait)
+	o.SchemaID = cmp.Or(o.SchemaID, defaultSchemaID)
+	o.Validity = cmp.Or(o.Validity, defaultValidity)
+	o.ProofWindow = cmp.Or(o.ProofWindow, defaultProofWindow)
+	o.MaxRateKeys = cmp.Or(o.MaxRateKeys, defaultMaxRateKeys)
+	o.PerIP = cmp.Or(o.PerIP, defaultPerIP)
+	o.PerIDComm = cmp.Or(o.PerIDComm, defaultPerIDComm)
+	o.ProofChecks = cmp.Or(o.ProofChecks, defaultProofChecks())
+	o.ProofWait = cmp.Or(o.ProofWait, defaultProofWait)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -127,7 +134,7 @@ func New(o Options) (*Handler, error) {
 		o.Rand = rand.Reader
 	}
 	if o.Log == nil {
-		o.Log = slog.Default()
+		o.Log = slog.New(slog.DiscardHandler)
 	}
 	if o.Validity < 0 || o.ProofWindow < 0 || o.ProofChecks < 0 || o.ProofWait < 0 {
 		return nil, errors.New("refresh: Validity, ProofWindow, ProofChecks and ProofWait must not be negative")
@@ -146,13 +153,6 @@ func New(o Options) (*Handler, error) {
 		roots:        newRootCache(o.MaxRateKeys),
 		lane:         newProofLane(o.ProofChecks, o.ProofWait),
 	}, nil
-}
-
-func setDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
 }
 
 // Register serves the endpoint on mux at Path, for every method so that
@@ -176,7 +176,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, h.o.Log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
 func (h *Handler) refresh(w http.ResponseWriter, r *http.Request) (*response, error) {
@@ -184,7 +184,7 @@ func (h *Handler) refresh(w http.ResponseWriter, r *http.Request) (*response, er
 	if err := h.checkEnabled(ctx); err != nil {
 		return nil, err
 	}
-	env, perr := parseEnvelope(r)
+	env, perr := parseEnvelope(w, r)
 	if perr != nil {
 		return nil, perr
 	}

@@ -21,6 +21,7 @@ import (
 	"worldid/babyjub"
 	"worldid/credential"
 	"worldid/field"
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -467,7 +468,7 @@ func TestStorageErrors(t *testing.T) {
 	}{
 		fmt.Errorf("disk full: %w", record.ErrUnavailable): {503, CodeServiceUnavailable},
 		errors.New("secret internal detail"):               {500, CodeInternal},
-		fmt.Errorf("commit: %w", context.Canceled):         {record.StatusClientClosed, CodeInternal},
+		fmt.Errorf("commit: %w", context.Canceled):         {httpapi.StatusClientClosed, CodeInternal},
 	} {
 		e.store.fail = cause
 		r := e.do("1", []part{{name: "sub", value: sub1}}, "")
@@ -581,10 +582,18 @@ func TestRateLimits(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	if _, err := New(Options{}); err == nil {
-		t.Error("New accepted missing Store and keys")
-	}
 	e := newEnv(t, nil)
+	for name, clear := range map[string]func(*Options){
+		"Store":        func(o *Options) { o.Store = nil },
+		"VerifyingKey": func(o *Options) { o.VerifyingKey = nil },
+		"IssuerKey":    func(o *Options) { o.IssuerKey = nil },
+	} {
+		o := e.h.o
+		clear(&o)
+		if h, err := New(o); err == nil || h != nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("without %s: %v, %v", name, h, err)
+		}
+	}
 	o := e.h.o
 	o.Validity = -time.Second
 	if _, err := New(o); err == nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/field"
+	"worldid/internal/httpapi"
 )
 
 // Size limits (doc/design.md §8): the whole body, and each part by kind.
@@ -59,15 +59,15 @@ type envelope struct {
 
 // parseEnvelope checks method, declared length, content type and the
 // idComm query parameter.
-func parseEnvelope(r *http.Request) (*envelope, *Error) {
-	if r.Method != http.MethodPost {
+func parseEnvelope(w http.ResponseWriter, r *http.Request) (*envelope, *Error) {
+	if !httpapi.AllowMethod(w, r, http.MethodPost) {
 		return nil, newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "use POST")
 	}
 	if r.ContentLength > maxBody {
 		return nil, tooLarge()
 	}
-	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+	params, ok := httpapi.HasMediaType(r.Header.Get("Content-Type"), "multipart/form-data")
+	if !ok || params["boundary"] == "" {
 		return nil, invalidRequest("Content-Type must be multipart/form-data with a boundary")
 	}
 	q := r.URL.Query()["idComm"]

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/consensys/gnark-crypto/ecc/secp256k1/ecdsa"
+
+	"worldid/record"
 )
 
 // Multipart part names of a PCP refresh (doc/interfaces.md §4.2).
@@ -158,17 +160,7 @@ func sha256Hex(parts ...[]byte) string {
 }
 
 // isLowerHex reports whether s is exactly n lowercase hex digits.
-func isLowerHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
+func isLowerHex(s string, n int) bool { return len(s) == n && record.IsLowerHex(s) }
 
 // isCanonicalDecimal reports whether s is a canonical decimal (no sign, no
 // leading zero except "0") that fits unix seconds in an int64.

@@ -12,18 +12,7 @@ import (
 // TestOneLeafRootVectors: the depth-30 one-leaf roots of poseidon1.json
 // (doc/crypto.md §g "One-leaf root"), directly and through the cache.
 func TestOneLeafRootVectors(t *testing.T) {
-	var f struct {
-		Semaphore struct {
-			SingleLeafRoots []struct {
-				Depth     int    `json:"depth"`
-				LeafIndex int    `json:"leaf_index"`
-				LeafHex   string `json:"leaf_hex"`
-				RootHex   string `json:"root_hex"`
-			} `json:"single_leaf_roots"`
-		} `json:"semaphore"`
-	}
-	vectors.Load(t, "poseidon1.json", &f)
-	n := vectors.NewCounter(t, "poseidon1.json")
+	f, n := vectors.LoadPoseidon1(t)
 	cache := newRootCache(4)
 	for _, v := range f.Semaphore.SingleLeafRoots {
 		if v.Depth != treeDepth || v.LeafIndex != 0 {

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -44,7 +45,7 @@ func FuzzParseInclusionRequest(f *testing.F) {
 		if want, err := field.ParseIDCommitment(got.IdentityCommitment); err != nil || want != c {
 			t.Fatalf("commitment %q parsed to %s", got.IdentityCommitment, c.String())
 		}
-		if identifier != orDefault(got.Identifier, "orb") || env != orDefault(got.Environment, "production") {
+		if identifier != cmp.Or(got.Identifier, "orb") || env != cmp.Or(got.Environment, "production") {
 			t.Fatalf("tree %s/%s for %q", identifier, env, body)
 		}
 	})

@@ -110,11 +110,14 @@ func Open(ctx context.Context, o Options) (*Registry, error) {
 	if o.LocalKey == nil || o.Store == nil || o.Now == nil {
 		return nil, errors.New("registry: Store, LocalKey and Now are required")
 	}
+	if o.MaxBatch < 0 || o.RootSourceDepth < 0 {
+		return nil, errors.New("registry: MaxBatch and RootSourceDepth must not be negative")
+	}
 	r := &Registry{store: o.Store, localKey: o.LocalKey, now: o.Now, trees: map[string]*tree{},
 		roots: o.Roots, testRoots: o.TestRoots, v4Roots: map[string]*semaphore.RootHistory{}, defaultAnchors: map[string]oprfproof.Point{},
 		minExpiration: cmp.Or(o.MinExpiration, DefaultMinExpiration)}
 	if o.Roots != nil {
-		key, err := semaphore.PublishedKey(cmpOr(o.RootSourceDepth, 30))
+		key, err := semaphore.PublishedKey(cmp.Or(o.RootSourceDepth, 30))
 		if err != nil {
 			return nil, err
 		}
@@ -143,16 +146,9 @@ func Open(ctx context.Context, o Options) (*Registry, error) {
 		return nil, err
 	}
 	if o.Rand != nil {
-		r.batcher = semaphore.NewBatcher(o.Rand, cmpOr(o.MaxBatch, 64))
+		r.batcher = semaphore.NewBatcher(o.Rand, cmp.Or(o.MaxBatch, 64))
 	}
 	return r, nil
-}
-
-func cmpOr(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 func newTree(name string) (*tree, error) {

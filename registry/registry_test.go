@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -17,77 +18,35 @@ import (
 	"worldid/record"
 	"worldid/semaphore"
 	"worldid/semaphore/prover"
+	"worldid/store"
 )
 
-// memStore is an in-memory Store; the real backends are tested by
-// store/storetest.
-type memStore struct {
-	mu      sync.Mutex
-	leaves  map[string][]record.Leaf
-	in      map[string]bool // "<tree>/<commitment>" of every stored leaf
-	roots   []record.ExternalRoot
-	anchors map[string]record.TrustAnchor
+// newStore opens an empty JSON store, the backend store/storetest holds
+// to the same conformance suite as PostgreSQL, for the test.
+func newStore(t testing.TB) *store.DB {
+	t.Helper()
+	st, err := store.Open(t.TempDir(), store.Options{Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
-func newMemStore() *memStore {
-	return &memStore{leaves: map[string][]record.Leaf{}, in: map[string]bool{}}
-}
-
-func (m *memStore) AppendLeaves(_ context.Context, tree string, cs []string, at time.Time) (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	batch := map[string]bool{}
-	for _, c := range cs {
-		if m.in[tree+"/"+c] || batch[c] {
-			return 0, record.ErrExists
+// leafCount is the number of leaves st holds in every tree.
+func leafCount(t *testing.T, st Store) int {
+	t.Helper()
+	n := 0
+	for _, id := range record.Identifiers() {
+		for _, env := range record.Environments() {
+			leaves, err := st.Leaves(t.Context(), record.CredentialType(id)+"/"+env, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += len(leaves)
 		}
-		batch[c] = true
 	}
-	first := len(m.leaves[tree])
-	for i, c := range cs {
-		m.in[tree+"/"+c] = true
-		m.leaves[tree] = append(m.leaves[tree], record.Leaf{Index: first + i, Commitment: c, At: at})
-	}
-	return first, nil
-}
-
-func (m *memStore) Leaves(_ context.Context, tree string, from int) ([]record.Leaf, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]record.Leaf(nil), m.leaves[tree][min(from, len(m.leaves[tree])):]...), nil
-}
-
-func (m *memStore) AddExternalRoot(_ context.Context, r record.ExternalRoot) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.roots = append(m.roots, r)
-	return nil
-}
-
-func (m *memStore) AddTrustAnchor(_ context.Context, a record.TrustAnchor) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.anchors == nil {
-		m.anchors = map[string]record.TrustAnchor{}
-	}
-	m.anchors[a.Kind+"/"+a.ID] = a
-	return nil
-}
-
-func (m *memStore) TrustAnchors(context.Context) ([]record.TrustAnchor, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []record.TrustAnchor
-	for _, a := range m.anchors {
-		out = append(out, a)
-	}
-	return out, nil
-}
-
-func (m *memStore) ExternalRoots(context.Context) ([]record.ExternalRoot, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]record.ExternalRoot(nil), m.roots...), nil
+	return n
 }
 
 type clock struct{ t time.Time }
@@ -163,7 +122,7 @@ func TestVectorsThroughExternalRoots(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("batching=%v/%s", batching, v.Name), func(t *testing.T) {
 				c := &clock{time.Unix(1_800_000_000, 0)}
-				r := openTest(t, newMemStore(), mustKey(t, 16), c, batching)
+				r := openTest(t, newStore(t), mustKey(t, 16), c, batching)
 				rootBytes := hex32(t, v.Root)
 				var root fr.Element
 				root.SetBytes(rootBytes[:])
@@ -206,7 +165,7 @@ func TestStagingProofAppID(t *testing.T) {
 		}
 		n.Inc()
 		c := &clock{time.Unix(1_800_000_000, 0)}
-		r := openTest(t, newMemStore(), mustKey(t, 16), c, true)
+		r := openTest(t, newStore(t), mustKey(t, 16), c, true)
 		rootBytes := hex32(t, v.Root)
 		var root fr.Element
 		root.SetBytes(rootBytes[:])
@@ -244,7 +203,7 @@ func codeOf(err error) string {
 
 func TestRootValidity(t *testing.T) {
 	c := &clock{time.Unix(1_800_000_000, 0)}
-	r := openTest(t, newMemStore(), mustKey(t, 16), c, false)
+	r := openTest(t, newStore(t), mustKey(t, 16), c, false)
 	var a, b fr.Element
 	a.SetUint64(1)
 	b.SetUint64(2)
@@ -272,7 +231,7 @@ func TestRootValidity(t *testing.T) {
 
 func TestBadProofCodes(t *testing.T) {
 	c := &clock{time.Unix(1_800_000_000, 0)}
-	r := openTest(t, newMemStore(), mustKey(t, 16), c, false)
+	r := openTest(t, newStore(t), mustKey(t, 16), c, false)
 	base := record.Claim{Identifier: "orb", Environment: "production"}
 	for proof, want := range map[string]string{
 		"":                                    record.CodeInvalidFormat,
@@ -311,7 +270,7 @@ func sharedProvingKey(t *testing.T) *prover.ProvingKey {
 // claim with and without batching.
 func TestLocalIdentityRoundTrip(t *testing.T) {
 	pk := sharedProvingKey(t)
-	st := newMemStore()
+	st := newStore(t)
 	c := &clock{time.Unix(1_800_000_000, 0)}
 	r := openTest(t, st, pk.VerifyingKey(), c, false)
 	var ids []semaphore.Identity
@@ -365,7 +324,7 @@ func TestLocalIdentityRoundTrip(t *testing.T) {
 // replicas on one PostgreSQL; B sees A's identity and root after Follow
 // ticks, and B's own append lands after A's in index order.
 func TestReplicasFollowEachOther(t *testing.T) {
-	st := newMemStore()
+	st := newStore(t)
 	c := &clock{time.Unix(1_800_000_000, 0)}
 	key := mustKey(t, 16)
 	a, b := openTest(t, st, key, c, false), openTest(t, st, key, c, false)
@@ -440,7 +399,7 @@ func rootsAfter(t *testing.T, leaves []fr.Element) []fr.Element {
 // history; a rebuild from the store adds every leaf's root with the batch's
 // time, as for leaves added one by one.
 func TestAddIdentities(t *testing.T) {
-	st := newMemStore()
+	st := newStore(t)
 	c := &clock{time.Unix(1_800_000_000, 0)}
 	r := openTest(t, st, mustKey(t, 16), c, false)
 	leaves := elements(1, 5)
@@ -485,7 +444,7 @@ func TestAddIdentities(t *testing.T) {
 // tree as it was; in particular 0, which the tree cannot hold, is refused
 // before it is stored (a stored 0 would stop every later rebuild).
 func TestAddIdentitiesRefused(t *testing.T) {
-	st := newMemStore()
+	st := newStore(t)
 	r := openTest(t, st, mustKey(t, 16), &clock{time.Unix(1_800_000_000, 0)}, false)
 	if _, _, err := r.AddIdentities(t.Context(), "orb", "production", elements(1, 2)); err != nil {
 		t.Fatal(err)
@@ -507,7 +466,7 @@ func TestAddIdentitiesRefused(t *testing.T) {
 	if _, _, err := r.AddIdentities(t.Context(), "passport", "production", elements(10, 1)); !errors.Is(err, ErrUnknownTree) {
 		t.Errorf("unknown tree: %v", err)
 	}
-	if n := len(st.leaves["orb/production"]); n != 2 {
+	if n := leafCount(t, st); n != 2 {
 		t.Fatalf("refused batches stored leaves: %d leaves", n)
 	}
 	if first, _, err := r.AddIdentities(t.Context(), "orb", "production", elements(10, 2)); err != nil || first != 2 {
@@ -523,7 +482,7 @@ func benchmarkAdd(b *testing.B, batch int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := Open(b.Context(), Options{Store: newMemStore(), LocalKey: key, Now: time.Now})
+	r, err := Open(b.Context(), Options{Store: newStore(b), LocalKey: key, Now: time.Now})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -557,7 +516,7 @@ func TestFaceSelfieOneType(t *testing.T) {
 		SignalHash: hex32(t, v.SignalHash), Proof: "0x" + strings.Join(trim0x(v.ProofPacked), "")}
 	c := &clock{time.Unix(1_800_000_000, 0)}
 	for _, added := range []string{"face", "selfie"} {
-		r := openTest(t, newMemStore(), mustKey(t, 16), c, false)
+		r := openTest(t, newStore(t), mustKey(t, 16), c, false)
 		if err := r.AddExternalRoot(t.Context(), added, "staging", root, v.Depth, c.t); err != nil {
 			t.Fatal(err)
 		}
@@ -572,8 +531,10 @@ func TestFaceSelfieOneType(t *testing.T) {
 			t.Fatalf("added as %s, sent as orb: %q", added, code)
 		}
 	}
-	st := newMemStore()
-	st.roots = append(st.roots, record.ExternalRoot{Tree: "selfie/staging", Root: field.Format(&root), Depth: v.Depth, At: c.t})
+	st := newStore(t)
+	if err := st.AddExternalRoot(t.Context(), record.ExternalRoot{Tree: "selfie/staging", Root: field.Format(&root), Depth: v.Depth, At: c.t}); err != nil {
+		t.Fatal(err)
+	}
 	r := openTest(t, st, mustKey(t, 16), c, false)
 	for _, sent := range []string{"face", "selfie"} {
 		claim.Identifier = sent
@@ -610,7 +571,7 @@ func TestTestRoots(t *testing.T) {
 		return record.Claim{Identifier: identifier, Environment: "production", AppID: "app_test",
 			MerkleRoot: root.Bytes(), NullifierHash: nh.Bytes(), SignalHash: signal.Bytes(), Proof: proof.ABIHex()}
 	}
-	st, c := newMemStore(), &clock{time.Unix(1_800_000_000, 0)}
+	st, c := newStore(t), &clock{time.Unix(1_800_000_000, 0)}
 	without := openTest(t, st, pk.VerifyingKey(), c, false)
 	if code := codeOf(without.CheckClaim(t.Context(), claim("orb"))); code != record.CodeInvalidMerkleRoot {
 		t.Fatalf("without the hook: %q", code)
@@ -629,7 +590,8 @@ func TestTestRoots(t *testing.T) {
 	if code := codeOf(with.CheckClaim(t.Context(), claim("device"))); code != record.CodeInvalidMerkleRoot {
 		t.Fatalf("a type the hook does not name: %q", code)
 	}
-	if len(st.leaves) != 0 || len(st.roots) != 0 {
-		t.Fatalf("the store got %d trees of leaves and %d roots", len(st.leaves), len(st.roots))
+	roots, err := st.ExternalRoots(t.Context())
+	if n := leafCount(t, st); err != nil || n != 0 || len(roots) != 0 {
+		t.Fatalf("the store got %d leaves and %d roots (%v)", n, len(roots), err)
 	}
 }

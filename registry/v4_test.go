@@ -18,9 +18,6 @@ import (
 	"worldid/semaphore"
 )
 
-// v4Vectors is the structure of world_id_4.json.
-type v4Vectors = vectors.WorldID4
-
 func word(t *testing.T, s string) [32]byte {
 	t.Helper()
 	w, err := oprfproof.ParseWord(s)
@@ -33,17 +30,16 @@ func word(t *testing.T, s string) [32]byte {
 // v4Setup opens a registry configured with the vector's anchors, the
 // way an operator would: the root through AddRootV4, the keys through
 // AddTrustAnchor.
-func v4Setup(t *testing.T, batching bool) (*Registry, *v4Vectors, record.ClaimV4, *clock) {
+func v4Setup(t *testing.T, batching bool) (*Registry, *vectors.WorldID4, record.ClaimV4, *clock) {
 	t.Helper()
-	var f v4Vectors
-	vectors.Load(t, "world_id_4.json", &f)
+	f := vectors.LoadWorldID4(t)
 	a := f.WorldIDVerifier.Anchors
 	u := f.WorldIDVerifier.Uniqueness
 	if u.ExpectValid == nil || !*u.ExpectValid {
 		t.Fatal("world_id_4.json: uniqueness.expect_valid must be true")
 	}
 	c := &clock{time.Unix(a.Now, 0)}
-	o := Options{Store: newMemStore(), LocalKey: mustKey(t, 16), Now: c.now, MinExpiration: time.Duration(a.MinExpirationThreshold) * time.Second}
+	o := Options{Store: newStore(t), LocalKey: mustKey(t, 16), Now: c.now, MinExpiration: time.Duration(a.MinExpirationThreshold) * time.Second}
 	if batching {
 		o.Rand = cryptoRand{}
 	}
@@ -76,7 +72,7 @@ func v4Setup(t *testing.T, batching bool) (*Registry, *v4Vectors, record.ClaimV4
 	for i, s := range u.Proof {
 		claim.Proof[i] = word(t, s)
 	}
-	return r, &f, claim, c
+	return r, f, claim, c
 }
 
 type cryptoRand struct{}
@@ -201,10 +197,8 @@ func TestUniquenessVectorV4(t *testing.T) {
 // second registry on the same store sees stored anchors and 4.0 roots
 // after Refresh.
 func TestDefaultAnchorAndReplicas(t *testing.T) {
-	var f v4Vectors
-	vectors.Load(t, "world_id_4.json", &f)
-	a := f.WorldIDVerifier.Anchors
-	st := newMemStore()
+	a := vectors.LoadWorldID4(t).WorldIDVerifier.Anchors
+	st := newStore(t)
 	c := &clock{time.Unix(a.Now, 0)}
 	def := record.TrustAnchor{Kind: record.AnchorIssuerKey, ID: "1", X: a.IssuerPubkey[0], Y: a.IssuerPubkey[1]}
 	open := func() *Registry {
@@ -215,7 +209,7 @@ func TestDefaultAnchorAndReplicas(t *testing.T) {
 		return r
 	}
 	ra, rb := open(), open()
-	if p, ok := ra.anchor(record.AnchorIssuerKey, "1"); !ok || p.X != mustFE(t, a.IssuerPubkey[0]) {
+	if p, ok := ra.anchor(record.AnchorIssuerKey, "1"); !ok || p.X != vectors.Element(t, a.IssuerPubkey[0]) {
 		t.Fatal("default issuer key not used")
 	}
 	other := record.TrustAnchor{Kind: record.AnchorIssuerKey, ID: "1", X: a.OtherPubkey[0], Y: a.OtherPubkey[1], At: c.t}
@@ -230,7 +224,7 @@ func TestDefaultAnchorAndReplicas(t *testing.T) {
 	if err := rb.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := rb.anchor(record.AnchorIssuerKey, "1"); p.X != mustFE(t, a.OtherPubkey[0]) {
+	if p, _ := rb.anchor(record.AnchorIssuerKey, "1"); p.X != vectors.Element(t, a.OtherPubkey[0]) {
 		t.Fatal("replica does not see the stored anchor")
 	}
 	if err := rb.checkRootV4(t.Context(), "staging", root); err != nil {
@@ -247,13 +241,6 @@ func TestDefaultAnchorAndReplicas(t *testing.T) {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
-}
-
-func mustFE(t *testing.T, s string) fr.Element {
-	w := word(t, s)
-	var e fr.Element
-	e.SetBytes(w[:])
-	return e
 }
 
 // TestBatchingBothProtocols: with batching on, concurrent 3.0 and 4.0
@@ -323,7 +310,7 @@ func TestRootSource(t *testing.T) {
 	root.SetBytes(rootBytes[:])
 	src := &fakeSource{tree: "orb/staging", valid: map[fr.Element]bool{root: true}}
 	c := &clock{time.Unix(1_800_000_000, 0)}
-	r, err := Open(t.Context(), Options{Store: newMemStore(), LocalKey: mustKey(t, 16), Now: c.now, Roots: src, RootSourceDepth: 16})
+	r, err := Open(t.Context(), Options{Store: newStore(t), LocalKey: mustKey(t, 16), Now: c.now, Roots: src, RootSourceDepth: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,26 +358,18 @@ func TestRootSource(t *testing.T) {
 // anchors are its own public inputs, verifies through CheckClaimV4 once an
 // operator configured them, like WorldIDVerifierTest's.
 func TestVerifierVectorThroughCheck(t *testing.T) {
-	var f struct {
-		VerifierCompressed struct {
-			Proof        [4]string `json:"proof"`
-			PublicInputs []string  `json:"public_inputs"`
-			ExpectValid  *bool     `json:"expect_valid"`
-		} `json:"verifier_compressed"`
-	}
-	vectors.Load(t, "world_id_4.json", &f)
-	v := f.VerifierCompressed
+	v := vectors.LoadWorldID4(t).VerifierCompressed
 	if v.ExpectValid == nil || !*v.ExpectValid || len(v.PublicInputs) != oprfproof.NPublic {
 		t.Fatal("world_id_4.json: verifier_compressed must be a valid 15-input vector")
 	}
 	in := v.PublicInputs
-	el := func(i int) fr.Element { return mustFE(t, in[i]) }
+	el := func(i int) fr.Element { return vectors.Element(t, in[i]) }
 	if got := el(7); got.Uint64() != oprfproof.TreeDepth {
 		t.Fatalf("tree depth input %v", got)
 	}
 	expires, rp := el(4), el(8)
 	c := &clock{time.Unix(int64(expires.Uint64())+3600, 0)}
-	r, err := Open(t.Context(), Options{Store: newMemStore(), LocalKey: mustKey(t, 16), Now: c.now})
+	r, err := Open(t.Context(), Options{Store: newStore(t), LocalKey: mustKey(t, 16), Now: c.now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,66 +11,15 @@ import (
 	"worldid/internal/vectors"
 )
 
-// poseidon1Semaphore is the `semaphore` member of poseidon1.json.
-type poseidon1Semaphore struct {
-	Identity struct {
-		IdentityNullifier string `json:"identity_nullifier"`
-		IdentityTrapdoor  string `json:"identity_trapdoor"`
-		Secret            string `json:"secret"`
-		SecretHex         string `json:"secret_hex"`
-		Commitment        string `json:"commitment"`
-		CommitmentHex     string `json:"commitment_hex"`
-	} `json:"identity"`
-	ZeroSubtreeHashes struct {
-		ValuesHex []string `json:"values_hex"`
-	} `json:"zero_subtree_hashes"`
-	SingleLeafRoots []struct {
-		Depth     int    `json:"depth"`
-		LeafIndex int    `json:"leaf_index"`
-		LeafHex   string `json:"leaf_hex"`
-		RootHex   string `json:"root_hex"`
-	} `json:"single_leaf_roots"`
-	TreeExample struct {
-		Depth     int      `json:"depth"`
-		LeavesHex []string `json:"leaves_hex"`
-		RootHex   string   `json:"root_hex"`
-		Proofs    []struct {
-			LeafIndex   int      `json:"leaf_index"`
-			LeafHex     string   `json:"leaf_hex"`
-			PathIndices []int    `json:"path_indices"`
-			SiblingsHex []string `json:"siblings_hex"`
-		} `json:"proofs"`
-	} `json:"tree_example"`
-	HashToField []struct {
-		Name      string  `json:"name"`
-		InputUTF8 *string `json:"input_utf8"`
-		InputHex  *string `json:"input_hex"`
-		OutputHex string  `json:"output_hex"`
-	} `json:"hash_to_field"`
-	ExternalNullifier []struct {
-		AppID     string  `json:"app_id"`
-		Action    *string `json:"action"`
-		OutputHex string  `json:"output_hex"`
-	} `json:"external_nullifier"`
-	NullifierHash []struct {
-		ExternalNullifierHex string `json:"external_nullifier_hex"`
-		IdentityNullifier    string `json:"identity_nullifier"`
-		OutputHex            string `json:"output_hex"`
-	} `json:"nullifier_hash"`
-}
-
-func loadPoseidon1(t *testing.T) (*poseidon1Semaphore, *vectors.Counter) {
+func loadPoseidon1(t *testing.T) (*vectors.Poseidon1Semaphore, *vectors.Counter) {
 	t.Helper()
-	var f struct {
-		Semaphore poseidon1Semaphore `json:"semaphore"`
-	}
-	vectors.Load(t, "poseidon1.json", &f)
-	return &f.Semaphore, vectors.NewCounter(t, "poseidon1.json")
+	f, c := vectors.LoadPoseidon1(t)
+	return &f.Semaphore, c
 }
 
 func assertFE(t *testing.T, what string, got fr.Element, wantHex string) {
 	t.Helper()
-	if want := mustFE(t, wantHex); got != want {
+	if want := vectors.Element(t, wantHex); got != want {
 		t.Errorf("%s = %s, want %s", what, field.Format(&got), wantHex)
 	}
 }
@@ -121,7 +70,7 @@ func TestIdentityVectors(t *testing.T) {
 	c.Inc()
 	for _, n := range s.NullifierHash {
 		id := Identity{Nullifier: mustDecimal(t, n.IdentityNullifier)}
-		assertFE(t, "nullifier hash", id.NullifierHash(mustFE(t, n.ExternalNullifierHex)), n.OutputHex)
+		assertFE(t, "nullifier hash", id.NullifierHash(vectors.Element(t, n.ExternalNullifierHex)), n.OutputHex)
 		c.Inc()
 	}
 }

@@ -139,15 +139,6 @@ func readKeyFile(t testing.TB, name string) *VerifyingKey {
 	return vk
 }
 
-func mustFE(t testing.TB, s string) fr.Element {
-	t.Helper()
-	e, err := field.ParseStrict(s)
-	if err != nil {
-		t.Fatalf("vector value %q: %v", s, err)
-	}
-	return e
-}
-
 func mustDecimal(t testing.TB, s string) fr.Element {
 	t.Helper()
 	e, err := field.ParseDecimal(s)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/internal/vectors"
 )
 
 func TestZeroSubtreeHashes(t *testing.T) {
@@ -31,7 +33,7 @@ func TestSingleLeafRoots(t *testing.T) {
 	s, c := loadPoseidon1(t)
 	z := zeroHashes()
 	for _, v := range s.SingleLeafRoots {
-		leaf := mustFE(t, v.LeafHex)
+		leaf := vectors.Element(t, v.LeafHex)
 		path := MerklePath{Index: v.LeafIndex, Leaf: leaf, Siblings: z[:v.Depth]}
 		assertFE(t, "folded root", path.Root(), v.RootHex)
 		if v.LeafIndex == 0 {
@@ -55,7 +57,7 @@ func TestTreeExample(t *testing.T) {
 	ex := s.TreeExample
 	leaves := make([]fr.Element, len(ex.LeavesHex))
 	for i, h := range ex.LeavesHex {
-		leaves[i] = mustFE(t, h)
+		leaves[i] = vectors.Element(t, h)
 	}
 	incremental, err := NewTree(ex.Depth)
 	if err != nil {

@@ -69,16 +69,3 @@ func invalid(attribute, detail string) *Error {
 func badRequest(detail string) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: codeInvalidRequest, Detail: detail}
 }
-
-// write is the only code that writes a response.
-func write(w http.ResponseWriter, status int, body any) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	if status == http.StatusMethodNotAllowed {
-		h.Set("Allow", http.MethodPost) // RFC 9110 §15.5.6: the endpoint's only method
-	}
-	w.WriteHeader(status)
-	// An encoding error here means the client went away; there is no one to tell.
-	_ = json.NewEncoder(w).Encode(body)
-}

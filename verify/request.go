@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/field"
+	"worldid/internal/httpapi"
 	"worldid/internal/strictjson"
 	"worldid/record"
 )
@@ -50,11 +50,11 @@ type request struct {
 // parse is the only code that reads the HTTP request. Checks run in the
 // order: method, route id, content type, body.
 func parse(w http.ResponseWriter, r *http.Request, maxResponses int) (*request, *Error) {
-	if r.Method != http.MethodPost {
+	if !httpapi.AllowMethod(w, r, http.MethodPost) {
 		return nil, &Error{Status: http.StatusMethodNotAllowed, Code: codeMethod, Detail: r.Method + " is not allowed; use POST"}
 	}
 	id := r.PathValue("rp_id")
-	if !isRPID(id) && !isAppID(id) {
+	if !record.ValidRPID(id) && !record.ValidAppID(id) {
 		return nil, notFound()
 	}
 	if !isJSON(r.Header.Get("Content-Type")) {
@@ -76,35 +76,11 @@ func notFound() *Error {
 	return &Error{Status: http.StatusNotFound, Code: codeNotFound, Detail: "no relying party or app with this id"}
 }
 
-// isRPID reports whether s is "rp_" followed by 16 lowercase hex digits
-// (the ids this service issues, record.App).
-func isRPID(s string) bool {
-	digits, ok := strings.CutPrefix(s, "rp_")
-	return ok && len(digits) == 16 && isLowerHex(digits)
-}
-
-// isAppID reports whether s is "app_" or "app_staging_" followed by 32
-// lowercase hex digits.
-func isAppID(s string) bool { return record.ValidAppID(s) }
-
-func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !('0' <= s[i] && s[i] <= '9' || 'a' <= s[i] && s[i] <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // isJSON accepts application/json with no charset or charset=utf-8
 // (RFC 8259 §8.1: JSON exchanged between systems is UTF-8).
 func isJSON(contentType string) bool {
-	mt, params, err := mime.ParseMediaType(contentType)
-	if err != nil || mt != "application/json" {
-		return false
-	}
-	cs, ok := params["charset"]
-	return !ok || strings.EqualFold(cs, "utf-8")
+	params, ok := httpapi.HasMediaType(contentType, "application/json")
+	return ok && httpapi.CharsetUTF8(params)
 }
 
 // rawRequest holds the members of the body after type checks only; nil
@@ -356,8 +332,8 @@ func (it rawItem) claim(path string) (record.Claim, *Error) {
 	if err != nil {
 		return c, err
 	}
-	if !knownIdentifier(id) {
-		return c, invalid(path+".identifier", "must be one of orb, device, document, secure_document, face, selfie")
+	if !record.ValidIdentifier(id) {
+		return c, invalid(path+".identifier", "must be one of "+strings.Join(record.Identifiers(), ", "))
 	}
 	c.Identifier = id
 	if it.v4.proofWords != nil {
@@ -382,14 +358,6 @@ func (it rawItem) claim(path string) (record.Claim, *Error) {
 	}
 	c.MaxAge, err = maxAge(it.maxAge, path+".max_age")
 	return c, err
-}
-
-func knownIdentifier(s string) bool {
-	switch s {
-	case "orb", "device", "document", "secure_document", "face", "selfie":
-		return true
-	}
-	return false
 }
 
 // maxAge returns the root max age; absent means the maximum (doc/design.md §5).
@@ -421,7 +389,7 @@ var (
 	// signalHashSyntax is ^0x[0-9a-f]+$.
 	signalHashSyntax = hexRule{func(s string) bool {
 		digits, ok := strings.CutPrefix(s, "0x")
-		return ok && digits != "" && isLowerHex(digits)
+		return ok && digits != "" && record.IsLowerHex(digits)
 	}, "must be 0x followed by lowercase hex digits"}
 )
 

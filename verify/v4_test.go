@@ -23,9 +23,6 @@ import (
 	"worldid/semaphore"
 )
 
-// v4File is the structure of world_id_4.json.
-type v4File = vectors.WorldID4
-
 // registryStore is the storage a real registry.Registry needs, in memory.
 type registryStore struct {
 	mu      sync.Mutex
@@ -91,7 +88,7 @@ type v4Env struct {
 	*env
 	reg   *registry.Registry
 	roots *treeRoots
-	f     *v4File
+	f     *vectors.WorldID4
 	body  sessionBody
 	now   time.Time
 }
@@ -117,14 +114,13 @@ func (s *treeRoots) ValidRoot(_ context.Context, tree string, root fr.Element) (
 
 func newV4Env(t *testing.T) *v4Env {
 	t.Helper()
-	var f v4File
-	vectors.Load(t, "world_id_4.json", &f)
+	f := vectors.LoadWorldID4(t)
 	a := f.WorldIDVerifier.Anchors
 	s := f.WorldIDVerifier.Session
 	if s.ExpectValid == nil || !*s.ExpectValid {
 		t.Fatal("world_id_4.json: session.expect_valid must be true")
 	}
-	e := &v4Env{f: &f, now: time.Unix(a.Now, 0), roots: &treeRoots{valid: map[string]fr.Element{}}}
+	e := &v4Env{f: f, now: time.Unix(a.Now, 0), roots: &treeRoots{valid: map[string]fr.Element{}}}
 	vk, err := semaphore.PublishedKey(16)
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +308,7 @@ func TestStagingAppV4(t *testing.T) {
 	prod.Environment = "production"
 	wantError(t, e.postSession(t, prod), http.StatusBadRequest, codeValidation, "environment")
 	// The staging registry contract holds it; the production one still does not.
-	root := mustFE(t, e.f.WorldIDVerifier.Anchors.Root)
+	root := vectors.Element(t, e.f.WorldIDVerifier.Anchors.Root)
 	e.roots.valid[record.V4RootTree("staging")] = root
 	for _, env := range []string{"", "staging", "sandbox"} {
 		b := e.body
@@ -326,19 +322,6 @@ func TestStagingAppV4(t *testing.T) {
 		}
 	}
 	wantError(t, e.post("/api/v4/verify/"+app.ID, mustJSON(t, prod)), http.StatusBadRequest, codeValidation, "environment")
-}
-
-func mustFE(t *testing.T, s string) fr.Element {
-	t.Helper()
-	w, err := oprfproof.ParseWord(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var x fr.Element
-	if err := x.SetBytesCanonical(w[:]); err != nil {
-		t.Fatal(err)
-	}
-	return x
 }
 
 func mustJSON(t *testing.T, v any) string {

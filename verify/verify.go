@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -93,7 +94,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("/api/v4/verify/{rp_id}", h)
 	mux.HandleFunc("/api/v4/verify/", func(w http.ResponseWriter, _ *http.Request) {
 		e := notFound()
-		write(w, e.Status, e)
+		httpapi.WriteJSON(w, e.Status, e)
 	})
 }
 
@@ -101,15 +102,15 @@ func (h *Handler) Register(mux *http.ServeMux) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req, err := parse(w, r, h.maxResponses)
 	if err != nil {
-		write(w, err.Status, err)
+		httpapi.WriteJSON(w, err.Status, err)
 		return
 	}
 	resp, err := h.verify(r.Context(), req)
 	if err != nil {
-		write(w, err.Status, err)
+		httpapi.WriteJSON(w, err.Status, err)
 		return
 	}
-	write(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
 // Result is the outcome for one request item. A failed item has Code and
@@ -184,7 +185,7 @@ func stagingEnvironment(app record.App, req *request) *Error {
 func (h *Handler) app(ctx context.Context, id string) (record.App, *Error) {
 	var app record.App
 	var err error
-	if isRPID(id) {
+	if record.ValidRPID(id) {
 		app, err = h.store.AppByRP(ctx, id)
 	} else {
 		app, err = h.store.App(ctx, id)
@@ -214,26 +215,33 @@ func (h *Handler) checkAll(ctx context.Context, claims []record.Claim, refused [
 
 func (h *Handler) check(ctx context.Context, c record.Claim) (res Result) {
 	res = Result{Identifier: c.Identifier, Nullifier: canonicalHex(c.NullifierHash)}
-	// A panic in a checker goroutine would kill the server, not just this
-	// request (net/http recovers only the handler's own goroutine).
+	h.classify(&res, "3.0", c.Identifier, c.Environment, func() error { return h.checker.CheckClaim(ctx, c) })
+	return res
+}
+
+// classify runs one checker call of either protocol and records its
+// outcome in res: nil verified, a *record.ProofError its code, anything
+// else, or a panic, verification_error (logged, the outcome is unknown).
+// A panic in a checker goroutine would kill the server, not just this
+// request (net/http recovers only the handler's own goroutine).
+func (h *Handler) classify(res *Result, protocol, identifier, environment string, check func() error) {
 	defer func() {
 		if p := recover(); p != nil {
-			h.log.Error("verify: proof checker panicked", "panic", p, "stack", string(debug.Stack()))
+			h.log.Error("verify: proof checker panicked", "protocol", protocol, "panic", p, "stack", string(debug.Stack()))
 			res.fail(codeVerificationErr, detailVerificationErr)
 		}
 	}()
-	err := h.checker.CheckClaim(ctx, c)
-	if err == nil {
+	err := check()
+	pe, refused := errors.AsType[*record.ProofError](err)
+	switch {
+	case err == nil:
 		res.Success = true
-		return res
-	}
-	if pe, ok := errors.AsType[*record.ProofError](err); ok {
+	case refused:
 		res.fail(pe.Code, pe.Detail)
-		return res
+	default:
+		h.log.Error("verify: proof check failed", "protocol", protocol, "err", err, "identifier", identifier, "environment", environment)
+		res.fail(codeVerificationErr, detailVerificationErr)
 	}
-	h.log.Error("verify: proof check failed", "err", err, "identifier", c.Identifier, "environment", c.Environment)
-	res.fail(codeVerificationErr, detailVerificationErr)
-	return res
 }
 
 const (
@@ -302,19 +310,18 @@ func failure(results []Result) *Error {
 	return e
 }
 
-// storeError maps a storage failure: unavailable storage is 503, anything
-// else is logged and answered 500 without details.
+// storeError answers a storage failure in this endpoint's body
+// (httpapi.FailureStatus triages and logs it).
 func (h *Handler) storeError(err error) *Error {
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case record.ClientGone(err):
-		h.log.Debug("verify: client went away")
-		return &Error{Status: record.StatusClientClosed, Code: codeInternal, Detail: "The client closed the request."}
-	case errors.Is(err, record.ErrUnavailable):
-		h.log.Error("verify: storage unavailable", "err", err)
-		return &Error{Status: http.StatusServiceUnavailable, Code: codeUnavailable, Detail: "Storage cannot accept writes; try again later."}
 	}
-	h.log.Error("verify: storage error", "err", err)
-	return &Error{Status: http.StatusInternalServerError, Code: codeInternal, Detail: "Internal server error."}
+	switch status := httpapi.FailureStatus(h.log, "verify", err); status {
+	case httpapi.StatusClientClosed:
+		return &Error{Status: status, Code: codeInternal, Detail: "The client closed the request."}
+	case http.StatusServiceUnavailable:
+		return &Error{Status: status, Code: codeUnavailable, Detail: "Storage cannot accept writes; try again later."}
+	default:
+		return &Error{Status: status, Code: codeInternal, Detail: "Internal server error."}
+	}
 }

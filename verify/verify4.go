@@ -2,9 +2,7 @@ package verify
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,22 +58,6 @@ func (h *Handler) checkV4(ctx context.Context, it itemV4) (res Result) {
 		res.fail(record.CodeVerificationFailed, "World ID 4.0 verification is not configured on this server.")
 		return res
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			h.log.Error("verify: 4.0 proof checker panicked", "panic", p, "stack", string(debug.Stack()))
-			res.fail(codeVerificationErr, detailVerificationErr)
-		}
-	}()
-	err := h.checkerV4.CheckClaimV4(ctx, it.claim)
-	if err == nil {
-		res.Success = true
-		return res
-	}
-	if pe, ok := errors.AsType[*record.ProofError](err); ok {
-		res.fail(pe.Code, pe.Detail)
-		return res
-	}
-	h.log.Error("verify: 4.0 proof check failed", "err", err, "identifier", it.claim.Identifier, "environment", it.claim.Environment)
-	res.fail(codeVerificationErr, detailVerificationErr)
+	h.classify(&res, "4.0", it.claim.Identifier, it.claim.Environment, func() error { return h.checkerV4.CheckClaimV4(ctx, it.claim) })
 	return res
 }

@@ -8,10 +8,12 @@ import (
 	"math/big"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"worldid/internal/httpapi"
 	"worldid/internal/vectors"
 	"worldid/record"
 )
@@ -347,7 +349,7 @@ func TestStoreErrors(t *testing.T) {
 		{rec: fmt.Errorf("disk: %w", record.ErrUnavailable), status: http.StatusServiceUnavailable, code: codeUnavailable},
 		{rec: errors.New("corrupt"), status: http.StatusInternalServerError, code: codeInternal},
 		// The client went away: neither a 5xx nor an error log.
-		{rec: fmt.Errorf("commit: %w", context.Canceled), status: record.StatusClientClosed, code: codeInternal},
+		{rec: fmt.Errorf("commit: %w", context.Canceled), status: httpapi.StatusClientClosed, code: codeInternal},
 	} {
 		e := newEnv(t)
 		e.store.failLookup, e.store.failRecord = tc.lookup, tc.rec
@@ -459,5 +461,22 @@ func TestStagingAndDisabledApps(t *testing.T) {
 	wantError(t, e.post(appPath, body.json(t)), http.StatusForbidden, codeAppDisabled, "")
 	if len(e.checker.seen()) != checks {
 		t.Error("a disabled app's proofs were checked")
+	}
+}
+
+// New refuses a configuration missing a required option, rather than
+// panicking on the first request.
+func TestNewRefusesMissingOptions(t *testing.T) {
+	for name, o := range map[string]Options{
+		"Store":        {Checker: noopChecker{}},
+		"Checker":      {Store: newMemStore()},
+		"MaxResponses": {Store: newMemStore(), Checker: noopChecker{}, MaxResponses: -1},
+	} {
+		if h, err := New(o); err == nil || h != nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("without %s: %v, %v", name, h, err)
+		}
+	}
+	if _, err := New(Options{Store: newMemStore(), Checker: noopChecker{}}); err != nil {
+		t.Errorf("the required options refused: %v", err)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"worldid/refresh"
 	"worldid/semaphore"
 	"worldid/semaphore/prover"
+	"worldid/signin"
 	"worldid/store"
 	"worldid/verify"
 
@@ -193,7 +194,7 @@ func tally(out []verifyOutcome) map[string]int {
 
 // ---- Sign-in: an in-process provider on a real store ----
 
-// signinHarness is an OpenID provider on a real store with a settable
+// signinHarness is an OpenID provider and its sign-in flow on a real store with a settable
 // clock and a checker that accepts every proof.
 type signinHarness struct {
 	srv    *httptest.Server
@@ -212,12 +213,17 @@ func newSigninHarness(t *testing.T) *signinHarness {
 	h.srv = httptest.NewServer(mux)
 	t.Cleanup(h.srv.Close)
 	var err error
-	h.p, err = worldoidc.New(worldoidc.Options{Issuer: h.srv.URL, Store: h.db, Checker: acceptingChecker{}, Rand: rand.Reader, Now: h.clock.Now,
+	h.p, err = worldoidc.New(worldoidc.Options{Issuer: h.srv.URL, Store: h.db, Rand: rand.Reader, Now: h.clock.Now,
 		Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.p.Register(mux)
+	flow, err := signin.New(signin.Options{Issuer: h.srv.URL, Store: h.db, Checker: acceptingChecker{}, Provider: h.p, Rand: rand.Reader, Now: h.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.p.Register(mux, flow)
+	flow.Register(mux)
 	h.app, h.secret = createApp(t, h.db, h.clock.Now())
 	return h
 }

@@ -27,6 +27,7 @@ import (
 	"worldid/refresh"
 	"worldid/registry"
 	"worldid/semaphore/prover"
+	"worldid/signin"
 	"worldid/store"
 	"worldid/store/postgres"
 	"worldid/verify"
@@ -62,6 +63,7 @@ type backend interface {
 	admin.Store
 	verify.Store
 	oidc.Store
+	signin.Store
 	refresh.Store
 	registry.Store
 	// Health is nil if the store accepts writes (PostgreSQL: answers),
@@ -174,35 +176,47 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	public := http.NewServeMux()
 	public.Handle("GET /healthz", health)
 	public.Handle("GET /metrics", m.Handler())
-	ids.Register(public, pkPath)
+	wallets, err := registry.NewHandler(registry.HandlerOptions{Registry: ids, ProvingKeyFile: pkPath, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	wallets.Register(public)
 	verifier, err := verify.New(verify.Options{Store: s.db, Checker: ids, CheckerV4: ids, Now: time.Now, Log: log})
 	if err != nil {
 		return nil, err
 	}
 	verifier.Register(public)
 	listenerURL := strings.SplitN(s.cfg.BaseURL, "://", 2)[0] + "://" + publicLn.Addr().String()
-	signinOpts := oidc.Options{Issuer: s.cfg.BaseURL, Store: s.db, Checker: ids, Rand: rand.Reader, Now: time.Now, Log: log,
-		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation, EmailDomain: cfg.EmailDomain}
+	provider, err := oidc.New(oidc.Options{Issuer: s.cfg.BaseURL, Store: s.db, Rand: rand.Reader, Now: time.Now, Log: log,
+		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation, EmailDomain: cfg.EmailDomain})
+	if err != nil {
+		return nil, err
+	}
+	signinOpts := signin.Options{Issuer: s.cfg.BaseURL, Store: s.db, Checker: ids, Provider: provider, Rand: rand.Reader, Now: time.Now, Log: log}
 	if cfg.Simulator {
 		if err := startSimulator(public, testTrees, pkPath, listenerURL, &signinOpts, stdout, log); err != nil {
 			return nil, err
 		}
 	}
-	signin, err := oidc.New(signinOpts)
+	flow, err := signin.New(signinOpts)
 	if err != nil {
 		return nil, err
 	}
-	signin.Register(public)
-	s.background(ctx, signin.Run)
+	provider.Register(public, flow)
+	flow.Register(public)
+	s.background(ctx, provider.Run)
 	issuer, err := refresh.New(refresh.Options{Store: s.db, VerifyingKey: localKey, IssuerKey: issuerKey,
 		PerIP: cfg.refreshRate(), PerIDComm: cfg.refreshRate(), Reissue: cfg.Reissue, ProofChecks: cfg.ProofChecks, Now: time.Now, Rand: rand.Reader, Log: log})
 	if err != nil {
 		return nil, err
 	}
 	issuer.Register(public)
-	adminAPI := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: signin,
+	adminAPI, err := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: provider,
 		StoreName: storeName(cfg), Files: func(ctx context.Context) ([]backup.File, error) { return dataFiles(ctx, cfg.DataDir, shared) },
 		ParseOrbKey: func(pem []byte) error { _, err := refresh.ParseOrbKeyPEM(pem); return err }, Rand: rand.Reader, Now: time.Now, Log: log})
+	if err != nil {
+		return nil, err
+	}
 
 	s.serve(publicLn, forwarded.Middleware(cfg.trustedProxies, instrument.Wrap("public", public)), cfg.tls)
 	s.serve(adminLn, instrument.Wrap("admin", adminAPI), nil)
@@ -360,7 +374,7 @@ const demoRedirectURI = "http://localhost:3000/callback"
 // startSimulator serves the simulator page and links the wait page to it,
 // with a warning nobody can miss (internal/simulator doc.go).
 func startSimulator(mux *http.ServeMux, trees *simulator.Trees, pkPath, listenerURL string,
-	o *oidc.Options, stdout io.Writer, log *slog.Logger) error {
+	o *signin.Options, stdout io.Writer, log *slog.Logger) error {
 	// Only the simulator proves in the server, so only it reads the
 	// proving key (a start otherwise reads the verifying key alone).
 	pk, err := readProvingKey(pkPath)

@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/big"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
 // Dir returns the vectors directory: $WORLDID_VECTORS, else the pinned copy.
@@ -161,4 +165,22 @@ func countObjectsInLists(v any) int {
 		}
 	}
 	return n
+}
+
+// Element reads a field element of a vector file: decimal digits, or 0x
+// and hex digits of either case, below the BN254 scalar field modulus;
+// anything else fails the test.
+func Element(t testing.TB, s string) fr.Element {
+	t.Helper()
+	digits, base := s, 10
+	if rest, ok := strings.CutPrefix(s, "0x"); ok {
+		digits, base = rest, 16
+	}
+	n, ok := new(big.Int).SetString(digits, base)
+	if !ok || digits == "" || digits[0] == '+' || digits[0] == '-' || n.Cmp(fr.Modulus()) >= 0 {
+		t.Fatalf("vectors: %q is not a field element", s)
+	}
+	var e fr.Element
+	e.SetBigInt(n)
+	return e
 }

@@ -1,5 +1,7 @@
 package vectors
 
+import "testing"
+
 // WorldID4 is the structure of world_id_4.json: the World ID 4.0 proofs,
 // inputs and anchors of worldcoin/world-id-protocol's contract tests (see
 // testdata/SOURCES.md), shared by the tests of oprfproof, registry and
@@ -45,4 +47,12 @@ type WorldID4 struct {
 			ExpectValid *bool     `json:"expect_valid"`
 		} `json:"broken_proof"`
 	} `json:"world_id_verifier"`
+}
+
+// LoadWorldID4 loads world_id_4.json.
+func LoadWorldID4(t testing.TB) *WorldID4 {
+	t.Helper()
+	var f WorldID4
+	Load(t, "world_id_4.json", &f)
+	return &f
 }

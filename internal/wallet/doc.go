@@ -8,7 +8,7 @@
 //
 // Files: identity.go (the identity file), prove.go (inclusion proof,
 // proving key, IDKit-shaped proofs), signin.go (the sign-in page protocol
-// of package oidc), pcp.go (synthetic PCP v2.3 signed by a test Orb key),
+// of package signin), pcp.go (synthetic PCP v2.3 signed by a test Orb key),
 // pcpfiles.go (PCP directories, the issuer key), refresh.go (the
 // /api/v1/refresh client with its x-zkp-proof, and credential checks).
 //

@@ -3,6 +3,7 @@ package wallet
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -67,12 +68,12 @@ func (w *Wallet) Prove(ctx context.Context, req ProofRequest) (ResponseItem, err
 // ProveHash makes a proof for req binding the given signal hash; it fetches
 // the inclusion proof and (once) the proving key from the server.
 func (w *Wallet) ProveHash(ctx context.Context, req ProofRequest, signalHash fr.Element) (ResponseItem, error) {
-	identifier := orDefault(req.Identifier, "orb")
+	identifier := cmp.Or(req.Identifier, "orb")
 	pk, err := w.ProvingKey(ctx)
 	if err != nil {
 		return ResponseItem{}, err
 	}
-	path, err := w.path(ctx, identifier, orDefault(req.Environment, "production"))
+	path, err := w.path(ctx, identifier, cmp.Or(req.Environment, "production"))
 	if err != nil {
 		return ResponseItem{}, err
 	}
@@ -84,13 +85,6 @@ func (w *Wallet) ProveHash(ctx context.Context, req ProofRequest, signalHash fr.
 	root, nh := path.Root(), w.Identity.NullifierHash(ext)
 	return ResponseItem{Identifier: identifier, MerkleRoot: field.Format(&root), Nullifier: field.Format(&nh),
 		Proof: proof.ABIHex(), SignalHash: field.Format(&signalHash)}, nil
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // path is the identity's Merkle path in a tree: from Paths if set, else

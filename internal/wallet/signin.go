@@ -14,7 +14,7 @@ import (
 	"strings"
 )
 
-// Patterns of the wait page (oidc doc.go "Wait page"): the deep link of
+// Patterns of the wait page (signin doc.go "Wait page"): the deep link of
 // the wallet request and the match code.
 var (
 	walletLinkPattern = regexp.MustCompile(`<a id="wallet-link"[^>]* href="(worldid://signin\?[^"]*)"`)
@@ -167,7 +167,7 @@ func openWaitPage(ctx context.Context, browser *http.Client, authorizeURL string
 	return waitURL, body, nil
 }
 
-// requestDetails is the wallet's GET of the request (oidc doc.go "Wallet
+// requestDetails is the wallet's GET of the request (signin doc.go "Wallet
 // protocol").
 type requestDetails struct {
 	Request, Submit, Signal, Action string

@@ -1,4 +1,4 @@
-package oidc
+package qr
 
 import (
 	"bytes"
@@ -12,11 +12,11 @@ import (
 )
 
 // TestQRMatchesReference compares every module of our symbols with
-// symbols made by libqrencode 4.1.1 (testdata/oidc/qr, testdata/SOURCES.md) for
+// symbols made by libqrencode 4.1.1 (testdata/qr, testdata/SOURCES.md) for
 // the same data, version and mask: function patterns, format and version
 // information, the EC tables, Reed-Solomon, interleaving and placement.
 func TestQRMatchesReference(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/oidc/qr/*.txt")
+	files, _ := filepath.Glob("../../testdata/qr/*.txt")
 	if len(files) < 8 {
 		t.Fatalf("found %d reference symbols", len(files))
 	}
@@ -25,15 +25,15 @@ func TestQRMatchesReference(t *testing.T) {
 			want := readReference(t, file)
 			data := must(os.ReadFile(strings.TrimSuffix(file, ".txt") + ".in"))
 			v := (len(want) - 17) / 4
-			q, err := encodeQRVersion(data, v, referenceMask(want))
+			q, err := encodeVersion(data, v, referenceMask(want))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := diffModules(q.modules, want); diff != "" {
 				t.Fatalf("version %d mask %d: %s", v, q.mask, diff)
 			}
-			if best, _ := encodeQR(data); best.version != v {
-				t.Errorf("encodeQR chose version %d, the reference %d", best.version, v)
+			if best, _ := Encode(data); best.version != v {
+				t.Errorf("Encode chose version %d, the reference %d", best.version, v)
 			}
 		})
 	}
@@ -73,7 +73,7 @@ func referenceMask(m [][]bool) int {
 	for i := 9; i < 15; i++ {
 		bits |= bit(14-i, 8) << i
 	}
-	return (bits ^ qrFormatMask) >> 10 & 7
+	return (bits ^ formatMask) >> 10 & 7
 }
 
 func diffModules(got, want [][]bool) string {
@@ -94,15 +94,15 @@ func diffModules(got, want [][]bool) string {
 func TestQRCapacity(t *testing.T) {
 	// Byte-mode capacities at level M (ISO/IEC 18004 Table 7).
 	for v, want := range map[int]int{1: 14, 2: 26, 9: 180, 10: 213, 20: 666, 40: 2331} {
-		got := (8*qrDataCodewords(v) - 4 - qrCountBits(v)) / 8
+		got := (8*dataCodewords(v) - 4 - countBits(v)) / 8
 		if got != want {
 			t.Errorf("version %d-M holds %d bytes, want %d", v, got, want)
 		}
 	}
-	if _, err := encodeQR(make([]byte, 2332)); err != errQRTooLong {
+	if _, err := Encode(make([]byte, 2332)); err != ErrTooLong {
 		t.Fatalf("2332 bytes: %v", err)
 	}
-	q, err := encodeQR(make([]byte, 2331))
+	q, err := Encode(make([]byte, 2331))
 	if err != nil || q.version != 40 {
 		t.Fatalf("2331 bytes: %v", err)
 	}
@@ -117,7 +117,7 @@ func TestQRDecodes(t *testing.T) {
 	}
 	for _, n := range []int{1, 40, 200, 400, 1000} {
 		data := []byte(strings.Repeat("worldid://signin?request=Zx9.", n)[:n])
-		q, err := encodeQR(data)
+		q, err := Encode(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,13 +133,13 @@ func TestQRDecodes(t *testing.T) {
 }
 
 // pgm renders the symbol with its quiet zone, scale pixels per module.
-func (q *qrCode) pgm(scale int) []byte {
-	n := (q.size + 2*qrQuietZone) * scale
+func (q *Code) pgm(scale int) []byte {
+	n := (q.size + 2*quietZone) * scale
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "P5 %d %d 255\n", n, n)
 	for py := range n {
 		for px := range n {
-			x, y := px/scale-qrQuietZone, py/scale-qrQuietZone
+			x, y := px/scale-quietZone, py/scale-quietZone
 			if x >= 0 && y >= 0 && x < q.size && y < q.size && q.modules[y][x] {
 				b.WriteByte(0)
 			} else {
@@ -154,10 +154,10 @@ var svgPath = regexp.MustCompile(`<path fill="#000" d="([^"]*)"/>`)
 
 // TestQRSVG checks that the SVG draws exactly the dark modules.
 func TestQRSVG(t *testing.T) {
-	q := must(encodeQR([]byte("worldid://signin?request=x")))
-	m := svgPath.FindStringSubmatch(q.svg())
-	if m == nil || strings.Contains(q.svg(), "style") {
-		t.Fatalf("svg: %s", q.svg())
+	q := must(Encode([]byte("worldid://signin?request=x")))
+	m := svgPath.FindStringSubmatch(q.SVG("qr", "QR code"))
+	if m == nil || strings.Contains(q.SVG("qr", "QR code"), "style") {
+		t.Fatalf("svg: %s", q.SVG("qr", "QR code"))
 	}
 	got := decodeSVGModules(t, m[1], q.size)
 	if diff := diffModules(got, q.modules); diff != "" {
@@ -177,7 +177,14 @@ func decodeSVGModules(t testing.TB, d string, size int) [][]bool {
 		if _, err := fmt.Sscanf(sq, "M%d %dh1v1h-1", &x, &y); err != nil {
 			t.Fatalf("svg path element %q: %v", sq, err)
 		}
-		m[y-qrQuietZone][x-qrQuietZone] = true
+		m[y-quietZone][x-quietZone] = true
 	}
 	return m
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -1,40 +1,35 @@
-package oidc
+package qr
 
 import (
 	"errors"
 	"fmt"
+	"html"
 	"strings"
 )
-
-// A QR code encoder (ISO/IEC 18004:2015) for the wait page's wallet link:
-// byte mode, error correction level M (15 % of the symbol recoverable),
-// versions 1 to 40, the mask with the lowest penalty score (§7.8.3). The
-// page renders it server-side as inline SVG, so no script or image load is
-// needed under the page's CSP.
 
 // Error correction level M (ISO/IEC 18004 Table 9): EC codewords per block
 // and number of blocks, by version 1–40.
 var (
-	qrECPerBlock = [41]int{0,
+	ecPerBlock = [41]int{0,
 		10, 16, 26, 18, 24, 16, 18, 22, 22, 26, 30, 22, 22, 24, 24, 28, 28, 26, 26, 26,
 		26, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28}
-	qrBlocks = [41]int{0,
+	blockCount = [41]int{0,
 		1, 1, 1, 2, 2, 4, 4, 4, 5, 5, 5, 8, 9, 9, 10, 10, 11, 13, 14, 16,
 		17, 17, 18, 20, 21, 23, 25, 26, 28, 29, 31, 33, 35, 37, 38, 40, 43, 45, 47, 49}
 )
 
 const (
-	qrFormatM     = 0 // EC level M in the format information (Table 12)
-	qrModeByte    = 4 // 0100
-	qrMaxVersion  = 40
-	qrQuietZone   = 4 // modules of light border (§6.3.8)
-	qrFormatPoly  = 0x537
-	qrFormatMask  = 0x5412
-	qrVersionPoly = 0x1f25
+	formatM     = 0 // EC level M in the format information (Table 12)
+	modeByte    = 4 // 0100
+	maxVersion  = 40
+	quietZone   = 4 // modules of light border (§6.3.8)
+	formatPoly  = 0x537
+	formatMask  = 0x5412
+	versionPoly = 0x1f25
 )
 
-// qrCode is a square matrix of modules; true is dark.
-type qrCode struct {
+// Code is a square matrix of modules; true is dark.
+type Code struct {
 	size    int
 	version int
 	mask    int
@@ -42,28 +37,34 @@ type qrCode struct {
 	fn      [][]bool // function patterns: not data
 }
 
-var errQRTooLong = errors.New("qr: data too long for a version 40-M symbol")
+// ErrTooLong: the data exceeds the byte-mode capacity of a version 40-M
+// symbol, 2331 bytes.
+var ErrTooLong = errors.New("qr: data too long for a version 40-M symbol")
 
-// encodeQR encodes data in the smallest version that holds it.
-func encodeQR(data []byte) (*qrCode, error) {
-	for v := 1; v <= qrMaxVersion; v++ {
-		if 4+qrCountBits(v)+8*len(data) <= 8*qrDataCodewords(v) {
-			return encodeQRVersion(data, v, -1)
+// Version is the symbol's version, 1 to 40: its size is 17 + 4·version
+// modules without the quiet zone.
+func (q *Code) Version() int { return q.version }
+
+// Encode encodes data in the smallest version that holds it.
+func Encode(data []byte) (*Code, error) {
+	for v := 1; v <= maxVersion; v++ {
+		if 4+countBits(v)+8*len(data) <= 8*dataCodewords(v) {
+			return encodeVersion(data, v, -1)
 		}
 	}
-	return nil, errQRTooLong
+	return nil, ErrTooLong
 }
 
-// encodeQRVersion encodes data in version v with the given mask, or the
+// encodeVersion encodes data in version v with the given mask, or the
 // best mask when mask < 0.
-func encodeQRVersion(data []byte, v, mask int) (*qrCode, error) {
-	capacity := qrDataCodewords(v)
-	if 4+qrCountBits(v)+8*len(data) > 8*capacity {
+func encodeVersion(data []byte, v, mask int) (*Code, error) {
+	capacity := dataCodewords(v)
+	if 4+countBits(v)+8*len(data) > 8*capacity {
 		return nil, fmt.Errorf("qr: %d bytes do not fit version %d-M", len(data), v)
 	}
-	var bits qrBits
-	bits.put(qrModeByte, 4)
-	bits.put(len(data), qrCountBits(v))
+	var bits bitBuffer
+	bits.put(modeByte, 4)
+	bits.put(len(data), countBits(v))
 	for _, b := range data {
 		bits.put(int(b), 8)
 	}
@@ -73,8 +74,8 @@ func encodeQRVersion(data []byte, v, mask int) (*qrCode, error) {
 	for pad := byte(0xec); len(codewords) < capacity; pad ^= 0xec ^ 0x11 {
 		codewords = append(codewords, pad)
 	}
-	q := newQR(v)
-	q.drawCodewords(qrInterleave(codewords, v))
+	q := newCode(v)
+	q.drawCodewords(interleave(codewords, v))
 	if mask >= 0 {
 		q.applyMask(mask)
 		return q, nil
@@ -91,18 +92,18 @@ func encodeQRVersion(data []byte, v, mask int) (*qrCode, error) {
 	return q, nil
 }
 
-// qrCountBits is the character count indicator length of byte mode
+// countBits is the character count indicator length of byte mode
 // (Table 3).
-func qrCountBits(v int) int {
+func countBits(v int) int {
 	if v <= 9 {
 		return 8
 	}
 	return 16
 }
 
-// qrRawModules is the number of modules of version v left for data and
+// rawModules is the number of modules of version v left for data and
 // EC codewords after the function patterns (and remainder bits).
-func qrRawModules(v int) int {
+func rawModules(v int) int {
 	n := (16*v+128)*v + 64
 	if v >= 2 {
 		align := v/7 + 2
@@ -114,15 +115,15 @@ func qrRawModules(v int) int {
 	return n
 }
 
-func qrDataCodewords(v int) int {
-	return qrRawModules(v)/8 - qrECPerBlock[v]*qrBlocks[v]
+func dataCodewords(v int) int {
+	return rawModules(v)/8 - ecPerBlock[v]*blockCount[v]
 }
 
-// qrInterleave splits the data codewords into blocks, appends each
+// interleave splits the data codewords into blocks, appends each
 // block's Reed-Solomon EC codewords and interleaves them (§7.6).
-func qrInterleave(data []byte, v int) []byte {
-	nBlocks, ecLen := qrBlocks[v], qrECPerBlock[v]
-	total := qrRawModules(v) / 8
+func interleave(data []byte, v int) []byte {
+	nBlocks, ecLen := blockCount[v], ecPerBlock[v]
+	total := rawModules(v) / 8
 	nShort := nBlocks - total%nBlocks
 	shortLen := total/nBlocks - ecLen // data codewords of a short block
 	gen := rsGenerator(ecLen)
@@ -200,13 +201,13 @@ func rsRemainder(data, gen []byte) []byte {
 	return r
 }
 
-// qrBits accumulates a bit stream, most significant bit first.
-type qrBits struct {
+// bitBuffer accumulates a bit stream, most significant bit first.
+type bitBuffer struct {
 	buf []byte
 	n   int
 }
 
-func (b *qrBits) put(v, n int) {
+func (b *bitBuffer) put(v, n int) {
 	for i := n - 1; i >= 0; i-- {
 		if b.n%8 == 0 {
 			b.buf = append(b.buf, 0)
@@ -218,12 +219,12 @@ func (b *qrBits) put(v, n int) {
 	}
 }
 
-func (b *qrBits) bytes() []byte { return b.buf }
+func (b *bitBuffer) bytes() []byte { return b.buf }
 
-// newQR draws the function patterns of version v (§6.3).
-func newQR(v int) *qrCode {
+// newCode draws the function patterns of version v (§6.3).
+func newCode(v int) *Code {
 	size := 17 + 4*v
-	q := &qrCode{size: size, version: v, modules: make([][]bool, size), fn: make([][]bool, size)}
+	q := &Code{size: size, version: v, modules: make([][]bool, size), fn: make([][]bool, size)}
 	for i := range size {
 		q.modules[i] = make([]bool, size)
 		q.fn[i] = make([]bool, size)
@@ -235,7 +236,7 @@ func newQR(v int) *qrCode {
 	q.finder(3, 3)
 	q.finder(size-4, 3)
 	q.finder(3, size-4)
-	pos := qrAlignment(v)
+	pos := alignmentPositions(v)
 	for i, x := range pos {
 		for j, y := range pos {
 			if (i == 0 && j == 0) || (i == 0 && j == len(pos)-1) || (i == len(pos)-1 && j == 0) {
@@ -250,13 +251,13 @@ func newQR(v int) *qrCode {
 }
 
 // setFn sets a function module at column x, row y.
-func (q *qrCode) setFn(x, y int, dark bool) {
+func (q *Code) setFn(x, y int, dark bool) {
 	q.modules[y][x] = dark
 	q.fn[y][x] = true
 }
 
 // finder draws a finder pattern and its separator centred at (x, y).
-func (q *qrCode) finder(x, y int) {
+func (q *Code) finder(x, y int) {
 	for dy := -4; dy <= 4; dy++ {
 		for dx := -4; dx <= 4; dx++ {
 			xx, yy := x+dx, y+dy
@@ -269,7 +270,7 @@ func (q *qrCode) finder(x, y int) {
 	}
 }
 
-func (q *qrCode) alignment(x, y int) {
+func (q *Code) alignment(x, y int) {
 	for dy := -2; dy <= 2; dy++ {
 		for dx := -2; dx <= 2; dx++ {
 			q.setFn(x+dx, y+dy, max(abs(dx), abs(dy)) != 1)
@@ -284,9 +285,9 @@ func abs(x int) int {
 	return x
 }
 
-// qrAlignment is the alignment pattern centre coordinates (Annex E): 6,
+// alignmentPositions is the alignment pattern centre coordinates (Annex E): 6,
 // then evenly spaced (an even step) up to size−7.
-func qrAlignment(v int) []int {
+func alignmentPositions(v int) []int {
 	if v == 1 {
 		return nil
 	}
@@ -305,13 +306,13 @@ func qrAlignment(v int) []int {
 
 // drawFormat writes the EC level and mask with their BCH(15,5) code
 // (§7.9.1) in both copies, and the dark module.
-func (q *qrCode) drawFormat(mask int) {
-	data := qrFormatM<<3 | mask
+func (q *Code) drawFormat(mask int) {
+	data := formatM<<3 | mask
 	rem := data
 	for range 10 {
-		rem = rem<<1 ^ (rem>>9)*qrFormatPoly
+		rem = rem<<1 ^ (rem>>9)*formatPoly
 	}
-	bits := (data<<10 | rem) ^ qrFormatMask
+	bits := (data<<10 | rem) ^ formatMask
 	bit := func(i int) bool { return bits>>i&1 != 0 }
 	for i := 0; i <= 5; i++ {
 		q.setFn(8, i, bit(i))
@@ -332,13 +333,13 @@ func (q *qrCode) drawFormat(mask int) {
 }
 
 // drawVersion writes the version with its BCH(18,6) code (§7.10), v ≥ 7.
-func (q *qrCode) drawVersion() {
+func (q *Code) drawVersion() {
 	if q.version < 7 {
 		return
 	}
 	rem := q.version
 	for range 12 {
-		rem = rem<<1 ^ (rem>>11)*qrVersionPoly
+		rem = rem<<1 ^ (rem>>11)*versionPoly
 	}
 	bits := q.version<<12 | rem
 	for i := range 18 {
@@ -350,7 +351,7 @@ func (q *qrCode) drawVersion() {
 }
 
 // drawCodewords places the bits in the two-column zigzag (§7.7.3).
-func (q *qrCode) drawCodewords(data []byte) {
+func (q *Code) drawCodewords(data []byte) {
 	i := 0
 	for right := q.size - 1; right >= 1; right -= 2 {
 		if right == 6 {
@@ -375,10 +376,10 @@ func (q *qrCode) drawCodewords(data []byte) {
 // applyMask XORs mask pattern m over the data modules (Table 10) and
 // writes the matching format information; applying it twice undoes it,
 // except for the format, which each call rewrites.
-func (q *qrCode) applyMask(m int) {
+func (q *Code) applyMask(m int) {
 	for y := range q.size {
 		for x := range q.size {
-			if !q.fn[y][x] && qrMaskBit(m, x, y) {
+			if !q.fn[y][x] && maskBit(m, x, y) {
 				q.modules[y][x] = !q.modules[y][x]
 			}
 		}
@@ -387,7 +388,7 @@ func (q *qrCode) applyMask(m int) {
 	q.mask = m
 }
 
-func qrMaskBit(m, x, y int) bool {
+func maskBit(m, x, y int) bool {
 	switch m {
 	case 0:
 		return (x+y)%2 == 0
@@ -410,7 +411,7 @@ func qrMaskBit(m, x, y int) bool {
 
 // penalty is the mask evaluation score (§7.8.3): runs of five or more,
 // 2×2 blocks, finder-like patterns and dark/light imbalance.
-func (q *qrCode) penalty() int {
+func (q *Code) penalty() int {
 	score := 0
 	line := make([]bool, q.size)
 	for _, horizontal := range []bool{true, false} {
@@ -422,7 +423,7 @@ func (q *qrCode) penalty() int {
 					line[b] = q.modules[b][a]
 				}
 			}
-			score += qrLinePenalty(line)
+			score += linePenalty(line)
 		}
 	}
 	dark := 0
@@ -444,9 +445,9 @@ func (q *qrCode) penalty() int {
 	return score + max(k, 0)*10
 }
 
-// qrLinePenalty scores runs (N1) and 1:1:3:1:1 finder-like patterns with
+// linePenalty scores runs (N1) and 1:1:3:1:1 finder-like patterns with
 // four light modules on either side (N3) in one row or column.
-func qrLinePenalty(line []bool) int {
+func linePenalty(line []bool) int {
 	score, run := 0, 1
 	for i := 1; i <= len(line); i++ {
 		if i < len(line) && line[i] == line[i-1] {
@@ -467,16 +468,16 @@ func qrLinePenalty(line []bool) int {
 				break
 			}
 		}
-		if match && (qrLight(line, i-4, i) || qrLight(line, i+7, i+11)) {
+		if match && (isLight(line, i-4, i) || isLight(line, i+7, i+11)) {
 			score += 40
 		}
 	}
 	return score
 }
 
-// qrLight reports whether line[from:to] is light, counting modules
+// isLight reports whether line[from:to] is light, counting modules
 // outside the symbol (the quiet zone) as light.
-func qrLight(line []bool, from, to int) bool {
+func isLight(line []bool, from, to int) bool {
 	for i := from; i < to; i++ {
 		if i >= 0 && i < len(line) && line[i] {
 			return false
@@ -485,19 +486,20 @@ func qrLight(line []bool, from, to int) bool {
 	return true
 }
 
-// svg renders the symbol with its quiet zone as one path of unit squares,
-// scaled by the viewBox; presentation attributes only (no style), so it
+// SVG renders the symbol with its quiet zone as one path of unit squares,
+// scaled by the viewBox, with the element id and the accessible label
+// given (both HTML-escaped); presentation attributes only (no style), so it
 // renders under a CSP without 'unsafe-inline'.
-func (q *qrCode) svg() string {
+func (q *Code) SVG(id, label string) string {
 	var d strings.Builder
 	for y := range q.size {
 		for x := range q.size {
 			if q.modules[y][x] {
-				fmt.Fprintf(&d, "M%d %dh1v1h-1z", x+qrQuietZone, y+qrQuietZone)
+				fmt.Fprintf(&d, "M%d %dh1v1h-1z", x+quietZone, y+quietZone)
 			}
 		}
 	}
-	n := q.size + 2*qrQuietZone
-	return fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" id="qr" role="img" aria-label="QR code of the sign-in request" viewBox="0 0 %d %d" width="%d" height="%d" shape-rendering="crispEdges"><rect width="%d" height="%d" fill="#fff"/><path fill="#000" d="%s"/></svg>`,
-		n, n, n*6, n*6, n, n, d.String())
+	n := q.size + 2*quietZone
+	return fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" id="%s" role="img" aria-label="%s" viewBox="0 0 %d %d" width="%d" height="%d" shape-rendering="crispEdges"><rect width="%d" height="%d" fill="#fff"/><path fill="#000" d="%s"/></svg>`,
+		html.EscapeString(id), html.EscapeString(label), n, n, n*6, n*6, n, n, d.String())
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"worldid/internal/oauth"
+	"worldid/internal/qr"
 	"worldid/record"
 )
 
@@ -77,16 +79,12 @@ func TestWaitPage(t *testing.T) {
 	// The QR code is the wallet link, drawn server-side.
 	link := walletParams(t, body)
 	raw := "worldid://signin?" + link.Encode()
-	q := must(encodeQR([]byte(raw)))
-	svg := regexp.MustCompile(`<path fill="#000" d="([^"]*)"/>`).FindStringSubmatch(body)
-	if svg == nil {
-		t.Fatal("no QR code")
+	q := must(qr.Encode([]byte(raw)))
+	if !strings.Contains(body, q.SVG("qr", "QR code of the sign-in request")) {
+		t.Fatal("the page's QR code is not the wallet link's")
 	}
-	if diff := diffModules(decodeSVGModules(t, svg[1], q.size), q.modules); diff != "" {
-		t.Fatalf("QR code is not the wallet link: %s", diff)
-	}
-	if q.version > 10 {
-		t.Errorf("QR code version %d for a %d-byte link", q.version, len(raw))
+	if q.Version() > 10 {
+		t.Errorf("QR code version %d for a %d-byte link", q.Version(), len(raw))
 	}
 	d, _ := f.walletRequest(body)
 	if !strings.Contains(body, `<strong id="match-code">`+d.MatchCode+`</strong>`) || len(d.MatchCode) != 5 {
@@ -113,7 +111,9 @@ func TestDeprecationSentenceAfterSunset(t *testing.T) {
 func (f *fixture) status(b browser) string {
 	f.t.Helper()
 	w := f.do(http.MethodGet, strings.Replace(b.waitURL, "/authorize/wait", "/authorize/status", 1), nil, map[string]string{"Cookie": b.cookie})
-	var s waitState
+	var s struct {
+		State string `json:"state"`
+	}
 	if w.Code != 200 || decodeJSON(w.Body, &s) != nil {
 		f.t.Fatalf("status: %s", describe(w))
 	}
@@ -172,7 +172,7 @@ func TestSigninLifecycle(t *testing.T) {
 	if v.Get("state") != "st-1" || v.Get("code") == "" {
 		t.Fatalf("finish: %v", v)
 	}
-	c := f.store.codes[hashHex(v.Get("code"))].rec
+	c := f.store.codes[oauth.HashHex(v.Get("code"))].rec
 	if c.Subject != testNullifier || c.VerificationLevel != "orb" || !c.AuthTime.Equal(testStart) {
 		t.Fatalf("code %+v", c)
 	}
@@ -306,14 +306,14 @@ func TestCompleteErrors(t *testing.T) {
 		{"no verification_level", func(v url.Values) { v.Del("verification_level") }, 400, "required"},
 		{"two proofs", func(v url.Values) { v.Add("proof", "x") }, 400, "invalid_request"},
 		{"signal_hash sent", func(v url.Values) { v.Set("signal_hash", "0x01") }, 400, "invalid_request"},
-		{"request oversize", func(v url.Values) { v.Set("request", strings.Repeat("a", maxWalletToken+1)) }, 400, "invalid_request"},
+		{"request oversize", func(v url.Values) { v.Set("request", strings.Repeat("a", 1024+1)) }, 400, "invalid_request"},
 		{"nullifier = p", func(v url.Values) {
 			v.Set("nullifier_hash", "0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001")
 		}, 400, "invalid_request"},
 		{"nullifier not hex", func(v url.Values) { v.Set("nullifier_hash", "0xzz") }, 400, "invalid_request"},
 		{"root too long", func(v url.Values) { v.Set("merkle_root", "0x"+strings.Repeat("0", 65)) }, 400, "invalid_request"},
 		{"level document", func(v url.Values) { v.Set("verification_level", "document") }, 400, "invalid_request"},
-		{"proof oversize", func(v url.Values) { v.Set("proof", strings.Repeat("0", maxProofBytes+1)) }, 400, "invalid_request"},
+		{"proof oversize", func(v url.Values) { v.Set("proof", strings.Repeat("0", 4096+1)) }, 400, "invalid_request"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			form := newSubmission()
@@ -354,9 +354,9 @@ func TestAcrossProviders(t *testing.T) {
 	f := newFixture(t)
 	b := f.authorize(authorizeQuery())
 	page := f.waitPage(b)
-	replica := must(New(Options{Issuer: f.issuer, Store: f.store, Checker: f.checker, Rand: rand.Reader, Now: f.clock.Now}))
+	replica := must(New(Options{Issuer: f.issuer, Store: f.store, Rand: rand.Reader, Now: f.clock.Now}))
 	mux := http.NewServeMux()
-	replica.Register(mux)
+	register(t, replica, f.store, f.checker, mux)
 	do := func(method, target string, body url.Values, cookie string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(method, target, strings.NewReader(body.Encode()))
 		if body != nil {
@@ -389,24 +389,8 @@ func TestAcrossProviders(t *testing.T) {
 		t.Fatal(describe(w))
 	}
 	v := responseParams(t, f.open(b), modeQuery)
-	if c := f.store.codes[hashHex(v.Get("code"))].rec; c.VerificationLevel != "device" {
+	if c := f.store.codes[oauth.HashHex(v.Get("code"))].rec; c.VerificationLevel != "device" {
 		t.Fatalf("code %+v", c)
-	}
-}
-
-func TestMatchCode(t *testing.T) {
-	seen := map[string]bool{}
-	for i := range 200 {
-		id := make([]byte, requestIDBytes)
-		id[0], id[1] = byte(i), byte(i>>8)
-		c := matchCode(id)
-		if len(c) != 5 || strings.Trim(c, matchAlphabet) != "" {
-			t.Fatalf("match code %q", c)
-		}
-		seen[c] = true
-	}
-	if len(seen) < 195 {
-		t.Fatalf("%d distinct codes of 200", len(seen))
 	}
 }
 
@@ -425,7 +409,7 @@ func TestEmailDomain(t *testing.T) {
 	if !strings.Contains(w.Body.String(), `"email":"`+testNullifier+`@users.example"`) {
 		t.Fatal(describe(w))
 	}
-	if _, err := New(Options{Issuer: "http://127.0.0.1:1", Store: newMemStore(), Checker: &fakeChecker{}, Rand: rand.Reader,
+	if _, err := New(Options{Issuer: "http://127.0.0.1:1", Store: newMemStore(), Rand: rand.Reader,
 		Now: time.Now, EmailDomain: "10.0.0.1"}); err == nil {
 		t.Fatal("an IP email domain was accepted")
 	}

@@ -1,11 +1,8 @@
-package oidc
+package signin
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,6 +12,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/field"
+	"worldid/internal/oauth"
 	"worldid/record"
 	"worldid/semaphore"
 )
@@ -35,8 +33,8 @@ const (
 
 // walletLink is the deep link of a pending request: the wallet token and
 // the server to ask for its details.
-func (p *Provider) walletLink(token string) string {
-	return walletScheme + url.Values{"request": {token}, "server": {p.issuer}}.Encode()
+func (f *Flow) walletLink(token string) string {
+	return walletScheme + url.Values{"request": {token}, "server": {f.issuer}}.Encode()
 }
 
 // walletDetails answers GET /authorize/request: what the wallet shows and
@@ -58,36 +56,36 @@ type walletDetails struct {
 
 // serveWalletRequest returns the details of a pending request and marks it
 // scanned, so that the wait page asks the user to confirm in the wallet.
-func (p *Provider) serveWalletRequest(w http.ResponseWriter, r *http.Request) {
-	q, e := parseQuery(r.URL.RawQuery)
+func (f *Flow) serveWalletRequest(w http.ResponseWriter, r *http.Request) {
+	q, e := oauth.ParseQuery(r.URL.RawQuery)
 	if e != nil {
-		p.writeError(w, e)
+		f.out.WriteError(w, e)
 		return
 	}
-	params, e := strictParams(q)
+	params, e := oauth.StrictParams(q)
 	if e != nil {
-		p.writeError(w, e)
+		f.out.WriteError(w, e)
 		return
 	}
-	req, e := p.walletRequestOf(params["request"])
+	req, e := f.walletRequestOf(params["request"])
 	if e != nil {
-		p.writeError(w, e)
+		f.out.WriteError(w, e)
 		return
 	}
 	ctx := r.Context()
-	app, err := p.store.App(ctx, req.ClientID)
+	app, err := f.store.App(ctx, req.ClientID)
 	if err != nil {
-		p.writeError(w, p.errInternal("wallet request: load app", err))
+		f.out.WriteError(w, f.out.Internal("wallet request: load app", err))
 		return
 	}
-	if e := p.markScanned(ctx, req); e != nil {
-		p.writeError(w, e)
+	if e := f.markScanned(ctx, req); e != nil {
+		f.out.WriteError(w, e)
 		return
 	}
-	p.writeJSON(w, http.StatusOK, walletDetails{
+	f.out.WriteJSON(w, http.StatusOK, walletDetails{
 		Request: params["request"], AppID: app.ID, AppName: app.Name, ReturnHost: req.ReturnHost,
 		MatchCode: matchCode(req.ID), Action: "", Signal: signalOf(req.ID),
-		ExpiresAt: time.Unix(req.Expires, 0).UTC().Format(time.RFC3339), Submit: p.issuer + pathComplete,
+		ExpiresAt: time.Unix(req.Expires, 0).UTC().Format(time.RFC3339), Submit: f.issuer + pathComplete,
 		Environment: stagingOnly(app),
 	})
 }
@@ -105,33 +103,33 @@ func stagingOnly(app record.App) string {
 // lost mark only keeps the page from saying "confirm in your wallet");
 // later reads of a scanned request do nothing, and a cancelled or
 // completed one is refused.
-func (p *Provider) markScanned(ctx context.Context, req walletRequest) *apiError {
+func (f *Flow) markScanned(ctx context.Context, req walletRequest) *oauth.Error {
 	id := progressID(req.ID)
-	cur, err := p.store.SigninProgress(ctx, id)
+	cur, err := f.store.SigninProgress(ctx, id)
 	switch {
 	case errors.Is(err, record.ErrNotFound):
-		if err := p.store.MarkScanned(ctx, id, progressExpiry(req.Expires)); err != nil {
-			p.log.Warn("oidc: wallet request: mark scanned", "err", err)
+		if err := f.store.MarkScanned(ctx, id, progressExpiry(req.Expires)); err != nil {
+			f.log.Warn("signin: wallet request: mark scanned", "err", err)
 		}
 		return nil
 	case err != nil:
-		return p.errInternal("wallet request: read progress", err)
+		return f.out.Internal("wallet request: read progress", err)
 	case cur.State == record.SigninScanned:
 		return nil
 	}
-	return p.progressError(cur, record.ErrExists)
+	return f.progressError(cur, record.ErrExists)
 }
 
 // walletRequestOf opens a wallet token that has not expired.
-func (p *Provider) walletRequestOf(token string) (walletRequest, *apiError) {
+func (f *Flow) walletRequestOf(token string) (walletRequest, *oauth.Error) {
 	if token == "" {
-		return walletRequest{}, errRequired("request")
+		return walletRequest{}, oauth.ErrRequired("request")
 	}
-	req, err := p.openWallet(token)
+	req, err := f.openWallet(token)
 	if err != nil {
-		return req, errInvalid("request", "the sign-in request is unknown or damaged")
+		return req, oauth.ErrInvalid("request", "the sign-in request is unknown or damaged")
 	}
-	if !p.now().Before(time.Unix(req.Expires, 0)) {
+	if !f.now().Before(time.Unix(req.Expires, 0)) {
 		return req, errExpired()
 	}
 	return req, nil
@@ -139,20 +137,20 @@ func (p *Provider) walletRequestOf(token string) (walletRequest, *apiError) {
 
 // progressError explains why a wallet action cannot proceed: the request
 // was cancelled or already completed. err is AdvanceSignin's.
-func (p *Provider) progressError(cur record.SigninProgress, err error) *apiError {
+func (f *Flow) progressError(cur record.SigninProgress, err error) *oauth.Error {
 	switch {
 	case err == nil:
 		return nil
 	case !errors.Is(err, record.ErrExists):
-		return p.errInternal("sign-in progress", err)
+		return f.out.Internal("sign-in progress", err)
 	case cur.State == record.SigninCancelled:
-		return newError(http.StatusConflict, "cancelled", "access_denied", "request", "the sign-in was cancelled in the browser")
+		return oauth.NewError(http.StatusConflict, "cancelled", "access_denied", "request", "the sign-in was cancelled in the browser")
 	}
-	return newError(http.StatusConflict, "already_completed", "invalid_request", "request", "the sign-in request was already completed")
+	return oauth.NewError(http.StatusConflict, "already_completed", "invalid_request", "request", "the sign-in request was already completed")
 }
 
-func errExpired() *apiError {
-	return newError(http.StatusBadRequest, "expired", "invalid_request", "request", "the sign-in request expired; start again in the browser")
+func errExpired() *oauth.Error {
+	return oauth.NewError(http.StatusBadRequest, "expired", "invalid_request", "request", "the sign-in request expired; start again in the browser")
 }
 
 // submission is the wallet's POST to /authorize/complete.
@@ -170,27 +168,27 @@ var submissionFields = []string{"request", "proof", "merkle_root", "nullifier_ha
 // parseSubmission checks the wallet's form: exactly the five fields, each
 // once; request at most 1 KiB; field elements in VerifyHex syntax
 // and below p (doc/crypto.md §a, §g); verification_level orb or device.
-func parseSubmission(v url.Values) (submission, *apiError) {
+func parseSubmission(v url.Values) (submission, *oauth.Error) {
 	var s submission
-	params, e := strictParams(v)
+	params, e := oauth.StrictParams(v)
 	if e != nil {
 		return s, e
 	}
 	for name := range params {
 		if !slices.Contains(submissionFields, name) {
-			return s, errInvalid(name, "unknown parameter "+strconv.Quote(name))
+			return s, oauth.ErrInvalid(name, "unknown parameter "+strconv.Quote(name))
 		}
 	}
 	for _, name := range submissionFields {
 		if params[name] == "" {
-			return s, errRequired(name)
+			return s, oauth.ErrRequired(name)
 		}
 	}
 	if s.request = params["request"]; len(s.request) > maxWalletToken {
-		return s, errInvalid("request", "request is longer than 1024 bytes")
+		return s, oauth.ErrInvalid("request", "request is longer than 1024 bytes")
 	}
 	if s.proof = params["proof"]; len(s.proof) > maxProofBytes {
-		return s, errInvalid("proof", "proof is longer than 4096 bytes")
+		return s, oauth.ErrInvalid("proof", "proof is longer than 4096 bytes")
 	}
 	if s.merkleRoot, _, e = parseFE("merkle_root", params["merkle_root"]); e != nil {
 		return s, e
@@ -200,22 +198,22 @@ func parseSubmission(v url.Values) (submission, *apiError) {
 		return s, e
 	}
 	s.sub = field.Format(&nullifier)
-	if s.level = params["verification_level"]; s.level != levelOrb && s.level != levelDevice {
-		return s, errInvalid("verification_level", "verification_level must be orb or device")
+	if s.level = params["verification_level"]; s.level != oauth.LevelOrb && s.level != oauth.LevelDevice {
+		return s, oauth.ErrInvalid("verification_level", "verification_level must be orb or device")
 	}
 	return s, nil
 }
 
 // parseFE reads a proof input as the verify interface does (VerifyHex) and
 // rejects values ≥ p here, at the boundary (doc/crypto.md §g "Public inputs").
-func parseFE(name, s string) ([32]byte, fr.Element, *apiError) {
+func parseFE(name, s string) ([32]byte, fr.Element, *oauth.Error) {
 	var x fr.Element
 	b, err := field.ParseVerifyHex(s)
 	if err != nil {
-		return b, x, errInvalid(name, name+" must be a hex field element: "+err.Error())
+		return b, x, oauth.ErrInvalid(name, name+" must be a hex field element: "+err.Error())
 	}
 	if x.SetBytesCanonical(b[:]) != nil {
-		return b, x, errInvalid(name, name+" is not less than the field modulus")
+		return b, x, oauth.ErrInvalid(name, name+" is not less than the field modulus")
 	}
 	return b, x, nil
 }
@@ -231,51 +229,51 @@ type approval struct {
 // cancelled or completed request, or a proof that does not verify leaves
 // the request pending (the wallet may retry). A verified proof approves
 // the request, once; the browser then finishes it.
-func (p *Provider) serveComplete(w http.ResponseWriter, r *http.Request) {
-	v, e := readForm(w, r)
+func (f *Flow) serveComplete(w http.ResponseWriter, r *http.Request) {
+	v, e := oauth.ReadForm(w, r)
 	if e != nil {
-		p.writeError(w, e)
+		f.out.WriteError(w, e)
 		return
 	}
 	s, e := parseSubmission(v)
 	if e != nil {
-		p.writeError(w, e)
+		f.out.WriteError(w, e)
 		return
 	}
-	req, e := p.walletRequestOf(s.request)
+	req, e := f.walletRequestOf(s.request)
 	if e != nil {
-		p.writeError(w, e)
+		f.out.WriteError(w, e)
 		return
 	}
-	if e := p.approve(r.Context(), req, s); e != nil {
-		p.writeError(w, e)
+	if e := f.approve(r.Context(), req, s); e != nil {
+		f.out.WriteError(w, e)
 		return
 	}
-	p.writeJSON(w, http.StatusOK, approval{Status: record.SigninApproved, ReturnTo: req.ReturnHost})
+	f.out.WriteJSON(w, http.StatusOK, approval{Status: record.SigninApproved, ReturnTo: req.ReturnHost})
 }
 
 // approve checks the state, then the proof against the request's signal,
 // and records the approval.
-func (p *Provider) approve(ctx context.Context, req walletRequest, s submission) *apiError {
+func (f *Flow) approve(ctx context.Context, req walletRequest, s submission) *oauth.Error {
 	id := progressID(req.ID)
-	cur, err := p.store.SigninProgress(ctx, id)
+	cur, err := f.store.SigninProgress(ctx, id)
 	if err != nil && !errors.Is(err, record.ErrNotFound) {
-		return p.errInternal("complete: read progress", err)
+		return f.out.Internal("complete: read progress", err)
 	}
 	if cur.State != "" && cur.State != record.SigninScanned {
-		return p.progressError(cur, record.ErrExists)
+		return f.progressError(cur, record.ErrExists)
 	}
 	// The app may have been disabled or deleted since the request began;
 	// a staging app's proofs use the staging trees.
-	app, err := p.store.App(ctx, req.ClientID)
+	app, err := f.store.App(ctx, req.ClientID)
 	if errors.Is(err, record.ErrNotFound) || err == nil && app.Disabled {
 		return errAccessDenied("the client was disabled or deleted by the operator")
 	}
 	if err != nil {
-		return p.errInternal("complete: load app", err)
+		return f.out.Internal("complete: load app", err)
 	}
 	signalHash := signalHash(signalOf(req.ID))
-	err = p.checker.CheckClaim(ctx, record.Claim{
+	err = f.checker.CheckClaim(ctx, record.Claim{
 		Identifier: s.level, Environment: app.Environment(), AppID: req.ClientID, Action: "",
 		MerkleRoot: s.merkleRoot, NullifierHash: s.nullifierHash, SignalHash: signalHash, Proof: s.proof,
 	})
@@ -283,20 +281,20 @@ func (p *Provider) approve(ctx context.Context, req walletRequest, s submission)
 		return errAccessDenied("the World ID proof did not verify (" + pe.Code + ")")
 	}
 	if err != nil {
-		return p.errInternal("complete: check proof", err)
+		return f.out.Internal("complete: check proof", err)
 	}
 	// The approval is the one write: the signal is unique to the request
 	// and a request is approved at most once, so a proof can approve only
 	// this request, once; a crash after it leaves the request approved.
 	approved := record.SigninProgress{ID: id, State: record.SigninApproved, Subject: s.sub, VerificationLevel: s.level,
-		AuthTime: p.now(), ExpiresAt: progressExpiry(req.Expires)}
+		AuthTime: f.now(), ExpiresAt: progressExpiry(req.Expires)}
 	// A scanned state is recorded only by versions that stored the mark.
-	cur, err = p.store.AdvanceSignin(ctx, approved, "", record.SigninScanned)
-	return p.progressError(cur, err)
+	cur, err = f.store.AdvanceSignin(ctx, approved, "", record.SigninScanned)
+	return f.progressError(cur, err)
 }
 
-func errAccessDenied(detail string) *apiError {
-	return newError(http.StatusForbidden, "access_denied", "access_denied", "proof", detail)
+func errAccessDenied(detail string) *oauth.Error {
+	return oauth.NewError(http.StatusForbidden, "access_denied", "access_denied", "proof", detail)
 }
 
 // signalHash is the proof's expected signal_hash: IDKit 4's hashSignal
@@ -306,17 +304,4 @@ func errAccessDenied(detail string) *apiError {
 func signalHash(signal string) [32]byte {
 	h := semaphore.HashSignal(signal)
 	return h.Bytes()
-}
-
-// hashHex is the lowercase hex SHA-256 under which the store keeps a
-// bearer value (codes, request ids).
-func hashHex(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
-
-func (p *Provider) random(n int) ([]byte, error) {
-	b := make([]byte, n)
-	_, err := io.ReadFull(p.rand, b)
-	return b, err
 }

@@ -1,0 +1,38 @@
+package oauth
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// Request is a validated authorization request (OIDC Core §3.1.2.1), as
+// the provider hands it to the browser sign-in and takes it back to
+// answer: the client and its registered redirect URI, the canonical
+// response type ("code", "id_token", "id_token token", …), the response
+// mode, the granted scopes and the values echoed to the client. The JSON
+// names are short because the request travels sealed in the wait page's
+// URL.
+type Request struct {
+	ClientID      string `json:"c"`
+	RedirectURI   string `json:"r"`
+	ResponseType  string `json:"t"`
+	Mode          string `json:"m"`
+	Scope         string `json:"s"`
+	State         string `json:"st,omitempty"`
+	Nonce         string `json:"n,omitempty"`
+	CodeChallenge string `json:"p,omitempty"`
+}
+
+// Verification levels: the identifiers whose proofs can sign in (the
+// verification_level claim).
+const (
+	LevelOrb    = "orb"
+	LevelDevice = "device"
+)
+
+// HashHex is the lowercase hex SHA-256 under which the store keeps a
+// bearer value (authorization codes, sign-in request ids).
+func HashHex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}

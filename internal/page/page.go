@@ -1,0 +1,84 @@
+package page
+
+import (
+	"bytes"
+	"embed"
+	"encoding/base64"
+	"html/template"
+	"io"
+	"net/http"
+	"strings"
+)
+
+//go:embed templates/*.html style.css
+var files embed.FS
+
+// templates holds one template per page plus the shared "head".
+var templates = template.Must(template.ParseFS(files, "templates/*.html"))
+
+// style is the one stylesheet, inlined under each response's nonce.
+var style = template.CSS(strings.TrimSpace(string(must(files.ReadFile("style.css")))))
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// The pages, by template name.
+const (
+	Wait     = "wait"     // a pending sign-in: QR code, match code, Cancel, the polling script
+	Expired  = "expired"  // the request expired: "Start again"
+	Error    = "error"    // an error shown to the user
+	FormPost = "formpost" // the self-submitting form_post response
+)
+
+// scriptPolicy is the script part of each page's CSP: only the form_post
+// and wait pages run a script, under the response's nonce; the wait page
+// also polls its status route. Neither has form-action: browsers apply it
+// to the redirects that follow a submission (the Cancel answer and the
+// form_post callback go to the relying party, possibly another origin).
+var scriptPolicy = map[string]string{
+	FormPost: "script-src 'nonce-{nonce}'; ",
+	Wait:     "script-src 'nonce-{nonce}'; connect-src 'self'; ",
+}
+
+// Head is what the "head" template needs; each page's data embeds it.
+type Head struct {
+	Title, Nonce string
+	Style        template.CSS
+	Refresh      int // seconds; 0: no <noscript> refresh
+}
+
+// Render renders the named page into memory (so that a template failure
+// never leaves a half-written response) with a fresh 128-bit nonce read
+// from rand, and writes it with status under a CSP that allows nothing
+// the page did not inline under that nonce. data builds the page's data
+// from its Head. On an error nothing is written.
+func Render(w http.ResponseWriter, rand io.Reader, status int, name string, data func(Head) any) error {
+	var raw [16]byte
+	if _, err := io.ReadFull(rand, raw[:]); err != nil {
+		return err
+	}
+	head := Head{Title: "Sign in with World ID", Nonce: base64.RawURLEncoding.EncodeToString(raw[:]), Style: style}
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, name, data(head)); err != nil {
+		return err
+	}
+	script := "form-action 'none'; "
+	if p, ok := scriptPolicy[name]; ok {
+		script = strings.ReplaceAll(p, "{nonce}", head.Nonce)
+	}
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; "+script+"style-src 'nonce-"+head.Nonce+"'; base-uri 'none'; frame-ancestors 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+	return nil
+}

@@ -1,0 +1,105 @@
+package signin
+
+import (
+	"context"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"worldid/internal/page"
+	"worldid/internal/qr"
+)
+
+// The flow's pages (internal/page): the wait page and the expired page;
+// errors are internal/oauth's error page, the form_post answer the
+// provider's.
+
+// qrLabel is the accessible name of the wait page's QR code.
+const qrLabel = "QR code of the sign-in request"
+
+// waitRefresh is the no-script reload period of the wait page, seconds.
+const waitRefresh = 2
+
+type waitPageData struct {
+	page.Head
+	AppName, ClientID, ReturnHost string
+	Grants                        []string
+	QR                            template.HTML // server-rendered SVG (internal/qr)
+	MatchCode                     string
+	WalletLink                    template.URL // worldid:// is not a scheme html/template lets through
+	Token, CancelURL, StatusURL   string
+	Scanned                       bool
+	Expires, Deprecation          string
+	SimulatorURL                  string // "" unless the developer simulator serves this client
+}
+
+type expiredPageData struct {
+	page.Head
+	AppName, Expires string
+	RestartURL       string
+}
+
+// scopeDescriptions say what each scope the provider grants gives the app.
+var scopeDescriptions = map[string]string{
+	"openid":  "a pairwise identifier and your verification level",
+	"email":   "an e-mail-style address derived from that identifier",
+	"profile": "a generic profile name",
+}
+
+// waitPage shows a pending request: the QR code and link of the wallet
+// request, the match code, Cancel, and the polling script.
+func (f *Flow) waitPage(w http.ResponseWriter, r *http.Request, req pendingRequest, token string, scanned bool) {
+	app, err := f.store.App(r.Context(), req.ClientID)
+	if err != nil {
+		f.out.ErrorPage(w, f.out.Internal("wait: load app", err))
+		return
+	}
+	target, err := url.Parse(req.RedirectURI)
+	if err != nil {
+		f.out.ErrorPage(w, f.out.Internal("wait: redirect_uri", err))
+		return
+	}
+	walletToken, err := f.sealWallet(walletRequest{ID: req.ID, Expires: req.Expires, ClientID: req.ClientID, ReturnHost: target.Host})
+	if err != nil {
+		f.out.ErrorPage(w, f.out.Internal("wait: seal wallet request", err))
+		return
+	}
+	link := f.walletLink(walletToken)
+	code, err := qr.Encode([]byte(link))
+	if err != nil {
+		f.out.ErrorPage(w, f.out.Internal("wait: QR code", err))
+		return
+	}
+	var grants []string
+	for s := range strings.SplitSeq(req.Scope, " ") {
+		grants = append(grants, scopeDescriptions[s])
+	}
+	data := waitPageData{
+		AppName: app.Name, ClientID: app.ID, ReturnHost: target.Host, Grants: grants,
+		QR: template.HTML(code.SVG("qr", qrLabel)), MatchCode: matchCode(req.ID), WalletLink: template.URL(link),
+		Token: token, CancelURL: f.issuer + pathCancel, StatusURL: f.issuer + pathStatus + "?" + url.Values{"r": {token}}.Encode(),
+		Scanned: scanned, Expires: req.expiresAt().UTC().Format(time.RFC1123), Deprecation: f.provider.DeprecationSentence(),
+	}
+	if f.simPath != "" && f.simAllowed(r) {
+		data.SimulatorURL = f.simPath + "?" + url.Values{"link": {link}}.Encode()
+	}
+	f.out.RenderPage(w, http.StatusOK, page.Wait, func(base page.Head) any {
+		data.Head = base
+		data.Refresh = waitRefresh
+		return data
+	})
+}
+
+// expiredPage tells the user the request expired and offers the same
+// authorization request again.
+func (f *Flow) expiredPage(ctx context.Context, w http.ResponseWriter, req pendingRequest) {
+	name := req.ClientID
+	if app, err := f.store.App(ctx, req.ClientID); err == nil {
+		name = app.Name
+	}
+	f.out.RenderPage(w, http.StatusGone, page.Expired, func(base page.Head) any {
+		return expiredPageData{Head: base, AppName: name, Expires: req.expiresAt().UTC().Format(time.RFC1123), RestartURL: f.provider.RestartURL(req.Request)}
+	})
+}
