@@ -31,6 +31,11 @@ const DefaultMinExpiration = 5 * time.Hour
 // answer.
 func (r *Registry) CheckClaimV4(ctx context.Context, c record.ClaimV4) error {
 	st := oprfproof.Statement{IssuerSchemaID: c.IssuerSchemaID, ExpiresAtMin: c.ExpiresAtMin, RPID: c.RPID}
+	// WorldIDVerifierV2's verify and verifySession check the action's
+	// prefix byte first; a session claim is one with a session input.
+	if !oprfproof.ValidAction(c.Action, c.SessionID != [32]byte{}) {
+		return errInvalidAction
+	}
 	// No registry root is ≥ r (roots are hashes in the field), so
 	// isValidRoot answers false: InvalidMerkleRoot, not a range error.
 	if st.Root.SetBytesCanonical(c.Proof[4][:]) != nil {
@@ -64,7 +69,15 @@ func (r *Registry) CheckClaimV4(ctx context.Context, c record.ClaimV4) error {
 	return nil
 }
 
-var errInvalidRootV4 = &record.ProofError{Code: record.CodeInvalidRoot, Detail: "the World ID registry root is not valid"}
+var (
+	errInvalidRootV4 = &record.ProofError{Code: record.CodeInvalidRoot, Detail: "the World ID registry root is not valid"}
+	errUnknownRootV4 = &record.ProofError{Code: record.CodeInvalidRoot, Detail: "the World ID registry root is not a known root of this environment or the other"}
+	errEnvMismatch   = &record.ProofError{Code: record.CodeEnvironmentMismatch, Detail: "the World ID registry root belongs to the other environment (production vs staging)"}
+	// errInvalidAction is WorldIDVerifierV2's InvalidAction revert, which
+	// the portal, naming no code for it, would answer verification_failed.
+	errInvalidAction = &record.ProofError{Code: record.CodeVerificationFailed,
+		Detail: "the action's first byte is not 0x00 (uniqueness proof) or 0x02 (session proof) as the proof type requires (InvalidAction)"}
+)
 
 // publicInputs reads the claim's other field elements into st, refusing
 // values ≥ r as Verifier.sol does (PublicInputNotInField).
@@ -100,27 +113,55 @@ func checkExpiry(expiresAtMin uint64, threshold time.Duration, now time.Time) *r
 // checkRootV4 accepts the roots the operator added for the environment
 // (valid as external roots are, doc/crypto.md §g "Root validity", with the
 // default max age), then asks the root source, if one is configured for
-// the environment's registry; anything else is invalid_root.
+// the environment's registry. A root that is not valid there but is valid
+// in the other environment is environment_mismatch; any other is
+// invalid_root (a malformed root, checked before, says "not valid"; an
+// unknown one says so).
 func (r *Registry) checkRootV4(ctx context.Context, environment string, root fr.Element) error {
-	h, ok := r.v4Roots[environment]
-	if !ok {
+	if _, ok := r.v4Roots[environment]; !ok {
 		return &record.ProofError{Code: record.CodeInvalidRoot, Detail: "no World ID 4.0 registry for this environment"}
 	}
-	err := h.Check(root, r.now(), defaultMaxAge)
+	valid, err := r.validRootV4(ctx, environment, root)
+	if err != nil || valid {
+		return err
+	}
+	other := otherEnvironment(environment)
+	if _, ok := r.v4Roots[other]; !ok {
+		return errUnknownRootV4
+	}
+	if valid, err = r.validRootV4(ctx, other, root); err != nil {
+		return err
+	}
+	if valid {
+		return errEnvMismatch
+	}
+	return errUnknownRootV4
+}
+
+// validRootV4 reports whether root is valid in the environment's 4.0
+// registry: added by the operator, else confirmed by the root source.
+func (r *Registry) validRootV4(ctx context.Context, environment string, root fr.Element) (bool, error) {
+	err := r.v4Roots[environment].Check(root, r.now(), defaultMaxAge)
 	if err == nil {
-		return nil
+		return true, nil
 	}
 	tree := record.V4RootTree(environment)
-	if errors.Is(err, semaphore.ErrUnknownRoot) && r.roots != nil && r.roots.Has(tree) {
-		valid, err := r.roots.ValidRoot(ctx, tree, root)
-		if err != nil {
-			return fmt.Errorf("registry: root source for %s: %w", tree, err)
-		}
-		if valid {
-			return nil
-		}
+	if !errors.Is(err, semaphore.ErrUnknownRoot) || r.roots == nil || !r.roots.Has(tree) {
+		return false, nil
 	}
-	return errInvalidRootV4
+	valid, err := r.roots.ValidRoot(ctx, tree, root)
+	if err != nil {
+		return false, fmt.Errorf("registry: root source for %s: %w", tree, err)
+	}
+	return valid, nil
+}
+
+// otherEnvironment is staging for production and production for staging.
+func otherEnvironment(environment string) string {
+	if environment == "production" {
+		return "staging"
+	}
+	return "production"
 }
 
 func (r *Registry) verifyV4(p *oprfproof.Proof, st *oprfproof.Statement) bool {

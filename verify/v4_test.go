@@ -157,7 +157,7 @@ func newV4Env(t *testing.T) *v4Env {
 		t.Fatal(err)
 	}
 	h.Register(e.mux)
-	e.body = sessionBody{SessionID: s.SessionID, Nonce: s.Nonce, ProtocolVersion: "4.0", Responses: []sessionItem{{
+	e.body = sessionBody{SessionID: idkitSessionID(s.SessionID), Nonce: s.Nonce, ProtocolVersion: "4.0", Responses: []sessionItem{{
 		Identifier: "proof_of_human", SignalHash: s.SignalHash, IssuerSchemaID: 1, SessionNullifier: s.SessionNullifier,
 		ExpiresAtMin: s.ExpiresAtMin, Proof: s.Proof}}}
 	return e
@@ -172,6 +172,13 @@ func (e *v4Env) postSession(t *testing.T, b sessionBody) *httptest.ResponseRecor
 	return e.post("/api/v4/verify/"+e.f.WorldIDVerifier.Anchors.RPID, string(raw))
 }
 
+// idkitSessionID is a session commitment in IDKit 4's session id form:
+// session_, the commitment, then an OPRF seed with the session prefix 01
+// (the seed is not a public input).
+func idkitSessionID(commitment string) string {
+	return "session_" + strings.TrimPrefix(commitment, "0x") + "01" + strings.Repeat("5a", 31)
+}
+
 // TestSessionVectorV4: WorldIDVerifierTest's session proof, posted in the
 // IDKit 4 body shape, verifies once the operator configured its anchors;
 // each single-field tamper is refused per item with the portal's code.
@@ -182,7 +189,7 @@ func TestSessionVectorV4(t *testing.T) {
 	var ok SessionResponse
 	decode(t, w, &ok)
 	s := e.f.WorldIDVerifier.Session
-	if !ok.Success || ok.SessionID != s.SessionID || ok.Environment != "production" || ok.Message != messageSession ||
+	if !ok.Success || ok.SessionID != e.body.SessionID || ok.Environment != "production" || ok.Message != messageSession ||
 		len(ok.Results) != 1 || !ok.Results[0].Success || ok.Results[0].Nullifier != s.SessionNullifier[0] ||
 		ok.Results[0].Identifier != "proof_of_human" {
 		t.Fatalf("body %s", w.Body)
@@ -201,10 +208,10 @@ func TestSessionVectorV4(t *testing.T) {
 			t.Fatalf("%s: body %s", id, w.Body)
 		}
 	}
-	// The same session id as IDKit's session_<commitment><seed> form.
-	idkit := e.body
-	idkit.SessionID = "session_" + strings.TrimPrefix(s.SessionID, "0x") + strings.Repeat("5a", 32)
-	wantStatus(t, e.postSession(t, idkit), http.StatusOK)
+	// The commitment as a bare number is not a session id IDKit sends.
+	plain := e.body
+	plain.SessionID = s.SessionID
+	wantError(t, e.postSession(t, plain), http.StatusBadRequest, codeValidation, "session_id")
 	// Numbers as decimal strings, as a client may send them.
 	dec := e.body
 	dec.Responses = []sessionItem{e.body.Responses[0]}
@@ -233,7 +240,7 @@ func TestSessionVectorV4(t *testing.T) {
 		{"action", one(func(_ *sessionBody, it *sessionItem) { it.SessionNullifier[1] = plus1(it.SessionNullifier[1]) }), record.CodeInvalidProof},
 		{"signal", one(func(_ *sessionBody, it *sessionItem) { it.SignalHash = plus1(it.SignalHash) }), record.CodeInvalidProof},
 		{"nonce", one(func(b *sessionBody, _ *sessionItem) { b.Nonce = plus1(b.Nonce) }), record.CodeInvalidProof},
-		{"session id", one(func(b *sessionBody, _ *sessionItem) { b.SessionID = plus1(b.SessionID) }), record.CodeInvalidProof},
+		{"session id", one(func(b *sessionBody, _ *sessionItem) { b.SessionID = idkitSessionID(plus1(s.SessionID)) }), record.CodeInvalidProof},
 		{"expiry", one(func(_ *sessionBody, it *sessionItem) { it.ExpiresAtMin = s.ExpiresAtMin + 1 }), record.CodeInvalidProof},
 		{"proof word", one(func(_ *sessionBody, it *sessionItem) { it.Proof[0] = plus1(plus1(plus1(plus1(it.Proof[0])))) }), record.CodeInvalidProof},
 		{"root", one(func(_ *sessionBody, it *sessionItem) { it.Proof[4] = plus1(it.Proof[4]) }), record.CodeInvalidRoot},
@@ -250,7 +257,10 @@ func TestSessionVectorV4(t *testing.T) {
 			it.SessionNullifier[0], it.Proof[0] = fieldModulus, "0x"+strings.Repeat("f", 64)
 		}), record.CodeInvalidProof},
 		{"expiry overflows", one(func(_ *sessionBody, it *sessionItem) { it.ExpiresAtMin = uint64(math.MaxUint64) }), record.CodeVerificationFailed},
-		{"staging", one(func(b *sessionBody, _ *sessionItem) { b.Environment = "staging" }), record.CodeInvalidRoot},
+		// The root is production's: a staging request says so.
+		{"staging", one(func(b *sessionBody, _ *sessionItem) { b.Environment = "staging" }), record.CodeEnvironmentMismatch},
+		// A session action needs the session prefix byte 0x02.
+		{"action prefix 00", one(func(_ *sessionBody, it *sessionItem) { it.SessionNullifier[1] = "0x00" + it.SessionNullifier[1][4:] }), record.CodeVerificationFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := wantFailure(t, e.postSession(t, tc.body), http.StatusBadRequest, codeAllFailed)
@@ -305,7 +315,7 @@ func TestStagingAppV4(t *testing.T) {
 	app.ID, app.Staging = "app_staging_"+strings.Repeat("ab", 16), true
 	// The vector's root is a production root only.
 	f := wantFailure(t, e.postSession(t, e.body), http.StatusBadRequest, codeAllFailed)
-	if f.Results[0].Code != record.CodeInvalidRoot {
+	if f.Results[0].Code != record.CodeEnvironmentMismatch {
 		t.Fatalf("production root for a staging app: %+v", f.Results)
 	}
 	prod := e.body
@@ -377,6 +387,9 @@ func (r *recordingV4) CheckClaimV4(_ context.Context, c record.ClaimV4) error {
 	return nil
 }
 
+// testSessionID is an IDKit 4 session id of commitment 7.
+var testSessionID = "session_" + strings.Repeat("0", 63) + "7" + "01" + strings.Repeat("0", 62)
+
 const v4Item = `{"identifier":"selfie","issuer_schema_id":1,"nullifier":"0x0a0a","expires_at_min":1700000000,"proof":["1","2","3","4","0x05"]}`
 
 func v4Body(members string, list ...string) string {
@@ -406,7 +419,7 @@ func TestV4Requests(t *testing.T) {
 		t.Fatalf("body %s", w.Body)
 	}
 	c := chk.claims[0]
-	action := semaphore.HashSignal("vote")
+	action := semaphore.HashToField([]byte("vote"))
 	var rp uint64
 	fmt.Sscanf(strings.TrimPrefix(testRPID, "rp_"), "%x", &rp)
 	if c.Action != action.Bytes() || c.RPID != rp || c.Nonce[31] != 1 || c.SignalHash != [32]byte{} || c.IssuerSchemaID != 1 ||
@@ -422,10 +435,10 @@ func TestV4Requests(t *testing.T) {
 	}
 	// Sessions verify without recording anything.
 	before := len(e.store.actions)
-	w = e.post("/api/v4/verify/"+testRPID, `{"protocol_version":"4.0","nonce":"1","session_id":"0x07","responses":[`+
+	w = e.post("/api/v4/verify/"+testRPID, `{"protocol_version":"4.0","nonce":"1","session_id":"`+testSessionID+`","responses":[`+
 		strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":["0x0b","0x0c"]`, 1)+`]}`)
 	wantStatus(t, w, http.StatusOK)
-	if len(e.store.actions) != before || !strings.Contains(w.Body.String(), `"session_id":"0x07"`) {
+	if len(e.store.actions) != before || !strings.Contains(w.Body.String(), `"session_id":"`+testSessionID+`"`) {
 		t.Fatalf("session: %s", w.Body)
 	}
 	if c := chk.claims[len(chk.claims)-1]; c.SessionID[31] != 7 || c.Nullifier[31] != 0xb || c.Action[31] != 0xc {
@@ -465,14 +478,14 @@ func TestV4Requests(t *testing.T) {
 		{"merkle_root in 4.0", v4Body("", v4ItemWith(`"nullifier"`, `"merkle_root":"0x01","nullifier"`)), codeValidation, "responses[0]"},
 		{"nonce not a number", `{"protocol_version":"4.0","nonce":"abc","action":"vote","responses":[` + v4Item + `]}`, codeValidation, "nonce"},
 		{"action missing", `{"protocol_version":"4.0","nonce":"1","responses":[` + v4Item + `]}`, codeValidation, "action"},
-		{"session with action", `{"protocol_version":"4.0","nonce":"1","action":"vote","session_id":"1","responses":[` + v4Item + `]}`, codeValidation, "action"},
+		{"session with action", `{"protocol_version":"4.0","nonce":"1","action":"vote","session_id":"` + testSessionID + `","responses":[` + v4Item + `]}`, codeValidation, "action"},
 		{"session id malformed", `{"protocol_version":"4.0","nonce":"1","session_id":"session_12","responses":[` + v4Item + `]}`, codeValidation, "session_id"},
-		{"session item with nullifier", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` + v4Item + `]}`, codeValidation, "responses[0].nullifier"},
-		{"session_nullifier not an array", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` +
+		{"session item with nullifier", `{"protocol_version":"4.0","nonce":"1","session_id":"` + testSessionID + `","responses":[` + v4Item + `]}`, codeValidation, "responses[0].nullifier"},
+		{"session_nullifier not an array", `{"protocol_version":"4.0","nonce":"1","session_id":"` + testSessionID + `","responses":[` +
 			strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":"1"`, 1) + `]}`, codeValidation, "responses[0].session_nullifier"},
-		{"session_nullifier missing", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` +
+		{"session_nullifier missing", `{"protocol_version":"4.0","nonce":"1","session_id":"` + testSessionID + `","responses":[` +
 			strings.Replace(v4Item, `"nullifier":"0x0a0a",`, ``, 1) + `]}`, codeValidation, "responses[0].session_nullifier"},
-		{"session_nullifier of 1", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` +
+		{"session_nullifier of 1", `{"protocol_version":"4.0","nonce":"1","session_id":"` + testSessionID + `","responses":[` +
 			strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":["1"]`, 1) + `]}`, codeValidation, "responses[0].session_nullifier"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -530,11 +543,11 @@ func TestV4Requests(t *testing.T) {
 }
 
 // TestV4WithoutChecker: a server without 4.0 verification answers each
-// 4.0 item verification_failed, never 500.
+// 4.0 item feature_unavailable, never 500.
 func TestV4WithoutChecker(t *testing.T) {
 	e := newEnv(t)
 	f := wantFailure(t, e.post("/api/v4/verify/"+testRPID, v4Body("")), http.StatusBadRequest, codeAllFailed)
-	if f.Results[0].Code != record.CodeVerificationFailed {
+	if f.Results[0].Code != record.CodeFeatureUnavailable {
 		t.Fatalf("%+v", f.Results)
 	}
 }
