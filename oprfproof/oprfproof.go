@@ -133,6 +133,21 @@ func ParseWord(s string) ([32]byte, error) {
 	return w, nil
 }
 
+// ParseFieldElement reads a field element given by an operator (a trust
+// anchor coordinate, a 4.0 registry root): ParseWord's spellings, and
+// below r.
+func ParseFieldElement(s string) (fr.Element, error) {
+	var e fr.Element
+	w, err := ParseWord(s)
+	if err != nil {
+		return e, err
+	}
+	if e.SetBytesCanonical(w[:]) != nil {
+		return e, fmt.Errorf("%w: %q is not below the BN254 scalar field modulus", ErrProofFormat, s)
+	}
+	return e, nil
+}
+
 func isHex(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]

@@ -206,8 +206,8 @@ func ParseAnchor(a record.TrustAnchor) (oprfproof.Point, error) {
 		src  string
 		name string
 	}{{&p.X, a.X, "x"}, {&p.Y, a.Y, "y"}} {
-		w, err := oprfproof.ParseWord(c.src)
-		if err != nil || c.dst.SetBytesCanonical(w[:]) != nil {
+		var err error
+		if *c.dst, err = oprfproof.ParseFieldElement(c.src); err != nil {
 			return p, fmt.Errorf("registry: trust anchor %s must be a field element in decimal or 0x-hex", c.name)
 		}
 	}
