@@ -60,3 +60,8 @@ const (
 // V4RootTree is the ExternalRoot tree name of World ID 4.0 registry roots
 // of an environment.
 func V4RootTree(environment string) string { return "world_id_4/" + environment }
+
+// V4AnchorSet names where a root source reads the trust anchors of a
+// kind (AnchorIssuerKey, AnchorOPRFKey) for an environment:
+// "issuer_key/production", "oprf_key/staging", ….
+func V4AnchorSet(kind, environment string) string { return kind + "/" + environment }

@@ -45,11 +45,16 @@ func (r *Registry) CheckClaimV4(ctx context.Context, c record.ClaimV4) error {
 		return err
 	}
 	var ok bool
-	if st.IssuerKey, ok = r.anchor(record.AnchorIssuerKey, strconv.FormatUint(c.IssuerSchemaID, 10)); !ok {
-		return &record.ProofError{Code: record.CodeInvalidCredentialIssuer, Detail: "no credential issuer key is configured for this issuer_schema_id"}
+	var err error
+	if st.IssuerKey, ok, err = r.trustAnchor(ctx, record.AnchorIssuerKey, c.Environment, c.IssuerSchemaID); err != nil {
+		return err
+	} else if !ok {
+		return &record.ProofError{Code: record.CodeInvalidCredentialIssuer, Detail: "no credential issuer key is registered for this issuer_schema_id"}
 	}
-	if st.OPRFKey, ok = r.anchor(record.AnchorOPRFKey, RPIDString(c.RPID)); !ok {
-		return &record.ProofError{Code: record.CodeVerificationFailed, Detail: "no OPRF public key is configured for this rp_id"}
+	if st.OPRFKey, ok, err = r.trustAnchor(ctx, record.AnchorOPRFKey, c.Environment, c.RPID); err != nil {
+		return err
+	} else if !ok {
+		return &record.ProofError{Code: record.CodeVerificationFailed, Detail: "no OPRF public key is registered for this rp_id"}
 	}
 	if pe := checkExpiry(c.ExpiresAtMin, r.minExpiration, r.now()); pe != nil {
 		return pe
@@ -175,14 +180,28 @@ func (r *Registry) verifyV4(p *oprfproof.Proof, st *oprfproof.Statement) bool {
 // hex digits (World's portal reads the digits as the contract's uint64).
 func RPIDString(id uint64) string { return fmt.Sprintf("rp_%016x", id) }
 
-// anchor returns the configured key of kind and id, else the default the
-// server was started with.
-func (r *Registry) anchor(kind, id string) (oprfproof.Point, bool) {
-	if p, ok := r.anchors.Load(kind + "/" + id); ok {
-		return p.(oprfproof.Point), true
+// trustAnchor returns the key of kind (issuer_schema_id or rp_id id) for
+// the environment: the operator's stored anchor, which wins; else, if the
+// key source has a registry for the environment, what it holds there
+// (its failure is an error: verification_error, never a key); else the
+// default the server was started with.
+func (r *Registry) trustAnchor(ctx context.Context, kind, environment string, id uint64) (oprfproof.Point, bool, error) {
+	name := strconv.FormatUint(id, 10)
+	if kind == record.AnchorOPRFKey {
+		name = RPIDString(id)
 	}
-	p, ok := r.defaultAnchors[kind+"/"+id]
-	return p, ok
+	if p, ok := r.anchors.Load(kind + "/" + name); ok {
+		return p.(oprfproof.Point), true, nil
+	}
+	if set := record.V4AnchorSet(kind, environment); r.keys != nil && r.keys.Has(set) {
+		x, y, found, err := r.keys.PublicKey(ctx, set, id)
+		if err != nil {
+			return oprfproof.Point{}, false, fmt.Errorf("registry: key source for %s: %w", set, err)
+		}
+		return oprfproof.Point{X: x, Y: y}, found, nil
+	}
+	p, ok := r.defaultAnchors[kind+"/"+name]
+	return p, ok, nil
 }
 
 // ParseAnchor checks a trust anchor's kind, id and coordinates (decimal or

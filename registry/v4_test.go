@@ -218,7 +218,7 @@ func TestDefaultAnchorAndReplicas(t *testing.T) {
 		return r
 	}
 	ra, rb := open(), open()
-	if p, ok := ra.anchor(record.AnchorIssuerKey, "1"); !ok || p.X != mustFE(t, a.IssuerPubkey[0]) {
+	if p, ok, err := ra.trustAnchor(t.Context(), record.AnchorIssuerKey, "production", 1); err != nil || !ok || p.X != mustFE(t, a.IssuerPubkey[0]) {
 		t.Fatal("default issuer key not used")
 	}
 	other := record.TrustAnchor{Kind: record.AnchorIssuerKey, ID: "1", X: a.OtherPubkey[0], Y: a.OtherPubkey[1], At: c.t}
@@ -233,7 +233,7 @@ func TestDefaultAnchorAndReplicas(t *testing.T) {
 	if err := rb.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := rb.anchor(record.AnchorIssuerKey, "1"); p.X != mustFE(t, a.OtherPubkey[0]) {
+	if p, _, _ := rb.trustAnchor(t.Context(), record.AnchorIssuerKey, "production", 1); p.X != mustFE(t, a.OtherPubkey[0]) {
 		t.Fatal("replica does not see the stored anchor")
 	}
 	if err := rb.checkRootV4(t.Context(), "staging", root); err != nil {
