@@ -72,6 +72,7 @@ type sessionItem struct {
 	IssuerSchemaID   any       `json:"issuer_schema_id"`
 	SessionNullifier [2]string `json:"session_nullifier"`
 	ExpiresAtMin     any       `json:"expires_at_min"`
+	GenesisMin       any       `json:"credential_genesis_issued_at_min,omitempty"`
 	Proof            [5]string `json:"proof"`
 }
 
