@@ -151,17 +151,31 @@ func newV4Env(t *testing.T) *v4Env {
 		}
 	}
 	e.reg = reg
-	e.env = &env{mux: http.NewServeMux(), store: newMemStore(), checker: &fakeChecker{}, now: e.now}
-	e.store.apps = append(e.store.apps, record.App{ID: "app_" + strings.Repeat("ab", 16), RPID: a.RPID, Name: "v4", CreatedAt: e.now})
-	h, err := New(Options{Store: e.store, Checker: e.checker, CheckerV4: reg, Now: func() time.Time { return e.now }})
+	e.env = serveV4(t, e.now, reg, record.App{ID: "app_" + strings.Repeat("ab", 16), RPID: a.RPID, Name: "v4", CreatedAt: e.now})
+	e.body = vectorSessionBody(&f)
+	return e
+}
+
+// serveV4 is the endpoint over a 4.0 checker, its store holding the test
+// app and apps, its clock starting at start.
+func serveV4(t testing.TB, start time.Time, checker CheckerV4, apps ...record.App) *env {
+	t.Helper()
+	e := &env{mux: http.NewServeMux(), store: newMemStore(), checker: &fakeChecker{}, now: start}
+	e.store.apps = append(e.store.apps, apps...)
+	h, err := New(Options{Store: e.store, Checker: e.checker, CheckerV4: checker, Now: func() time.Time { return e.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.Register(e.mux)
-	e.body = sessionBody{SessionID: idkitSessionID(s.SessionID), Nonce: s.Nonce, ProtocolVersion: "4.0", Responses: []sessionItem{{
+	return e
+}
+
+// vectorSessionBody is World's session vector in the body IDKit 4 sends.
+func vectorSessionBody(f *v4File) sessionBody {
+	s := f.WorldIDVerifier.Session
+	return sessionBody{SessionID: idkitSessionID(s.SessionID), Nonce: s.Nonce, ProtocolVersion: "4.0", Responses: []sessionItem{{
 		Identifier: "proof_of_human", SignalHash: s.SignalHash, IssuerSchemaID: 1, SessionNullifier: s.SessionNullifier,
 		ExpiresAtMin: s.ExpiresAtMin, Proof: s.Proof}}}
-	return e
 }
 
 func (e *v4Env) postSession(t *testing.T, b sessionBody) *httptest.ResponseRecorder {
@@ -406,14 +420,7 @@ func v4ItemWith(old, repl string) string { return strings.Replace(v4Item, old, r
 // uniqueness proofs are recorded, and every bad input as a 400 naming the
 // attribute or a per-item code — never a 500.
 func TestV4Requests(t *testing.T) {
-	e := newEnv(t)
-	chk := &recordingV4{}
-	h, err := New(Options{Store: e.store, Checker: e.checker, CheckerV4: chk, Now: func() time.Time { return e.now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.mux = http.NewServeMux()
-	h.Register(e.mux)
+	e, chk := newV4Recording(t)
 	w := e.post("/api/v4/verify/"+testRPID, v4Body(""))
 	resp := wantSuccess(t, w)
 	if resp.Nullifier != "0x"+strings.Repeat("0", 60)+"0a0a" || resp.Results[0].Identifier != "selfie" || resp.Message != messageVerified {

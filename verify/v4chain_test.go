@@ -37,7 +37,7 @@ func newChainEnv(t testing.TB) *chainEnv {
 	t.Helper()
 	var f v4File
 	vectors.Load(t, "world_id_4.json", &f)
-	a, s := f.WorldIDVerifier.Anchors, f.WorldIDVerifier.Session
+	a := f.WorldIDVerifier.Anchors
 	e := &chainEnv{f: &f, now: time.Unix(a.Now, 0), chain: fakechain.New()}
 	rp, err := registry.ParseRPID(a.RPID)
 	if err != nil {
@@ -73,18 +73,10 @@ func newChainEnv(t testing.TB) *chainEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.reg.Close)
-	e.env = &env{mux: http.NewServeMux(), store: newMemStore(), checker: &fakeChecker{}, now: e.now}
-	e.store.apps = append(e.store.apps,
+	e.env = serveV4(t, e.now, e.reg,
 		record.App{ID: "app_" + strings.Repeat("ab", 16), RPID: a.RPID, Name: "v4", CreatedAt: e.now},
 		record.App{ID: "app_" + strings.Repeat("cd", 16), RPID: registry.RPIDString(rp + 1), Name: "other", CreatedAt: e.now})
-	h, err := New(Options{Store: e.store, Checker: e.checker, CheckerV4: e.reg, Now: func() time.Time { return e.now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Register(e.mux)
-	e.body = sessionBody{SessionID: idkitSessionID(s.SessionID), Nonce: s.Nonce, ProtocolVersion: "4.0", Responses: []sessionItem{{
-		Identifier: "proof_of_human", SignalHash: s.SignalHash, IssuerSchemaID: 1, SessionNullifier: s.SessionNullifier,
-		ExpiresAtMin: s.ExpiresAtMin, Proof: s.Proof}}}
+	e.body = vectorSessionBody(&f)
 	return e
 }
 

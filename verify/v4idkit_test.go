@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"worldid/internal/vectors"
 )
@@ -15,15 +14,8 @@ import (
 // newV4Recording is the endpoint with a CheckerV4 that records claims.
 func newV4Recording(t *testing.T) (*env, *recordingV4) {
 	t.Helper()
-	e := newEnv(t)
 	chk := &recordingV4{}
-	h, err := New(Options{Store: e.store, Checker: e.checker, CheckerV4: chk, Now: func() time.Time { return e.now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.mux = http.NewServeMux()
-	h.Register(e.mux)
-	return e, chk
+	return serveV4(t, testStart, chk), chk
 }
 
 // TestActionFieldIDKit: a 4.0 uniqueness action reaches the checker as
