@@ -184,6 +184,14 @@ func actionField(action string) [32]byte {
 	return e.Bytes()
 }
 
+// credentialSchemaIDs are the issuer_schema_ids of IDKit 4's credential
+// types as World uses them (idkit-core 4.3.0 ResponseItemV4 and
+// SelfieCheckResponseItemV4: 1 proof_of_human, 11 selfie, 9303 passport,
+// 9310 mnc). An item naming one of them must carry its schema id, or its
+// result would name a credential the proof is not about; other
+// identifiers are echoed as sent.
+var credentialSchemaIDs = map[string]uint64{"proof_of_human": 1, "selfie": 11, "passport": 9303, "mnc": 9310}
+
 // maxIdentifierV4 bounds a 4.0 item's identifier, which is only echoed
 // back: World's portal accepts any string there (IDKit 4 sends its
 // credential type names, proof_of_human, selfie, passport, mnc), and in
@@ -224,6 +232,11 @@ func (it rawItem) itemV4(path string, session bool) (itemV4, *Error) {
 	}
 	if c.IssuerSchemaID, err = parseUint64(it.v4.issuerSchemaID, path+".issuer_schema_id", true); err != nil {
 		return item, err
+	}
+	if want, ok := credentialSchemaIDs[id]; ok && want != c.IssuerSchemaID {
+		item.refused = &record.ProofError{Code: record.CodeInvalidCredentialIssuer,
+			Detail: fmt.Sprintf("identifier %s is issuer_schema_id %d, not %d", id, want, c.IssuerSchemaID)}
+		return item, nil
 	}
 	if c.ExpiresAtMin, err = parseUint64(it.v4.expiresAtMin, path+".expires_at_min", true); err != nil {
 		return item, err

@@ -209,13 +209,20 @@ func TestSessionVectorV4(t *testing.T) {
 		ok.Results[0].Identifier != "proof_of_human" {
 		t.Fatalf("body %s", w.Body)
 	}
-	// IDKit 4's other credential types: the identifier chooses nothing in
-	// 4.0 (issuer_schema_id and the root do) and is echoed as sent.
-	for _, id := range []string{"passport", "mnc"} {
+	// The identifier chooses nothing in 4.0 (issuer_schema_id and the
+	// root do) and is echoed as sent, but IDKit 4's other credential type
+	// names cannot claim schema 1's proof.
+	for id, ok := range map[string]bool{"passport": false, "mnc": false, "selfie": false, "document-of-mine": true} {
 		b := e.body
 		b.Responses = []sessionItem{e.body.Responses[0]}
 		b.Responses[0].Identifier = id
 		w := e.postSession(t, b)
+		if !ok {
+			if f := wantFailure(t, w, http.StatusBadRequest, codeAllFailed); f.Results[0].Code != record.CodeInvalidCredentialIssuer || f.Results[0].Identifier != id {
+				t.Fatalf("%s: %+v", id, f.Results)
+			}
+			continue
+		}
 		wantStatus(t, w, http.StatusOK)
 		var r SessionResponse
 		decode(t, w, &r)
@@ -405,7 +412,7 @@ func (r *recordingV4) CheckClaimV4(_ context.Context, c record.ClaimV4) error {
 // testSessionID is an IDKit 4 session id of commitment 7.
 var testSessionID = "session_" + strings.Repeat("0", 63) + "7" + "01" + strings.Repeat("0", 62)
 
-const v4Item = `{"identifier":"selfie","issuer_schema_id":1,"nullifier":"0x0a0a","expires_at_min":1700000000,"proof":["1","2","3","4","0x05"]}`
+const v4Item = `{"identifier":"selfie","issuer_schema_id":11,"nullifier":"0x0a0a","expires_at_min":1700000000,"proof":["1","2","3","4","0x05"]}`
 
 func v4Body(members string, list ...string) string {
 	if len(list) == 0 {
@@ -430,7 +437,7 @@ func TestV4Requests(t *testing.T) {
 	action := semaphore.HashToField([]byte("vote"))
 	var rp uint64
 	fmt.Sscanf(strings.TrimPrefix(testRPID, "rp_"), "%x", &rp)
-	if c.Action != action.Bytes() || c.RPID != rp || c.Nonce[31] != 1 || c.SignalHash != [32]byte{} || c.IssuerSchemaID != 1 ||
+	if c.Action != action.Bytes() || c.RPID != rp || c.Nonce[31] != 1 || c.SignalHash != [32]byte{} || c.IssuerSchemaID != 11 ||
 		c.ExpiresAtMin != 1700000000 || c.GenesisMin != [32]byte{} || c.SessionID != [32]byte{} || c.Proof[4][31] != 5 || c.Environment != "production" {
 		t.Fatalf("claim %+v", c)
 	}
@@ -455,10 +462,21 @@ func TestV4Requests(t *testing.T) {
 
 	// Any identifier of at most 64 bytes is echoed unchanged; a 3.0 item
 	// still names one of the 3.0 credential types.
-	for _, id := range []string{"proof_of_human", "passport", "mnc", "ãé-" + strings.Repeat("x", 59)} {
-		w := e.post("/api/v4/verify/"+testRPID, v4Body("", v4ItemWith(`"selfie"`, `"`+id+`"`)))
+	// IDKit's credential type names must carry their issuer_schema_id.
+	for id, schema := range map[string]string{"proof_of_human": "1", "passport": "9303", "mnc": "9310", "ãé-" + strings.Repeat("x", 59): "11", "custom": "77"} {
+		it := strings.Replace(v4ItemWith(`"selfie"`, `"`+id+`"`), `"issuer_schema_id":11`, `"issuer_schema_id":`+schema, 1)
+		w := e.post("/api/v4/verify/"+testRPID, v4Body("", it))
 		if r := wantSuccess(t, w); r.Results[0].Identifier != id {
 			t.Fatalf("identifier %q: %s", id, w.Body)
+		}
+		wrong := strings.Replace(it, `"issuer_schema_id":`+schema, `"issuer_schema_id":12`, 1)
+		w = e.post("/api/v4/verify/"+testRPID, v4Body("", wrong))
+		if _, named := credentialSchemaIDs[id]; !named {
+			wantSuccess(t, w) // any schema id for a name IDKit does not define
+			continue
+		}
+		if f := wantFailure(t, w, http.StatusBadRequest, codeAllFailed); f.Results[0].Code != record.CodeInvalidCredentialIssuer {
+			t.Fatalf("identifier %q with schema 12: %+v", id, f.Results)
 		}
 	}
 	wantError(t, e.post("/api/v4/verify/"+testRPID, v4Body("", v4ItemWith(`"selfie"`, `"`+strings.Repeat("x", 65)+`"`))),
@@ -473,12 +491,12 @@ func TestV4Requests(t *testing.T) {
 		{"proof word not a number", v4Body("", v4ItemWith(`"2"`, `"two"`)), codeValidation, "responses[0].proof[1]"},
 		{"proof word 2^256", v4Body("", v4ItemWith(`"2"`, `"0x1`+strings.Repeat("0", 64)+`"`)), codeValidation, "responses[0].proof[1]"},
 		{"proof word number", v4Body("", v4ItemWith(`"2"`, `2`)), codeValidation, "responses[0].proof"},
-		{"issuer_schema_id missing", v4Body("", v4ItemWith(`"issuer_schema_id":1,`, ``)), codeValidation, "responses[0].issuer_schema_id"},
-		{"issuer_schema_id negative", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":-1`)), codeValidation, "responses[0].issuer_schema_id"},
-		{"issuer_schema_id fraction", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":1.5`)), codeValidation, "responses[0].issuer_schema_id"},
-		{"issuer_schema_id 2^64", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":18446744073709551616`)), codeValidation, "responses[0].issuer_schema_id"},
-		{"issuer_schema_id object", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":{}`)), codeValidation, "responses[0].issuer_schema_id"},
-		{"issuer_schema_id leading zero", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":"01"`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id missing", v4Body("", v4ItemWith(`"issuer_schema_id":11,`, ``)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id negative", v4Body("", v4ItemWith(`"issuer_schema_id":11`, `"issuer_schema_id":-1`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id fraction", v4Body("", v4ItemWith(`"issuer_schema_id":11`, `"issuer_schema_id":1.5`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id 2^64", v4Body("", v4ItemWith(`"issuer_schema_id":11`, `"issuer_schema_id":18446744073709551616`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id object", v4Body("", v4ItemWith(`"issuer_schema_id":11`, `"issuer_schema_id":{}`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id leading zero", v4Body("", v4ItemWith(`"issuer_schema_id":11`, `"issuer_schema_id":"01"`)), codeValidation, "responses[0].issuer_schema_id"},
 		{"expires_at_min missing", v4Body("", v4ItemWith(`"expires_at_min":1700000000,`, ``)), codeValidation, "responses[0].expires_at_min"},
 		{"nullifier missing", v4Body("", v4ItemWith(`"nullifier":"0x0a0a",`, ``)), codeValidation, "responses[0].nullifier"},
 		{"nullifier hex without 0x", v4Body("", v4ItemWith(`"0x0a0a"`, `"0a0a"`)), codeValidation, "responses[0].nullifier"},

@@ -72,7 +72,7 @@ func TestV4ThroughBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	item := func(root, schema string) map[string]any {
-		return map[string]any{"identifier": "selfie", "issuer_schema_id": schema, "nullifier": "0x0a0a", "expires_at_min": 4102444800,
+		return map[string]any{"identifier": "credential", "issuer_schema_id": schema, "nullifier": "0x0a0a", "expires_at_min": 4102444800,
 			"proof": []string{"0x4906f4e17b969ef2cfc44bd96520f01a3f5c32972bca2e10b70e05e03e3d9f13", "1", "2", "3", root}}
 	}
 	post := func(items ...map[string]any) (int, string) {
@@ -88,7 +88,7 @@ func TestV4ThroughBinary(t *testing.T) {
 			Results []struct{ Code, Identifier string } `json:"results"`
 		}
 		raw, _ := io.ReadAll(resp.Body)
-		if err := json.Unmarshal(raw, &out); err != nil || len(out.Results) != len(items) || out.Results[0].Identifier != "selfie" {
+		if err := json.Unmarshal(raw, &out); err != nil || len(out.Results) != len(items) || out.Results[0].Identifier != "credential" {
 			t.Fatalf("answer %d %s", resp.StatusCode, raw)
 		}
 		return resp.StatusCode, out.Results[0].Code
