@@ -121,8 +121,12 @@
 // must be non-zero — zero is a uniqueness proof's session input, so a
 // "session" of commitment zero (or a bare number) would let a uniqueness
 // proof through the session path, where nothing is recorded. Items: identifier
-// (any non-empty string of at most 64 bytes, echoed unchanged: IDKit 4
-// sends proof_of_human, selfie, passport or mnc, and it chooses no tree),
+// (any non-empty string of at most 64 bytes, echoed unchanged; it chooses
+// no tree, but IDKit 4's names must carry World's issuer_schema_id for
+// them — proof_of_human 1, selfie 11, passport 9303, mnc 9310, idkit-core
+// 4.3.0 — or the item fails with invalid_credential_issuer, so a result
+// never names a credential the proof is not about; the portal does not
+// check this),
 // issuer_schema_id and expires_at_min (uint64, a JSON integer or decimal
 // string), credential_genesis_issued_at_min (optional, default 0),
 // signal_hash (optional, ^0x[0-9a-f]+$, default 0x0), proof (an array of
