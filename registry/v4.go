@@ -24,11 +24,11 @@ import (
 const DefaultMinExpiration = 5 * time.Hour
 
 // CheckClaimV4 verifies one World ID 4.0 proof the way World's
-// WorldIDVerifier contract does (doc.go), in its order: root, issuer key,
-// OPRF key, expiry, then the proof points and the range of the other
-// public inputs. nil when it verifies, a *record.ProofError with the
-// portal's code otherwise, any other error when the root source could not
-// answer.
+// WorldIDVerifierV2 contract does (doc.go), in its order: the action's
+// prefix, root, issuer key, OPRF key, expiry, then the proof points and the
+// range of the other public inputs. nil when it verifies, a
+// *record.ProofError with the portal's code otherwise, any other error
+// when the root or key source could not answer.
 func (r *Registry) CheckClaimV4(ctx context.Context, c record.ClaimV4) error {
 	st := oprfproof.Statement{IssuerSchemaID: c.IssuerSchemaID, ExpiresAtMin: c.ExpiresAtMin, RPID: c.RPID}
 	// WorldIDVerifierV2's verify and verifySession check the action's
@@ -44,18 +44,21 @@ func (r *Registry) CheckClaimV4(ctx context.Context, c record.ClaimV4) error {
 	if err := r.checkRootV4(ctx, c.Environment, st.Root); err != nil {
 		return err
 	}
-	var ok bool
-	var err error
-	if st.IssuerKey, ok, err = r.trustAnchor(ctx, record.AnchorIssuerKey, c.Environment, c.IssuerSchemaID); err != nil {
+	issuerKey, ok, err := r.trustAnchor(ctx, record.AnchorIssuerKey, c.Environment, c.IssuerSchemaID)
+	if err != nil {
 		return err
-	} else if !ok {
+	}
+	if !ok {
 		return &record.ProofError{Code: record.CodeInvalidCredentialIssuer, Detail: "no credential issuer key is registered for this issuer_schema_id"}
 	}
-	if st.OPRFKey, ok, err = r.trustAnchor(ctx, record.AnchorOPRFKey, c.Environment, c.RPID); err != nil {
+	oprfKey, ok, err := r.trustAnchor(ctx, record.AnchorOPRFKey, c.Environment, c.RPID)
+	if err != nil {
 		return err
-	} else if !ok {
+	}
+	if !ok {
 		return &record.ProofError{Code: record.CodeVerificationFailed, Detail: "no OPRF public key is registered for this rp_id"}
 	}
+	st.IssuerKey, st.OPRFKey = issuerKey, oprfKey
 	if pe := checkExpiry(c.ExpiresAtMin, r.minExpiration, r.now()); pe != nil {
 		return pe
 	}
