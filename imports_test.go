@@ -119,6 +119,8 @@ func checkImports(imports map[string][]string) []string {
 
 func forbidden(pkg, dep string) string {
 	switch {
+	case dep == "worldid/internal/fakechain":
+		return "internal/fakechain is test support: only tests import it"
 	case hasPkg(cryptoPkgs, pkg):
 		if dep == "net/http" || dep == "log/slog" || strings.HasPrefix(dep, "net/http/") {
 			return "crypto packages do no I/O or logging"
@@ -209,6 +211,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/semaphore", "github.com/consensys/gnark/backend/groth16"},
 		{"worldid/semaphore/prover", "github.com/iden3/go-iden3-crypto/poseidon"},
 		{"worldid/verify", "worldid/store"},
+		{"worldid/internal/server", "worldid/internal/fakechain"},
 		{"worldid/oidc", "worldid/verify"},
 		{"worldid/oidc", "worldid/signin"},
 		{"worldid/signin", "worldid/oidc"},

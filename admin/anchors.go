@@ -6,6 +6,7 @@ import (
 
 	"worldid/field"
 	"worldid/internal/httpapi"
+	"worldid/oprfproof"
 	"worldid/record"
 )
 
@@ -68,11 +69,13 @@ func (a *api) addRootV4(w http.ResponseWriter, r *http.Request, req AddRootReque
 		writeError(w, a.Log, badRequest("environment must be production or staging"))
 		return
 	}
-	root, err := field.ParseStrict(req.Root)
+	// The spellings of an anchor coordinate (decimal or 0x-hex, below r).
+	root, err := oprfproof.ParseFieldElement(req.Root)
 	if err != nil {
-		writeError(w, a.Log, badRequest("root: %v", err))
+		writeError(w, a.Log, badRequest("root must be a field element in decimal or 0x-hex"))
 		return
 	}
+	req.Root = field.Format(&root)
 	if req.At, err = a.rootTime(req.At); err != nil {
 		writeError(w, a.Log, err)
 		return

@@ -100,6 +100,12 @@ func TestIdentitiesRootsAndActions(t *testing.T) {
 		{"root 4.0 at ten years ahead", "/admin/roots", `{"protocol_version":"4.0","root":"0x` + strings.Repeat("0", 63) + `6","at":"` + time.Now().AddDate(10, 0, 0).Format(time.RFC3339) + `"}`, 400},
 		{"root 4.0 at beyond the skew", "/admin/roots", `{"protocol_version":"4.0","root":"0x` + strings.Repeat("0", 63) + `6","at":"` + time.Now().Add(6*time.Minute).Format(time.RFC3339) + `"}`, 400},
 		{"root 4.0 at within the skew", "/admin/roots", `{"protocol_version":"4.0","root":"0x` + strings.Repeat("0", 63) + `7","at":"` + time.Now().Add(time.Minute).Format(time.RFC3339) + `"}`, 201},
+		// The spellings of an anchor coordinate: decimal or 0x/0X-hex below r.
+		{"root 4.0 short hex", "/admin/roots", `{"protocol_version":"4.0","root":"0x8"}`, 201},
+		{"root 4.0 decimal", "/admin/roots", `{"protocol_version":"4.0","root":"9"}`, 201},
+		{"root 4.0 upper 0X", "/admin/roots", `{"protocol_version":"4.0","root":"0X0A"}`, 201},
+		{"root 4.0 = r", "/admin/roots", `{"protocol_version":"4.0","root":"0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001"}`, 400},
+		{"root 4.0 not a number", "/admin/roots", `{"protocol_version":"4.0","root":"0xzz"}`, 400},
 		{"root 4.0 bad environment", "/admin/roots", `{"protocol_version":"4.0","environment":"dev","root":"0x` + strings.Repeat("0", 63) + `5"}`, 400},
 		{"root protocol 5.0", "/admin/roots", `{"protocol_version":"5.0","root":"0x` + strings.Repeat("0", 63) + `5"}`, 400},
 		{"anchor", "/admin/anchors", `{"kind":"issuer_key","id":"1","x":"0x01","y":"2"}`, 201},
@@ -133,7 +139,8 @@ func TestIdentitiesRootsAndActions(t *testing.T) {
 	if resp := do(t, srv, "GET", "/admin/anchors", testToken, "", ""); resp.status != 200 || !strings.Contains(resp.body, `"kind":"issuer_key"`) {
 		t.Fatalf("list anchors: %d %s", resp.status, resp.body)
 	}
-	if len(reg.added) != 2 || !slices.Equal(reg.roots, []string{"orb/production", "orb/production", "world_id_4/staging", "world_id_4/production"}) || len(st.limits) != 1 || st.limits[0] != "rp_0123456789abcdef/production/vote=1" {
+	if len(reg.added) != 2 || !slices.Equal(reg.roots, []string{"orb/production", "orb/production", "world_id_4/staging", "world_id_4/production",
+		"world_id_4/production", "world_id_4/production", "world_id_4/production"}) || len(st.limits) != 1 || st.limits[0] != "rp_0123456789abcdef/production/vote=1" {
 		t.Fatalf("added %v roots %v limits %v", reg.added, reg.roots, st.limits)
 	}
 }

@@ -23,11 +23,15 @@
 //	4 expires_at_min       8 rp_id                              14 session id (0: uniqueness)
 //	                       9 action
 //
-// A uniqueness proof's action is the relying party's action string hashed
-// with IDKit 4's hashSignal (semaphore.HashSignal), as World's portal
-// computes it; a session proof carries its own action (the second member
-// of session_nullifier, randomised by the client) and binds the session
-// commitment as input 14 (SessionCommitment).
+// A uniqueness proof's action is the relying party's action string as
+// IDKit 4 hashes it (hashToField of its UTF-8 bytes, package verify); a
+// session proof carries its own action (the second member of
+// session_nullifier, randomised by the client) and binds the session
+// commitment as input 14 (SessionCommitment, read only from IDKit's
+// session_<hex> form). ValidAction is WorldIDVerifierV2's action prefix
+// rule: 0x00 for uniqueness, 0x02 for sessions. ParseWord reads numbers
+// as JavaScript's BigInt does (decimal, 0x or 0X hex); ParseFieldElement
+// adds the bound r, for values an operator enters.
 //
 // Every input is an element of the BN254 scalar field: parsers here reject
 // values ≥ r instead of reducing them, as Verifier.sol does

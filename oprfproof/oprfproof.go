@@ -101,13 +101,13 @@ func ParseProof(words [5][32]byte) (*Proof, error) {
 }
 
 // ParseWord reads one uint256 the way World's portal does (JavaScript
-// BigInt of a string): decimal digits, or 0x followed by hex digits. No
-// sign, no whitespace, no empty digits; at most 78 decimal or 64 hex
-// digits after leading zeros, and below 2^256.
+// BigInt of a string): decimal digits, or 0x or 0X followed by hex digits
+// (BigInt("0X1f") is 31). No sign, no whitespace, no empty digits; at most
+// 78 decimal or 64 hex digits after leading zeros, and below 2^256.
 func ParseWord(s string) ([32]byte, error) {
 	var w [32]byte
-	if digits, ok := strings.CutPrefix(s, "0x"); ok {
-		digits = strings.TrimLeft(digits, "0")
+	if len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		digits := strings.TrimLeft(s[2:], "0")
 		if len(digits) > 64 || !isHex(s[2:]) || len(s) == 2 {
 			return w, fmt.Errorf("%w: %q is not a uint256 in hex", ErrProofFormat, s)
 		}
@@ -131,6 +131,21 @@ func ParseWord(s string) ([32]byte, error) {
 	}
 	copy(w[:], acc[1:])
 	return w, nil
+}
+
+// ParseFieldElement reads a field element given by an operator (a trust
+// anchor coordinate, a 4.0 registry root): ParseWord's spellings, and
+// below r.
+func ParseFieldElement(s string) (fr.Element, error) {
+	var e fr.Element
+	w, err := ParseWord(s)
+	if err != nil {
+		return e, err
+	}
+	if e.SetBytesCanonical(w[:]) != nil {
+		return e, fmt.Errorf("%w: %q is not below the BN254 scalar field modulus", ErrProofFormat, s)
+	}
+	return e, nil
 }
 
 func isHex(s string) bool {
@@ -163,26 +178,50 @@ func VerifyBatched(b *semaphore.Batcher, p *Proof, s *Statement) bool {
 	return b.VerifyScalars(vk, p.groth16, s.Inputs())
 }
 
-// SessionCommitment is the session id input of a session proof for an
-// IDKit session id: "session_" followed by 128 hex digits carries the
-// commitment in its first 64 (idkit-server getSessionCommitment); any other
-// id is itself the number (decimal or 0x-hex, as the portal's BigInt). The
-// commitment must be below r.
+// SessionCommitment is the session id input of a session proof, read
+// from the one form IDKit 4 sends: "session_" and the 64 bytes of
+// world-id-primitives' SessionId in hex — the commitment, then the OPRF
+// seed, whose first byte is the session seed prefix 0x01 (crates/primitives
+// src/session.rs, src/oprf.rs). Both halves must be below r, and the
+// commitment must not be zero: zero is the session input of a uniqueness
+// proof (WorldIDVerifier.verify), so a "session" of commitment zero would
+// accept uniqueness proofs.
 func SessionCommitment(sessionID string) (fr.Element, error) {
-	var id fr.Element
-	word := sessionID
-	if rest, ok := strings.CutPrefix(sessionID, "session_"); ok {
-		if len(rest) != 128 || !isHex(rest) {
-			return id, errors.New("oprfproof: a session_ id must be followed by exactly 128 hex digits")
-		}
-		word = "0x" + rest[:64]
+	var id, seed fr.Element
+	rest, ok := strings.CutPrefix(sessionID, "session_")
+	if !ok || len(rest) != 128 || !isHex(rest) {
+		return id, errors.New("oprfproof: a session id is session_ followed by exactly 128 hex digits")
 	}
-	w, err := ParseWord(word)
-	if err != nil {
-		return id, errors.New("oprfproof: session id is neither session_<128 hex> nor a uint256")
+	b, _ := hex.DecodeString(rest)
+	if id.SetBytesCanonical(b[:32]) != nil || seed.SetBytesCanonical(b[32:]) != nil {
+		return id, errors.New("oprfproof: a session id half is not below the BN254 scalar field modulus")
 	}
-	if id.SetBytesCanonical(w[:]) != nil {
-		return id, errors.New("oprfproof: session commitment is not below the BN254 scalar field modulus")
+	if b[32] != sessionSeedPrefix {
+		return id, errors.New("oprfproof: the session id's OPRF seed lacks the session seed prefix 0x01")
+	}
+	if id.IsZero() {
+		return id, errors.New("oprfproof: the session commitment is zero, the session input of a uniqueness proof")
 	}
 	return id, nil
+}
+
+// OPRF input prefixes, the first byte of an action (world-id-protocol
+// crates/primitives/src/oprf.rs OprfPrefix @bc22329f; WorldIDVerifierV2
+// checks the action's in verify and verifySession).
+const (
+	uniquenessActionPrefix = 0x00
+	sessionSeedPrefix      = 0x01
+	sessionActionPrefix    = 0x02
+)
+
+// ValidAction reports whether action carries the prefix byte of its proof
+// type, as WorldIDVerifierV2 requires before anything else (InvalidAction):
+// 0x00 for a uniqueness proof, 0x02 for a session proof's
+// session_nullifier[1]. A session action without it could be a uniqueness
+// action, which the relying party must have signed.
+func ValidAction(action [32]byte, session bool) bool {
+	if session {
+		return action[0] == sessionActionPrefix
+	}
+	return action[0] == uniquenessActionPrefix
 }

@@ -216,34 +216,62 @@ func TestParseProofRejects(t *testing.T) {
 
 func TestParseWord(t *testing.T) {
 	max := "115792089237316195423570985008687907853269984665640564039457584007913129639935" // 2^256 − 1
-	for _, ok := range []string{"0", "1", "0x0", "0x00ff", "0XFF"[0:0] + "0xFF", max, "0x" + strings.Repeat("f", 64), "0x" + strings.Repeat("0", 70) + "1"} {
+	for _, ok := range []string{"0", "1", "0x0", "0x00ff", "0xFF", "0X1f", "0X00", max, "0x" + strings.Repeat("f", 64), "0x" + strings.Repeat("0", 70) + "1"} {
 		if _, err := ParseWord(ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "0x", "-1", "+1", " 1", "1 ", "1e3", "0x" + strings.Repeat("f", 65), "0xg",
+	for _, bad := range []string{"", "0x", "-1", "+1", " 1", "1 ", "1e3", "0x" + strings.Repeat("f", 65), "0xg", "0X", "x1", "0b1", "0o7",
 		"115792089237316195423570985008687907853269984665640564039457584007913129639936"} {
 		if _, err := ParseWord(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+	if word(t, "0X1f") != word(t, "31") {
+		t.Error("0X1f is not 31, as BigInt reads it")
 	}
 	if w := word(t, "256"); w[30] != 1 || w[31] != 0 {
 		t.Errorf("256 = %x", w)
 	}
 }
 
+// TestSessionCommitment: only IDKit 4's session_<commitment><seed> form,
+// with the seed's 0x01 prefix and a non-zero commitment, is a session id.
 func TestSessionCommitment(t *testing.T) {
-	commitment := "0x2018a266d26fbc1cd41743cc3126321302b8f0af39c367fe5718eeafb341d494"
-	want := fe(t, commitment)
-	for _, id := range []string{commitment, "session_" + commitment[2:] + strings.Repeat("ab", 32), "session_" + strings.ToUpper(commitment[2:]) + strings.Repeat("0", 64)} {
+	commitment := "2018a266d26fbc1cd41743cc3126321302b8f0af39c367fe5718eeafb341d494"
+	seed := "01" + strings.Repeat("ab", 31)
+	want := fe(t, "0x"+commitment)
+	for _, id := range []string{"session_" + commitment + seed, "session_" + strings.ToUpper(commitment+seed)} {
 		got, err := SessionCommitment(id)
 		if err != nil || got != want {
 			t.Errorf("%q: %v %v", id, got, err)
 		}
 	}
-	for _, bad := range []string{"", "session_", "session_" + commitment[2:], "session_" + strings.Repeat("f", 128), "0x" + strings.Repeat("f", 64), "abc"} {
+	r := "30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001"
+	for _, bad := range []string{
+		"", "session_", "session_" + commitment, "0x" + commitment, commitment, "0", "1", "12345", // numbers are not session ids
+		"session_" + commitment + seed + "00", "session_" + commitment[2:] + seed, "SESSION_" + commitment + seed,
+		"session_" + commitment + "00" + seed[2:], "session_" + commitment + "02" + seed[2:], // no session seed prefix
+		"session_" + strings.Repeat("0", 64) + seed,                                            // commitment zero: a uniqueness proof's input
+		"session_" + r + seed, "session_" + commitment + "01" + strings.Repeat("ff", 31) + "0", // a half ≥ r, odd length
+		"session_" + commitment + "01" + strings.Repeat("g", 62),
+	} {
 		if _, err := SessionCommitment(bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestValidAction(t *testing.T) {
+	for _, tc := range []struct {
+		first   byte
+		session bool
+		want    bool
+	}{{0, false, true}, {2, false, false}, {1, false, false}, {2, true, true}, {0, true, false}, {1, true, false}} {
+		var a [32]byte
+		a[0], a[31] = tc.first, 7
+		if got := ValidAction(a, tc.session); got != tc.want {
+			t.Errorf("prefix %#x session %v: %v", tc.first, tc.session, got)
 		}
 	}
 }

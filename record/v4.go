@@ -28,7 +28,14 @@ const (
 	CodeInvalidRoot             = "invalid_root"              // InvalidMerkleRoot: the root is not valid for the environment
 	CodeInvalidCredentialIssuer = "invalid_credential_issuer" // UnregisteredIssuerSchemaId: no issuer key for the schema id
 	CodeInvalidPublicInput      = "invalid_public_input"      // PublicInputNotInField: a value is not below the field modulus
-	CodeVerificationFailed      = "verification_failed"       // any other revert: expiry too old, no OPRF key for the rp_id
+	CodeVerificationFailed      = "verification_failed"       // any other revert: expiry too old, no OPRF key for the rp_id, InvalidAction
+	// CodeEnvironmentMismatch is IDKit 4's name for a proof of the other
+	// environment: the root is not valid in the request's environment but
+	// is in the other one (a bare invalid_root would hide why).
+	CodeEnvironmentMismatch = "environment_mismatch"
+	// CodeFeatureUnavailable (IDKit 4's feature_unavailable): this server
+	// has no World ID 4.0 verification configured.
+	CodeFeatureUnavailable = "feature_unavailable"
 )
 
 // TrustAnchor is a public key a World ID 4.0 proof is checked against,
@@ -53,3 +60,8 @@ const (
 // V4RootTree is the ExternalRoot tree name of World ID 4.0 registry roots
 // of an environment.
 func V4RootTree(environment string) string { return "world_id_4/" + environment }
+
+// V4AnchorSet names where a root source reads the trust anchors of a
+// kind (AnchorIssuerKey, AnchorOPRFKey) for an environment:
+// "issuer_key/production", "oprf_key/staging", ….
+func V4AnchorSet(kind, environment string) string { return kind + "/" + environment }

@@ -47,20 +47,29 @@
 //
 // # World ID 4.0 (CheckClaimV4)
 //
-// What World's WorldIDVerifier contract checks (world-id-protocol
-// contracts/src/core/WorldIDVerifier.sol @bc22329f), in its order, with
-// this server's operator in place of the chain: the root (the proof's
+// What World's WorldIDVerifierV2 contract checks (world-id-protocol
+// contracts/src/core/WorldIDVerifier.sol, WorldIDVerifierV2.sol
+// @bc22329f), in its order, with this server's operator beside the chain:
+// the action's first byte must be 0x00 for a uniqueness claim and 0x02
+// for a session claim (one with a non-zero session input; InvalidAction,
+// verification_failed); the root (the proof's
 // fifth word) must be a 4.0 root the operator added for the environment
 // (AddRootV4, stored as an external root of tree
 // "world_id_4/<environment>", valid as external roots are) or one the root
-// source holds valid (invalid_root otherwise, and for a root ≥ r, which no
+// source holds valid (environment_mismatch if it is valid only in the
+// other environment; invalid_root otherwise, and for a root ≥ r, which no
 // registry holds);
 // the issuer_schema_id must have an issuer key (trust anchor
-// "issuer_key", stored, else Options.DefaultAnchors — the server passes
-// its own PoH issuer key for schema 1; invalid_credential_issuer
-// otherwise); the rp_id must have an OPRF key (anchor "oprf_key";
-// verification_failed otherwise); expires_at_min + MinExpiration (default
-// 18000 s, the deployed threshold) must not be before now, nor overflow
+// "issuer_key": stored by the operator, which wins; else, where
+// Options.Keys has the environment's issuer registry, what World's
+// CredentialSchemaIssuerRegistry holds; else Options.DefaultAnchors — the
+// server passes its own PoH issuer key for schema 1;
+// invalid_credential_issuer otherwise); the rp_id must have an OPRF key
+// (anchor "oprf_key", looked up the same way, on chain in World's
+// OprfKeyRegistry; verification_failed otherwise); a key source that
+// cannot answer is an error (verification_error), never a key;
+// expires_at_min + MinExpiration (default 18000 s, the deployed
+// threshold) must not be before now, nor overflow
 // uint64, where the contract reverts (verification_failed); then, as
 // Verifier.sol, the proof points must decompress (invalid_proof), every
 // other public input must be < r (invalid_public_input), and package

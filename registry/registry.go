@@ -49,6 +49,17 @@ type RootSource interface {
 	ValidRoot(ctx context.Context, tree string, root fr.Element) (bool, error)
 }
 
+// KeySource reads World ID 4.0 trust anchors where WorldIDVerifier reads
+// them, World's key registries on chain (package rootsource).
+type KeySource interface {
+	// Has reports whether the source knows the anchor set
+	// (record.V4AnchorSet).
+	Has(set string) bool
+	// PublicKey reads the key registered under id; found is false when
+	// none is; an error means the source could not tell, never a key.
+	PublicKey(ctx context.Context, set string, id uint64) (x, y fr.Element, found bool, err error)
+}
+
 // Options configures a Registry.
 type Options struct {
 	Store    Store
@@ -65,8 +76,12 @@ type Options struct {
 	// MinExpiration is WorldIDVerifier's minimum expiration threshold for
 	// 4.0 proofs (default DefaultMinExpiration).
 	MinExpiration time.Duration
+	// Keys, if set, is asked for a 4.0 trust anchor no stored anchor
+	// names, before DefaultAnchors.
+	Keys KeySource
 	// DefaultAnchors are used where no stored anchor of the kind and id
-	// exists (the server's own PoH issuer key for schema 1).
+	// exists and Keys has no set for it (the server's own PoH issuer key
+	// for schema 1).
 	DefaultAnchors []record.TrustAnchor
 	// TestRoots, if set, is asked about a root no history here knows,
 	// before Roots: true means root is the root of a tree of test
@@ -89,6 +104,7 @@ type Registry struct {
 	v4Roots        map[string]*semaphore.RootHistory // environment → operator-added 4.0 roots
 	anchors        sync.Map                          // kind/id → oprfproof.Point
 	defaultAnchors map[string]oprfproof.Point
+	keys           KeySource // nil: none
 	minExpiration  time.Duration
 	// testRoots is Options.TestRoots (nil: none).
 	testRoots func(credentialType, environment string, root fr.Element) bool
@@ -114,7 +130,7 @@ func Open(ctx context.Context, o Options) (*Registry, error) {
 		return nil, errors.New("registry: MaxBatch and RootSourceDepth must not be negative")
 	}
 	r := &Registry{store: o.Store, localKey: o.LocalKey, now: o.Now, trees: map[string]*tree{},
-		roots: o.Roots, testRoots: o.TestRoots, v4Roots: map[string]*semaphore.RootHistory{}, defaultAnchors: map[string]oprfproof.Point{},
+		roots: o.Roots, keys: o.Keys, testRoots: o.TestRoots, v4Roots: map[string]*semaphore.RootHistory{}, defaultAnchors: map[string]oprfproof.Point{},
 		minExpiration: cmp.Or(o.MinExpiration, DefaultMinExpiration)}
 	if o.Roots != nil {
 		key, err := semaphore.PublishedKey(cmp.Or(o.RootSourceDepth, 30))

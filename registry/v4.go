@@ -24,13 +24,18 @@ import (
 const DefaultMinExpiration = 5 * time.Hour
 
 // CheckClaimV4 verifies one World ID 4.0 proof the way World's
-// WorldIDVerifier contract does (doc.go), in its order: root, issuer key,
-// OPRF key, expiry, then the proof points and the range of the other
-// public inputs. nil when it verifies, a *record.ProofError with the
-// portal's code otherwise, any other error when the root source could not
-// answer.
+// WorldIDVerifierV2 contract does (doc.go), in its order: the action's
+// prefix, root, issuer key, OPRF key, expiry, then the proof points and the
+// range of the other public inputs. nil when it verifies, a
+// *record.ProofError with the portal's code otherwise, any other error
+// when the root or key source could not answer.
 func (r *Registry) CheckClaimV4(ctx context.Context, c record.ClaimV4) error {
 	st := oprfproof.Statement{IssuerSchemaID: c.IssuerSchemaID, ExpiresAtMin: c.ExpiresAtMin, RPID: c.RPID}
+	// WorldIDVerifierV2's verify and verifySession check the action's
+	// prefix byte first; a session claim is one with a session input.
+	if !oprfproof.ValidAction(c.Action, c.SessionID != [32]byte{}) {
+		return errInvalidAction
+	}
 	// No registry root is ≥ r (roots are hashes in the field), so
 	// isValidRoot answers false: InvalidMerkleRoot, not a range error.
 	if st.Root.SetBytesCanonical(c.Proof[4][:]) != nil {
@@ -39,13 +44,21 @@ func (r *Registry) CheckClaimV4(ctx context.Context, c record.ClaimV4) error {
 	if err := r.checkRootV4(ctx, c.Environment, st.Root); err != nil {
 		return err
 	}
-	var ok bool
-	if st.IssuerKey, ok = r.anchor(record.AnchorIssuerKey, strconv.FormatUint(c.IssuerSchemaID, 10)); !ok {
-		return &record.ProofError{Code: record.CodeInvalidCredentialIssuer, Detail: "no credential issuer key is configured for this issuer_schema_id"}
+	issuerKey, ok, err := r.trustAnchor(ctx, record.AnchorIssuerKey, c.Environment, c.IssuerSchemaID)
+	if err != nil {
+		return err
 	}
-	if st.OPRFKey, ok = r.anchor(record.AnchorOPRFKey, RPIDString(c.RPID)); !ok {
-		return &record.ProofError{Code: record.CodeVerificationFailed, Detail: "no OPRF public key is configured for this rp_id"}
+	if !ok {
+		return &record.ProofError{Code: record.CodeInvalidCredentialIssuer, Detail: "no credential issuer key is registered for this issuer_schema_id"}
 	}
+	oprfKey, ok, err := r.trustAnchor(ctx, record.AnchorOPRFKey, c.Environment, c.RPID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &record.ProofError{Code: record.CodeVerificationFailed, Detail: "no OPRF public key is registered for this rp_id"}
+	}
+	st.IssuerKey, st.OPRFKey = issuerKey, oprfKey
 	if pe := checkExpiry(c.ExpiresAtMin, r.minExpiration, r.now()); pe != nil {
 		return pe
 	}
@@ -64,7 +77,15 @@ func (r *Registry) CheckClaimV4(ctx context.Context, c record.ClaimV4) error {
 	return nil
 }
 
-var errInvalidRootV4 = &record.ProofError{Code: record.CodeInvalidRoot, Detail: "the World ID registry root is not valid"}
+var (
+	errInvalidRootV4 = &record.ProofError{Code: record.CodeInvalidRoot, Detail: "the World ID registry root is not valid"}
+	errUnknownRootV4 = &record.ProofError{Code: record.CodeInvalidRoot, Detail: "the World ID registry root is not a known root of this environment or the other"}
+	errEnvMismatch   = &record.ProofError{Code: record.CodeEnvironmentMismatch, Detail: "the World ID registry root belongs to the other environment (production vs staging)"}
+	// errInvalidAction is WorldIDVerifierV2's InvalidAction revert, which
+	// the portal, naming no code for it, would answer verification_failed.
+	errInvalidAction = &record.ProofError{Code: record.CodeVerificationFailed,
+		Detail: "the action's first byte is not 0x00 (uniqueness proof) or 0x02 (session proof) as the proof type requires (InvalidAction)"}
+)
 
 // publicInputs reads the claim's other field elements into st, refusing
 // values ≥ r as Verifier.sol does (PublicInputNotInField).
@@ -100,27 +121,55 @@ func checkExpiry(expiresAtMin uint64, threshold time.Duration, now time.Time) *r
 // checkRootV4 accepts the roots the operator added for the environment
 // (valid as external roots are, doc/crypto.md §g "Root validity", with the
 // default max age), then asks the root source, if one is configured for
-// the environment's registry; anything else is invalid_root.
+// the environment's registry. A root that is not valid there but is valid
+// in the other environment is environment_mismatch; any other is
+// invalid_root (a malformed root, checked before, says "not valid"; an
+// unknown one says so).
 func (r *Registry) checkRootV4(ctx context.Context, environment string, root fr.Element) error {
-	h, ok := r.v4Roots[environment]
-	if !ok {
+	if _, ok := r.v4Roots[environment]; !ok {
 		return &record.ProofError{Code: record.CodeInvalidRoot, Detail: "no World ID 4.0 registry for this environment"}
 	}
-	err := h.Check(root, r.now(), defaultMaxAge)
+	valid, err := r.validRootV4(ctx, environment, root)
+	if err != nil || valid {
+		return err
+	}
+	other := otherEnvironment(environment)
+	if _, ok := r.v4Roots[other]; !ok {
+		return errUnknownRootV4
+	}
+	if valid, err = r.validRootV4(ctx, other, root); err != nil {
+		return err
+	}
+	if valid {
+		return errEnvMismatch
+	}
+	return errUnknownRootV4
+}
+
+// validRootV4 reports whether root is valid in the environment's 4.0
+// registry: added by the operator, else confirmed by the root source.
+func (r *Registry) validRootV4(ctx context.Context, environment string, root fr.Element) (bool, error) {
+	err := r.v4Roots[environment].Check(root, r.now(), defaultMaxAge)
 	if err == nil {
-		return nil
+		return true, nil
 	}
 	tree := record.V4RootTree(environment)
-	if errors.Is(err, semaphore.ErrUnknownRoot) && r.roots != nil && r.roots.Has(tree) {
-		valid, err := r.roots.ValidRoot(ctx, tree, root)
-		if err != nil {
-			return fmt.Errorf("registry: root source for %s: %w", tree, err)
-		}
-		if valid {
-			return nil
-		}
+	if !errors.Is(err, semaphore.ErrUnknownRoot) || r.roots == nil || !r.roots.Has(tree) {
+		return false, nil
 	}
-	return errInvalidRootV4
+	valid, err := r.roots.ValidRoot(ctx, tree, root)
+	if err != nil {
+		return false, fmt.Errorf("registry: root source for %s: %w", tree, err)
+	}
+	return valid, nil
+}
+
+// otherEnvironment is staging for production and production for staging.
+func otherEnvironment(environment string) string {
+	if environment == "production" {
+		return "staging"
+	}
+	return "production"
 }
 
 func (r *Registry) verifyV4(p *oprfproof.Proof, st *oprfproof.Statement) bool {
@@ -134,14 +183,28 @@ func (r *Registry) verifyV4(p *oprfproof.Proof, st *oprfproof.Statement) bool {
 // hex digits (World's portal reads the digits as the contract's uint64).
 func RPIDString(id uint64) string { return fmt.Sprintf("rp_%016x", id) }
 
-// anchor returns the configured key of kind and id, else the default the
-// server was started with.
-func (r *Registry) anchor(kind, id string) (oprfproof.Point, bool) {
-	if p, ok := r.anchors.Load(kind + "/" + id); ok {
-		return p.(oprfproof.Point), true
+// trustAnchor returns the key of kind (issuer_schema_id or rp_id id) for
+// the environment: the operator's stored anchor, which wins; else, if the
+// key source has a registry for the environment, what it holds there
+// (its failure is an error: verification_error, never a key); else the
+// default the server was started with.
+func (r *Registry) trustAnchor(ctx context.Context, kind, environment string, id uint64) (oprfproof.Point, bool, error) {
+	name := strconv.FormatUint(id, 10)
+	if kind == record.AnchorOPRFKey {
+		name = RPIDString(id)
 	}
-	p, ok := r.defaultAnchors[kind+"/"+id]
-	return p, ok
+	if p, ok := r.anchors.Load(kind + "/" + name); ok {
+		return p.(oprfproof.Point), true, nil
+	}
+	if set := record.V4AnchorSet(kind, environment); r.keys != nil && r.keys.Has(set) {
+		x, y, found, err := r.keys.PublicKey(ctx, set, id)
+		if err != nil {
+			return oprfproof.Point{}, false, fmt.Errorf("registry: key source for %s: %w", set, err)
+		}
+		return oprfproof.Point{X: x, Y: y}, found, nil
+	}
+	p, ok := r.defaultAnchors[kind+"/"+name]
+	return p, ok, nil
 }
 
 // ParseAnchor checks a trust anchor's kind, id and coordinates (decimal or
@@ -165,8 +228,8 @@ func ParseAnchor(a record.TrustAnchor) (oprfproof.Point, error) {
 		src  string
 		name string
 	}{{&p.X, a.X, "x"}, {&p.Y, a.Y, "y"}} {
-		w, err := oprfproof.ParseWord(c.src)
-		if err != nil || c.dst.SetBytesCanonical(w[:]) != nil {
+		var err error
+		if *c.dst, err = oprfproof.ParseFieldElement(c.src); err != nil {
 			return p, fmt.Errorf("registry: trust anchor %s must be a field element in decimal or 0x-hex", c.name)
 		}
 	}

@@ -126,14 +126,17 @@ func TestUniquenessVectorV4(t *testing.T) {
 		{"nonce", func(c *record.ClaimV4) { c.Nonce = plusOne(c.Nonce) }, record.CodeInvalidProof},
 		{"expires_at_min", func(c *record.ClaimV4) { c.ExpiresAtMin++ }, record.CodeInvalidProof},
 		{"genesis", func(c *record.ClaimV4) { c.GenesisMin = plusOne(c.GenesisMin) }, record.CodeInvalidProof},
-		{"session id", func(c *record.ClaimV4) { c.SessionID = plusOne(c.SessionID) }, record.CodeInvalidProof},
+		// A session input makes it a session claim, whose action must
+		// carry the session prefix 0x02 (WorldIDVerifierV2 InvalidAction).
+		{"session id", func(c *record.ClaimV4) { c.SessionID = plusOne(c.SessionID) }, record.CodeVerificationFailed},
 		{"proof word", func(c *record.ClaimV4) { c.Proof[3][31] ^= 4 }, record.CodeInvalidProof},
 		{"root", func(c *record.ClaimV4) { c.Proof[4] = plusOne(c.Proof[4]) }, record.CodeInvalidRoot},
-		{"staging root", func(c *record.ClaimV4) { c.Environment = "staging" }, record.CodeInvalidRoot},
+		{"staging root", func(c *record.ClaimV4) { c.Environment = "staging" }, record.CodeEnvironmentMismatch},
+		{"unknown staging root", func(c *record.ClaimV4) { c.Environment, c.Proof[4] = "staging", plusOne(c.Proof[4]) }, record.CodeInvalidRoot},
 		{"unknown issuer_schema_id", func(c *record.ClaimV4) { c.IssuerSchemaID = 2 }, record.CodeInvalidCredentialIssuer},
 		{"rp_id without OPRF key", func(c *record.ClaimV4) { c.RPID = 2 }, record.CodeVerificationFailed},
 		{"nullifier ≥ r", func(c *record.ClaimV4) { c.Nullifier = modulus }, record.CodeInvalidPublicInput},
-		{"session id ≥ r", func(c *record.ClaimV4) { c.SessionID = modulus }, record.CodeInvalidPublicInput},
+		{"action prefix before the root", func(c *record.ClaimV4) { c.Action[0], c.Proof[4] = 2, modulus }, record.CodeVerificationFailed},
 		{"genesis ≥ r", func(c *record.ClaimV4) { c.GenesisMin = modulus }, record.CodeInvalidPublicInput},
 		// The contract's order: isValidRoot (false for any value ≥ r),
 		// issuer key, OPRF key, expiry (its uint64 sum reverts on
@@ -209,7 +212,7 @@ func TestDefaultAnchorAndReplicas(t *testing.T) {
 		return r
 	}
 	ra, rb := open(), open()
-	if p, ok := ra.anchor(record.AnchorIssuerKey, "1"); !ok || p.X != vectors.Element(t, a.IssuerPubkey[0]) {
+	if p, ok, err := ra.trustAnchor(t.Context(), record.AnchorIssuerKey, "production", 1); err != nil || !ok || p.X != vectors.Element(t, a.IssuerPubkey[0]) {
 		t.Fatal("default issuer key not used")
 	}
 	other := record.TrustAnchor{Kind: record.AnchorIssuerKey, ID: "1", X: a.OtherPubkey[0], Y: a.OtherPubkey[1], At: c.t}
@@ -224,7 +227,7 @@ func TestDefaultAnchorAndReplicas(t *testing.T) {
 	if err := rb.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := rb.anchor(record.AnchorIssuerKey, "1"); p.X != vectors.Element(t, a.OtherPubkey[0]) {
+	if p, _, _ := rb.trustAnchor(t.Context(), record.AnchorIssuerKey, "production", 1); p.X != vectors.Element(t, a.OtherPubkey[0]) {
 		t.Fatal("replica does not see the stored anchor")
 	}
 	if err := rb.checkRootV4(t.Context(), "staging", root); err != nil {
@@ -392,11 +395,51 @@ func TestVerifierVectorThroughCheck(t *testing.T) {
 		claim.Proof[i] = word(t, s)
 	}
 	claim.Proof[4] = word(t, in[6])
-	if err := r.CheckClaimV4(t.Context(), claim); err != nil {
-		t.Fatalf("Verifier.t.sol vector: %v", err)
+	// Its action's first byte is 0x15: Verifier.sol accepts the proof, but
+	// WorldIDVerifierV2.verify refuses the action before anything else.
+	if err := r.CheckClaimV4(t.Context(), claim); codeOf(err) != record.CodeVerificationFailed || !strings.Contains(err.Error(), "InvalidAction") {
+		t.Fatalf("Verifier.t.sol vector, action prefix 0x15: %v", err)
 	}
-	claim.Action = plusOne(claim.Action)
-	if code := codeOf(r.CheckClaimV4(t.Context(), claim)); code != record.CodeInvalidProof {
-		t.Fatalf("tampered action: %q", code)
+	p, err := oprfproof.ParseProof(claim.Proof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := oprfproof.Statement{Nullifier: el(0), IssuerSchemaID: schema.Uint64(), IssuerKey: point(t, in[2], in[3]), ExpiresAtMin: expires.Uint64(),
+		GenesisIssuedAtMin: el(5), Root: el(6), RPID: rp.Uint64(), Action: el(9), OPRFKey: point(t, in[10], in[11]), SignalHash: el(12), Nonce: el(13)}
+	if !oprfproof.Verify(p, &st) {
+		t.Fatal("Verifier.t.sol vector does not verify as a statement")
+	}
+}
+
+func point(t *testing.T, x, y string) oprfproof.Point {
+	t.Helper()
+	return oprfproof.Point{X: vectors.Element(t, x), Y: vectors.Element(t, y)}
+}
+
+// TestSessionUniquenessConfusion: WorldIDVerifierV2's action prefixes
+// keep the two proof types apart: the session vector's action (0x02)
+// presented as a uniqueness claim, and the uniqueness vector's action
+// (0x00) presented with a session input, are refused before any other
+// check (InvalidAction).
+func TestSessionUniquenessConfusion(t *testing.T) {
+	r, f, uniq, _ := v4Setup(t, false)
+	s := f.WorldIDVerifier.Session
+	session := uniq
+	session.Nullifier, session.Action, session.Nonce, session.SignalHash = word(t, s.SessionNullifier[0]), word(t, s.SessionNullifier[1]), word(t, s.Nonce), word(t, s.SignalHash)
+	session.ExpiresAtMin, session.SessionID = s.ExpiresAtMin, word(t, s.SessionID)
+	for i, w := range s.Proof {
+		session.Proof[i] = word(t, w)
+	}
+	if err := r.CheckClaimV4(t.Context(), session); err != nil {
+		t.Fatalf("session vector: %v", err)
+	}
+	asUniqueness := session
+	asUniqueness.SessionID = [32]byte{}
+	asSession := uniq
+	asSession.SessionID = session.SessionID
+	for name, c := range map[string]record.ClaimV4{"session as uniqueness": asUniqueness, "uniqueness as session": asSession} {
+		if err := r.CheckClaimV4(t.Context(), c); codeOf(err) != record.CodeVerificationFailed || !strings.Contains(err.Error(), "InvalidAction") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

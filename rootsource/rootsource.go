@@ -3,6 +3,7 @@ package rootsource
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -22,8 +23,10 @@ type Kind string
 
 // Contract kinds (doc.go).
 const (
-	IdentityManager Kind = "identity-manager" // World ID 3.0: queryRoot(uint256)
-	Registry        Kind = "registry"         // World ID 4.0: isValidRoot(uint256)
+	IdentityManager Kind = "identity-manager"  // World ID 3.0: queryRoot(uint256)
+	Registry        Kind = "registry"          // World ID 4.0: isValidRoot(uint256)
+	IssuerRegistry  Kind = "issuer-registry"   // World ID 4.0: issuerSchemaIdToPubkey(uint64)
+	OPRFKeyRegistry Kind = "oprf-key-registry" // World ID 4.0: getOprfPublicKey(uint160)
 )
 
 // Contract is where the roots of one tree are checked.
@@ -41,6 +44,10 @@ func DefaultContracts() []Contract {
 		mustContract("orb/staging", "sepolia", IdentityManager, "0xb2EaD588f14e69266d1b87936b75325181377076"),
 		mustContract("world_id_4/production", "worldchain", Registry, "0x0000000000aE079eB8a274cD51c0f44a9E4d67d4"),
 		mustContract("world_id_4/staging", "worldchain", Registry, "0x8556d07D75025f286fe757C7EeEceC40D54FA16D"),
+		mustContract("issuer_key/production", "worldchain", IssuerRegistry, "0x941239840F4d9668da8be76b568e836b50685d2c"),
+		mustContract("issuer_key/staging", "worldchain", IssuerRegistry, "0x9037125Ae10e9E89fDbe7001228289462EFA3eF3"),
+		mustContract("oprf_key/production", "worldchain", OPRFKeyRegistry, "0x0D8b461799474207A3d223553d4d5e6609cb0c69"),
+		mustContract("oprf_key/staging", "worldchain", OPRFKeyRegistry, "0xb2C02253ee7bFEDF50F5D015658857099980E91F"),
 	}
 }
 
@@ -53,7 +60,8 @@ func mustContract(tree, chain string, kind Kind, address string) Contract {
 }
 
 // ParseContract reads "tree=chain:kind:0xaddress" (the -roots-contract
-// flag), kind identity-manager or registry.
+// flag), kind identity-manager or registry for a tree of roots,
+// issuer-registry or oprf-key-registry for a set of trust anchors.
 func ParseContract(s string) (Contract, error) {
 	var c Contract
 	tree, rest, ok := strings.Cut(s, "=")
@@ -62,8 +70,10 @@ func ParseContract(s string) (Contract, error) {
 		return c, fmt.Errorf("rootsource: %q is not tree=chain:kind:0xaddress", s)
 	}
 	c.Tree, c.Chain, c.Kind = tree, parts[0], Kind(parts[1])
-	if c.Kind != IdentityManager && c.Kind != Registry {
-		return c, fmt.Errorf("rootsource: %q: kind must be %s or %s", s, IdentityManager, Registry)
+	switch c.Kind {
+	case IdentityManager, Registry, IssuerRegistry, OPRFKeyRegistry:
+	default:
+		return c, fmt.Errorf("rootsource: %q: kind must be %s, %s, %s or %s", s, IdentityManager, Registry, IssuerRegistry, OPRFKeyRegistry)
 	}
 	digits, ok := strings.CutPrefix(parts[2], "0x")
 	b, err := hex.DecodeString(digits)
@@ -106,13 +116,17 @@ type endpoint struct {
 	Contract
 }
 
+// cacheKey is a root of a tree, or the id of a key in an anchor set.
 type cacheKey struct {
 	tree string
 	root fr.Element
 }
 
+// answer is a cached answer: valid reports a valid root or a registered
+// key, key holds the key's coordinates.
 type answer struct {
 	valid bool
+	key   [2]fr.Element
 	until time.Time
 }
 
@@ -174,24 +188,55 @@ func (s *Source) ValidRoot(ctx context.Context, tree string, root fr.Element) (b
 	if !ok {
 		return false, fmt.Errorf("rootsource: no contract for %s", tree)
 	}
-	key := cacheKey{tree, root}
+	if e.Kind != IdentityManager && e.Kind != Registry {
+		return false, fmt.Errorf("rootsource: %s is a set of keys, not a tree of roots", tree)
+	}
+	a, err := s.cached(ctx, cacheKey{tree, root}, func() (answer, error) {
+		valid, err := s.call(ctx, e, root)
+		return answer{valid: valid}, err
+	})
+	return a.valid, err
+}
+
+// PublicKey reads the BabyJubJub public key registered under id in the
+// anchor set (record.V4AnchorSet) as WorldIDVerifier reads it: an
+// issuer-registry's issuerSchemaIdToPubkey(id), an oprf-key-registry's
+// getOprfPublicKey(id) (the oprfKeyId is the rp_id). found is false when
+// the contract holds none: a zero coordinate, which WorldIDVerifier takes
+// for "unregistered", or the key registry's UnknownId or DeletedId revert.
+func (s *Source) PublicKey(ctx context.Context, set string, id uint64) (x, y fr.Element, found bool, err error) {
+	e, ok := s.contracts[set]
+	if !ok || (e.Kind != IssuerRegistry && e.Kind != OPRFKeyRegistry) {
+		return x, y, false, fmt.Errorf("rootsource: no key registry for %s", set)
+	}
+	a, err := s.cached(ctx, cacheKey{set, *new(fr.Element).SetUint64(id)}, func() (answer, error) {
+		return s.callKey(ctx, e, id)
+	})
+	return a.key[0], a.key[1], a.valid, err
+}
+
+// cached answers key from the cache while fresh, else asks and caches
+// the answer: ValidTTL for a valid root or a registered key, InvalidTTL
+// otherwise. Errors are not cached.
+func (s *Source) cached(ctx context.Context, key cacheKey, ask func() (answer, error)) (answer, error) {
 	now := s.now()
 	s.mu.Lock()
 	a, hit := s.cache[key]
 	s.mu.Unlock()
 	if hit && now.Before(a.until) {
-		return a.valid, nil
+		return a, nil
 	}
-	valid, err := s.call(ctx, e, root)
+	a, err := ask()
 	if err != nil {
-		return false, err
+		return answer{}, err
 	}
 	ttl := s.invalid
-	if valid {
+	if a.valid {
 		ttl = s.validTTL
 	}
-	s.store(key, answer{valid, now.Add(ttl)}, now)
-	return valid, nil
+	a.until = now.Add(ttl)
+	s.store(key, a, now)
+	return a, nil
 }
 
 // store adds an answer, first dropping expired ones and then, if the
@@ -217,8 +262,13 @@ func (s *Source) store(key cacheKey, a answer, now time.Time) {
 
 // Function selectors: the first four bytes of Keccak-256 of the signature.
 var (
-	selectorQueryRoot   = selector("queryRoot(uint256)")
-	selectorIsValidRoot = selector("isValidRoot(uint256)")
+	selectorQueryRoot     = selector("queryRoot(uint256)")
+	selectorIsValidRoot   = selector("isValidRoot(uint256)")
+	selectorIssuerPubkey  = selector("issuerSchemaIdToPubkey(uint64)")
+	selectorOPRFPublicKey = selector("getOprfPublicKey(uint160)")
+	selectorErrUnknownID  = selector("UnknownId(uint160)")
+	selectorErrDeletedID  = selector("DeletedId(uint160)")
+	errNotRegistered      = errors.New("rootsource: the key registry reverted: no such key")
 )
 
 func selector(signature string) [4]byte {
@@ -261,6 +311,40 @@ func (s *Source) call(ctx context.Context, e endpoint, root fr.Element) (bool, e
 	return valid && bytes.Equal(out[:32], arg[:]), nil
 }
 
+// callKey sends the key registry's eth_call for id and decodes the
+// answer, a static (uint256 x, uint256 y) struct: 64 bytes, both below
+// r. Zero coordinates, or the OPRF key registry's revert naming an
+// unknown or deleted id, mean no key.
+func (s *Source) callKey(ctx context.Context, e endpoint, id uint64) (answer, error) {
+	sel := selectorIssuerPubkey
+	if e.Kind == OPRFKeyRegistry {
+		sel = selectorOPRFPublicKey
+	}
+	var arg [32]byte
+	binary.BigEndian.PutUint64(arg[24:], id) // uint64 and uint160 arguments are left-padded words
+	out, err := s.ethCall(ctx, e.url, e.Address, append(sel[:], arg[:]...))
+	if errors.Is(err, errNotRegistered) && e.Kind == OPRFKeyRegistry {
+		return answer{}, nil
+	}
+	if err != nil {
+		return answer{}, fmt.Errorf("rootsource: %s on %s: %w", e.Tree, e.Chain, err)
+	}
+	if len(out) != 64 {
+		return answer{}, fmt.Errorf("rootsource: %s: the key registry returned %d bytes, want 64", e.Tree, len(out))
+	}
+	var a answer
+	for i := range a.key {
+		if a.key[i].SetBytesCanonical(out[32*i:32*i+32]) != nil {
+			return answer{}, fmt.Errorf("rootsource: %s: a key coordinate is not below the BN254 scalar field modulus", e.Tree)
+		}
+	}
+	a.valid = !a.key[0].IsZero() && !a.key[1].IsZero()
+	if !a.valid {
+		a.key = [2]fr.Element{}
+	}
+	return a, nil
+}
+
 // abiBool decodes an ABI bool word: 0 or 1, nothing else.
 func abiBool(w []byte) (bool, error) {
 	if !bytes.Equal(w[:31], make([]byte, 31)) || w[31] > 1 {
@@ -290,6 +374,7 @@ type rpcResponse struct {
 	Error  *struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
+		Data    string `json:"data"` // a revert's data, 0x-hex (geth, reth: code 3)
 	} `json:"error"`
 }
 
@@ -323,6 +408,8 @@ func (s *Source) ethCall(ctx context.Context, url string, to [20]byte, data []by
 		return nil, errors.New("endpoint answer is not JSON-RPC")
 	}
 	switch {
+	case r.Error != nil && isNotRegistered(r.Error.Data):
+		return nil, errNotRegistered
 	case r.Error != nil:
 		return nil, fmt.Errorf("JSON-RPC error %d: %.200s", r.Error.Code, r.Error.Message)
 	case string(r.ID) != "1" || r.Result == nil:
@@ -334,4 +421,16 @@ func (s *Source) ethCall(ctx context.Context, url string, to [20]byte, data []by
 		return nil, errors.New("eth_call result is not 0x-hex")
 	}
 	return out, nil
+}
+
+// isNotRegistered reports whether a revert's data is OprfKeyRegistry's
+// UnknownId(uint160) or DeletedId(uint160): the selector and one word.
+func isNotRegistered(data string) bool {
+	digits, ok := strings.CutPrefix(data, "0x")
+	b, err := hex.DecodeString(digits)
+	if !ok || err != nil || len(b) != 4+32 {
+		return false
+	}
+	sel := [4]byte(b[:4])
+	return sel == selectorErrUnknownID || sel == selectorErrDeletedID
 }

@@ -227,8 +227,13 @@ func TestParseContract(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	if len(DefaultContracts()) != 4 {
+	if len(DefaultContracts()) != 8 {
 		t.Fatal("defaults")
+	}
+	for _, k := range []Kind{IssuerRegistry, OPRFKeyRegistry} {
+		if c, err := ParseContract("k/production=worldchain:" + string(k) + ":0x" + strings.Repeat("0", 40)); err != nil || c.Kind != k {
+			t.Errorf("%s: %+v %v", k, c, err)
+		}
 	}
 	if _, err := New(Options{RPC: map[string]string{"x": "ftp://a"}}); err == nil {
 		t.Error("non-http URL accepted")
@@ -241,6 +246,10 @@ func TestParseContract(t *testing.T) {
 // isValidRoot(uint256) 0x2cdabbce is the first four bytes of
 // Keccak-256("isValidRoot(uint256)"), computed once with
 // golang.org/x/crypto/sha3's legacy Keccak, which the quoted two check.
+// The key registries' selectors and revert errors are the first four
+// bytes of Keccak-256 as computed by another implementation: bytes 1..4
+// of idkit-core 4.3.0's hashSignal of the signature (hashToField is
+// Keccak-256 shifted right one byte), run under Node (testdata/SOURCES.md).
 func TestSelectors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -250,6 +259,10 @@ func TestSelectors(t *testing.T) {
 		{"latestRoot()", selector("latestRoot()"), "d7b0fef1"},
 		{"queryRoot(uint256)", selectorQueryRoot, "3f7c178d"},
 		{"isValidRoot(uint256)", selectorIsValidRoot, "2cdabbce"},
+		{"issuerSchemaIdToPubkey(uint64)", selectorIssuerPubkey, "94db8bd2"},
+		{"getOprfPublicKey(uint160)", selectorOPRFPublicKey, "7488e8e7"},
+		{"UnknownId(uint160)", selectorErrUnknownID, "fbf20062"},
+		{"DeletedId(uint160)", selectorErrDeletedID, "1b02ded7"},
 	} {
 		if got := hex.EncodeToString(tc.got[:]); got != tc.want {
 			t.Errorf("%s selector %s, want %s", tc.name, got, tc.want)

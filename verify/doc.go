@@ -24,7 +24,9 @@
 // most 64 KiB.
 //
 // Body members: protocol_version (required, "3.0" or "4.0"), nonce (required,
-// non-empty, not otherwise interpreted), action (required, non-empty),
+// non-empty, not otherwise interpreted), action (required, may be empty:
+// sign-in and IDKit 4's legacy results send "", which World's portal
+// refuses),
 // action_description (optional string), environment (optional:
 // "production", the default, "staging", or "sandbox", which uses the
 // staging trees and nullifiers but is echoed as given), responses
@@ -111,18 +113,29 @@
 //
 // The body shapes of World's portal (developer-portal
 // web/api/v4/verify/request-schema.ts @657f6222), as IDKit 4 sends them.
-// nonce must be a uint256 (decimal or 0x-hex, JavaScript BigInt syntax).
-// A uniqueness request has action; a session request has session_id
-// ("session_" + 128 hex digits, whose first 64 are the session commitment,
-// or the commitment itself as a number) and no action. Items: identifier
-// (any non-empty string of at most 64 bytes, echoed unchanged: IDKit 4
-// sends proof_of_human, selfie, passport or mnc, and it chooses no tree),
+// nonce must be a uint256 (decimal or 0x/0X-hex, as JavaScript's BigInt
+// reads it). A uniqueness request has action; a session request has
+// session_id and no (or an empty) action. session_id is only IDKit 4's
+// form (world-id-primitives SessionId): "session_" + 128 hex digits, the
+// commitment then an OPRF seed whose first byte is 0x01; the commitment
+// must be non-zero — zero is a uniqueness proof's session input, so a
+// "session" of commitment zero (or a bare number) would let a uniqueness
+// proof through the session path, where nothing is recorded. Items: identifier
+// (any non-empty string of at most 64 bytes, echoed unchanged; it chooses
+// no tree, but IDKit 4's names must carry World's issuer_schema_id for
+// them — proof_of_human 1, selfie 11, passport 9303, mnc 9310, idkit-core
+// 4.3.0 — or the item fails with invalid_credential_issuer, so a result
+// never names a credential the proof is not about; the portal does not
+// check this),
 // issuer_schema_id and expires_at_min (uint64, a JSON integer or decimal
 // string), credential_genesis_issued_at_min (optional, default 0),
 // signal_hash (optional, ^0x[0-9a-f]+$, default 0x0), proof (an array of
 // exactly 5 uint256 strings: the compressed Groth16 proof, then the Merkle
 // root), and nullifier (uniqueness, ^(0x)?[0-9a-fA-F]+$ then BigInt
-// syntax) or session_nullifier (session: [nullifier, action]). An item of
+// syntax) or session_nullifier (session: [nullifier, action]), and
+// sybil_score (optional integer: a Selfie Check item's score, idkit-core
+// 4.3), echoed in the item's result as sent — it is not a public input,
+// so the proof does not vouch for it. An item of
 // the other protocol — a string proof in a 4.0 request, a proof of 5
 // values in a 3.0 request — or a 4.0 proof of another length fails on its
 // own with invalid_proof, like any proof the checker cannot accept, while
@@ -132,21 +145,38 @@
 // are a validation_error naming the attribute; session_id in a 3.0
 // request too.
 //
-// The action of a uniqueness proof is hashSignal(action) (IDKit 4,
-// semaphore.HashSignal), as the portal computes it; the rp_id is the
-// route's relying party, as a uint64. The [CheckerV4] (package registry)
-// then does what World's WorldIDVerifier contract does. Per-result codes
-// are the portal's, decided in the contract's order (package registry):
-// invalid_root (a root ≥ the field modulus too), invalid_credential_issuer
-// (no key for issuer_schema_id), verification_failed (no OPRF key for the
-// rp_id, expires_at_min too old or so large that the contract's sum
-// overflows, or no 4.0 checker configured), invalid_proof (the points,
-// then the proof), invalid_public_input (another value ≥ the field
-// modulus, found after the points decoded), verification_error (the
-// checker failed, e.g. the root source is unreachable: 500 as for 3.0).
+// The action of a uniqueness proof is the field element IDKit 4 puts in
+// the proof request the World App proves: hashToField of the action's
+// UTF-8 bytes (FieldElement::from_arbitrary_raw_bytes, worldcoin/idkit
+// rust/core/src/bridge.rs), whatever the string looks like. This differs
+// from World's portal, which hashes it with hashSignal (verify-v4.ts) and
+// so decodes a 0x-hex action such as "0x1234" to bytes first, refusing
+// genuine proofs for it; testdata/vectors/idkit_actions.json holds
+// idkit-core's own outputs. An action that is already a field element
+// (World's WorldIDVerifierTest vector) cannot be sent: IDKit 4 sends every
+// action as a string (String(action) of its config), and no documented
+// wire form marks a string as a field element, so none is guessed from
+// its shape. The rp_id is the route's relying party, as a uint64. The
+// [CheckerV4] (package registry) then does what World's WorldIDVerifierV2
+// contract does. Per-result codes are the portal's, decided in the
+// contract's order (package registry): verification_failed for an action
+// without its proof type's prefix byte (0x00 uniqueness, 0x02 session:
+// InvalidAction, checked first), invalid_root (unknown, or ≥ the field
+// modulus), environment_mismatch (IDKit 4's code: the root is valid in
+// the other environment), invalid_credential_issuer (no key for
+// issuer_schema_id), verification_failed (no OPRF key for the rp_id,
+// expires_at_min too old or so large that the contract's sum overflows),
+// invalid_proof (the points, then the proof), invalid_public_input
+// (another value ≥ the field modulus, found after the points decoded),
+// feature_unavailable (IDKit 4's code: no 4.0 checker configured),
+// verification_error (the checker failed, e.g. the chain is unreachable:
+// 500 as for 3.0).
 //
 // Uniqueness proofs are recorded exactly as 3.0 proofs (same nullifier
-// reuse and limit rules). Session proofs record nothing; success is
+// reuse and limit rules), keyed by the nullifier's value: the same proof
+// with its nullifier spelled otherwise (case, leading zeros, 0X, decimal)
+// is the same nullifier, so a limit cannot be dodged by re-encoding.
+// Session proofs record nothing; success is
 //
 //	{"success": true, "session_id", "environment", "results", "message": "Session proof verified successfully"}
 //

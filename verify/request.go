@@ -164,6 +164,8 @@ func (it *rawItem) member(name string, v strictjson.Value, path string) *Error {
 		dst = &it.signalHash
 	case "max_age":
 		return integer(v, path+".max_age", &it.maxAge)
+	case "sybil_score":
+		return integer(v, path+".sybil_score", &it.v4.sybilScore)
 	default:
 		it.v4.member(name, v)
 		return nil
@@ -268,7 +270,7 @@ func (raw *rawRequest) validate() (*request, *Error) {
 	if _, err := required(raw.nonce, "nonce"); err != nil {
 		return nil, err
 	}
-	action, err := required(raw.action, "action")
+	action, err := present(raw.action, "action")
 	if err != nil {
 		return nil, err
 	}
@@ -302,6 +304,16 @@ func (raw *rawRequest) validate() (*request, *Error) {
 // required returns a present, non-empty string member.
 func required(s *string, attribute string) (string, *Error) {
 	if s == nil || *s == "" {
+		return "", invalid(attribute, "is required")
+	}
+	return *s, nil
+}
+
+// present returns a string member that must be present and may be empty:
+// the action, empty by design for sign-in and in the legacy (3.0) results
+// IDKit 4 builds with action "".
+func present(s *string, attribute string) (string, *Error) {
+	if s == nil {
 		return "", invalid(attribute, "is required")
 	}
 	return *s, nil

@@ -30,8 +30,9 @@ type requestV4 struct {
 // protocol or a proof of another length. Values ≥ the field modulus reach
 // the checker, which answers them in the contract's order.
 type itemV4 struct {
-	claim   record.ClaimV4
-	refused *record.ProofError
+	claim      record.ClaimV4
+	refused    *record.ProofError
+	sybilScore *int64 // echoed only (doc.go)
 }
 
 // rawItemV4 holds the 4.0-only members of an item as raw JSON (nil: absent
@@ -40,6 +41,7 @@ type itemV4 struct {
 type rawItemV4 struct {
 	proofWords                                                 []string // a proof given as an array
 	issuerSchemaID, expiresAtMin, genesisMin, sessionNullifier json.RawMessage
+	sybilScore                                                 *int64
 }
 
 // member keeps a 4.0-only member's raw JSON; null leaves it absent.
@@ -137,10 +139,10 @@ func (raw *rawRequest) validateV4() (*request, *Error) {
 		}
 		c, err := oprfproof.SessionCommitment(*raw.sessionID)
 		if err != nil {
-			return nil, invalid("session_id", "must be session_ followed by 128 hex digits, or a field element")
+			return nil, invalid("session_id", "must be IDKit's session_ followed by 128 hex digits: a non-zero commitment, then an OPRF seed starting 01")
 		}
 		req.v4.sessionID, sessionCommitment = *raw.sessionID, c.Bytes()
-	} else if req.action, err = required(raw.action, "action"); err != nil {
+	} else if req.action, err = present(raw.action, "action"); err != nil {
 		return nil, err
 	}
 	if req.environment, req.verifierEnv, err = environment(raw.environment); err != nil {
@@ -153,9 +155,7 @@ func (raw *rawRequest) validateV4() (*request, *Error) {
 	if len(raw.responses) == 0 {
 		return nil, invalid("responses", "must hold at least one item")
 	}
-	// The uniqueness action is the action string hashed as the portal does.
-	hashed := semaphore.HashSignal(req.action)
-	action := hashed.Bytes()
+	action := actionField(req.action)
 	for i, it := range raw.responses {
 		item, err := it.itemV4(fmt.Sprintf("responses[%d]", i), session)
 		if err != nil {
@@ -171,6 +171,27 @@ func (raw *rawRequest) validateV4() (*request, *Error) {
 	return req, nil
 }
 
+// actionField is the field element of a uniqueness action as IDKit 4
+// puts it in the proof request the World App proves:
+// FieldElement::from_arbitrary_raw_bytes(action.as_bytes()), hashToField
+// of the UTF-8 bytes, whatever the string looks like (worldcoin/idkit
+// rust/core/src/bridge.rs build_request_payload; idkit-core 4.3.0's
+// signing agrees). World's portal hashes the action with hashSignal,
+// which decodes a 0x-hex string to bytes first, and so refuses genuine
+// proofs for hex-looking actions such as "0x1234" (doc.go).
+func actionField(action string) [32]byte {
+	e := semaphore.HashToField([]byte(action))
+	return e.Bytes()
+}
+
+// credentialSchemaIDs are the issuer_schema_ids of IDKit 4's credential
+// types as World uses them (idkit-core 4.3.0 ResponseItemV4 and
+// SelfieCheckResponseItemV4: 1 proof_of_human, 11 selfie, 9303 passport,
+// 9310 mnc). An item naming one of them must carry its schema id, or its
+// result would name a credential the proof is not about; other
+// identifiers are echoed as sent.
+var credentialSchemaIDs = map[string]uint64{"proof_of_human": 1, "selfie": 11, "passport": 9303, "mnc": 9310}
+
 // maxIdentifierV4 bounds a 4.0 item's identifier, which is only echoed
 // back: World's portal accepts any string there (IDKit 4 sends its
 // credential type names, proof_of_human, selfie, passport, mnc), and in
@@ -181,7 +202,7 @@ const maxIdentifierV4 = 64
 // itemV4 validates one 4.0 item: a 3.0 member set (merkle_root, a string
 // proof) is a validation_error, as the portal's schema makes it.
 func (it rawItem) itemV4(path string, session bool) (itemV4, *Error) {
-	var item itemV4
+	item := itemV4{sybilScore: it.v4.sybilScore}
 	c := &item.claim
 	id, err := required(it.identifier, path+".identifier")
 	if err != nil {
@@ -211,6 +232,11 @@ func (it rawItem) itemV4(path string, session bool) (itemV4, *Error) {
 	}
 	if c.IssuerSchemaID, err = parseUint64(it.v4.issuerSchemaID, path+".issuer_schema_id", true); err != nil {
 		return item, err
+	}
+	if want, ok := credentialSchemaIDs[id]; ok && want != c.IssuerSchemaID {
+		item.refused = &record.ProofError{Code: record.CodeInvalidCredentialIssuer,
+			Detail: fmt.Sprintf("identifier %s is issuer_schema_id %d, not %d", id, want, c.IssuerSchemaID)}
+		return item, nil
 	}
 	if c.ExpiresAtMin, err = parseUint64(it.v4.expiresAtMin, path+".expires_at_min", true); err != nil {
 		return item, err

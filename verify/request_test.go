@@ -88,7 +88,6 @@ func TestBadRequests(t *testing.T) {
 		{"nonce object", `{"protocol_version":"3.0","nonce":{},"action":"vote",` + items(validItem) + `}`, codeValidation, "nonce"},
 		{"action missing", `{"protocol_version":"3.0","nonce":"n",` + items(validItem) + `}`, codeValidation, "action"},
 		{"action null", `{"protocol_version":"3.0","nonce":"n","action":null,` + items(validItem) + `}`, codeValidation, "action"},
-		{"action empty", `{"protocol_version":"3.0","nonce":"n","action":"",` + items(validItem) + `}`, codeValidation, "action"},
 		{"action case-folded", `{"protocol_version":"3.0","nonce":"n","Action":"vote",` + items(validItem) + `}`, codeValidation, "action"},
 		{"action twice", body(items(validItem) + `,"action":"other"`), codeValidation, "action"},
 		{"action_description number", body(items(validItem) + `,"action_description":1`), codeValidation, "action_description"},

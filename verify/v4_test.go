@@ -69,6 +69,7 @@ type sessionItem struct {
 	IssuerSchemaID   any       `json:"issuer_schema_id"`
 	SessionNullifier [2]string `json:"session_nullifier"`
 	ExpiresAtMin     any       `json:"expires_at_min"`
+	GenesisMin       any       `json:"credential_genesis_issued_at_min,omitempty"`
 	Proof            [5]string `json:"proof"`
 }
 
@@ -146,17 +147,31 @@ func newV4Env(t *testing.T) *v4Env {
 		}
 	}
 	e.reg = reg
-	e.env = &env{mux: http.NewServeMux(), store: newMemStore(), checker: &fakeChecker{}, now: e.now}
-	e.store.apps = append(e.store.apps, record.App{ID: "app_" + strings.Repeat("ab", 16), RPID: a.RPID, Name: "v4", CreatedAt: e.now})
-	h, err := New(Options{Store: e.store, Checker: e.checker, CheckerV4: reg, Now: func() time.Time { return e.now }})
+	e.env = serveV4(t, e.now, reg, record.App{ID: "app_" + strings.Repeat("ab", 16), RPID: a.RPID, Name: "v4", CreatedAt: e.now})
+	e.body = vectorSessionBody(f)
+	return e
+}
+
+// serveV4 is the endpoint over a 4.0 checker, its store holding the test
+// app and apps, its clock starting at start.
+func serveV4(t testing.TB, start time.Time, checker CheckerV4, apps ...record.App) *env {
+	t.Helper()
+	e := &env{mux: http.NewServeMux(), store: newMemStore(), checker: &fakeChecker{}, now: start}
+	e.store.apps = append(e.store.apps, apps...)
+	h, err := New(Options{Store: e.store, Checker: e.checker, CheckerV4: checker, Now: func() time.Time { return e.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.Register(e.mux)
-	e.body = sessionBody{SessionID: s.SessionID, Nonce: s.Nonce, ProtocolVersion: "4.0", Responses: []sessionItem{{
+	return e
+}
+
+// vectorSessionBody is World's session vector in the body IDKit 4 sends.
+func vectorSessionBody(f *vectors.WorldID4) sessionBody {
+	s := f.WorldIDVerifier.Session
+	return sessionBody{SessionID: idkitSessionID(s.SessionID), Nonce: s.Nonce, ProtocolVersion: "4.0", Responses: []sessionItem{{
 		Identifier: "proof_of_human", SignalHash: s.SignalHash, IssuerSchemaID: 1, SessionNullifier: s.SessionNullifier,
 		ExpiresAtMin: s.ExpiresAtMin, Proof: s.Proof}}}
-	return e
 }
 
 func (e *v4Env) postSession(t *testing.T, b sessionBody) *httptest.ResponseRecorder {
@@ -166,6 +181,13 @@ func (e *v4Env) postSession(t *testing.T, b sessionBody) *httptest.ResponseRecor
 		t.Fatal(err)
 	}
 	return e.post("/api/v4/verify/"+e.f.WorldIDVerifier.Anchors.RPID, string(raw))
+}
+
+// idkitSessionID is a session commitment in IDKit 4's session id form:
+// session_, the commitment, then an OPRF seed with the session prefix 01
+// (the seed is not a public input).
+func idkitSessionID(commitment string) string {
+	return "session_" + strings.TrimPrefix(commitment, "0x") + "01" + strings.Repeat("5a", 31)
 }
 
 // TestSessionVectorV4: WorldIDVerifierTest's session proof, posted in the
@@ -178,18 +200,25 @@ func TestSessionVectorV4(t *testing.T) {
 	var ok SessionResponse
 	decode(t, w, &ok)
 	s := e.f.WorldIDVerifier.Session
-	if !ok.Success || ok.SessionID != s.SessionID || ok.Environment != "production" || ok.Message != messageSession ||
+	if !ok.Success || ok.SessionID != e.body.SessionID || ok.Environment != "production" || ok.Message != messageSession ||
 		len(ok.Results) != 1 || !ok.Results[0].Success || ok.Results[0].Nullifier != s.SessionNullifier[0] ||
 		ok.Results[0].Identifier != "proof_of_human" {
 		t.Fatalf("body %s", w.Body)
 	}
-	// IDKit 4's other credential types: the identifier chooses nothing in
-	// 4.0 (issuer_schema_id and the root do) and is echoed as sent.
-	for _, id := range []string{"passport", "mnc"} {
+	// The identifier chooses nothing in 4.0 (issuer_schema_id and the
+	// root do) and is echoed as sent, but IDKit 4's other credential type
+	// names cannot claim schema 1's proof.
+	for id, ok := range map[string]bool{"passport": false, "mnc": false, "selfie": false, "document-of-mine": true} {
 		b := e.body
 		b.Responses = []sessionItem{e.body.Responses[0]}
 		b.Responses[0].Identifier = id
 		w := e.postSession(t, b)
+		if !ok {
+			if f := wantFailure(t, w, http.StatusBadRequest, codeAllFailed); f.Results[0].Code != record.CodeInvalidCredentialIssuer || f.Results[0].Identifier != id {
+				t.Fatalf("%s: %+v", id, f.Results)
+			}
+			continue
+		}
 		wantStatus(t, w, http.StatusOK)
 		var r SessionResponse
 		decode(t, w, &r)
@@ -197,10 +226,10 @@ func TestSessionVectorV4(t *testing.T) {
 			t.Fatalf("%s: body %s", id, w.Body)
 		}
 	}
-	// The same session id as IDKit's session_<commitment><seed> form.
-	idkit := e.body
-	idkit.SessionID = "session_" + strings.TrimPrefix(s.SessionID, "0x") + strings.Repeat("5a", 32)
-	wantStatus(t, e.postSession(t, idkit), http.StatusOK)
+	// The commitment as a bare number is not a session id IDKit sends.
+	plain := e.body
+	plain.SessionID = s.SessionID
+	wantError(t, e.postSession(t, plain), http.StatusBadRequest, codeValidation, "session_id")
 	// Numbers as decimal strings, as a client may send them.
 	dec := e.body
 	dec.Responses = []sessionItem{e.body.Responses[0]}
@@ -229,7 +258,7 @@ func TestSessionVectorV4(t *testing.T) {
 		{"action", one(func(_ *sessionBody, it *sessionItem) { it.SessionNullifier[1] = plus1(it.SessionNullifier[1]) }), record.CodeInvalidProof},
 		{"signal", one(func(_ *sessionBody, it *sessionItem) { it.SignalHash = plus1(it.SignalHash) }), record.CodeInvalidProof},
 		{"nonce", one(func(b *sessionBody, _ *sessionItem) { b.Nonce = plus1(b.Nonce) }), record.CodeInvalidProof},
-		{"session id", one(func(b *sessionBody, _ *sessionItem) { b.SessionID = plus1(b.SessionID) }), record.CodeInvalidProof},
+		{"session id", one(func(b *sessionBody, _ *sessionItem) { b.SessionID = idkitSessionID(plus1(s.SessionID)) }), record.CodeInvalidProof},
 		{"expiry", one(func(_ *sessionBody, it *sessionItem) { it.ExpiresAtMin = s.ExpiresAtMin + 1 }), record.CodeInvalidProof},
 		{"proof word", one(func(_ *sessionBody, it *sessionItem) { it.Proof[0] = plus1(plus1(plus1(plus1(it.Proof[0])))) }), record.CodeInvalidProof},
 		{"root", one(func(_ *sessionBody, it *sessionItem) { it.Proof[4] = plus1(it.Proof[4]) }), record.CodeInvalidRoot},
@@ -246,7 +275,10 @@ func TestSessionVectorV4(t *testing.T) {
 			it.SessionNullifier[0], it.Proof[0] = fieldModulus, "0x"+strings.Repeat("f", 64)
 		}), record.CodeInvalidProof},
 		{"expiry overflows", one(func(_ *sessionBody, it *sessionItem) { it.ExpiresAtMin = uint64(math.MaxUint64) }), record.CodeVerificationFailed},
-		{"staging", one(func(b *sessionBody, _ *sessionItem) { b.Environment = "staging" }), record.CodeInvalidRoot},
+		// The root is production's: a staging request says so.
+		{"staging", one(func(b *sessionBody, _ *sessionItem) { b.Environment = "staging" }), record.CodeEnvironmentMismatch},
+		// A session action needs the session prefix byte 0x02.
+		{"action prefix 00", one(func(_ *sessionBody, it *sessionItem) { it.SessionNullifier[1] = "0x00" + it.SessionNullifier[1][4:] }), record.CodeVerificationFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := wantFailure(t, e.postSession(t, tc.body), http.StatusBadRequest, codeAllFailed)
@@ -301,7 +333,7 @@ func TestStagingAppV4(t *testing.T) {
 	app.ID, app.Staging = "app_staging_"+strings.Repeat("ab", 16), true
 	// The vector's root is a production root only.
 	f := wantFailure(t, e.postSession(t, e.body), http.StatusBadRequest, codeAllFailed)
-	if f.Results[0].Code != record.CodeInvalidRoot {
+	if f.Results[0].Code != record.CodeEnvironmentMismatch {
 		t.Fatalf("production root for a staging app: %+v", f.Results)
 	}
 	prod := e.body
@@ -360,7 +392,10 @@ func (r *recordingV4) CheckClaimV4(_ context.Context, c record.ClaimV4) error {
 	return nil
 }
 
-const v4Item = `{"identifier":"selfie","issuer_schema_id":1,"nullifier":"0x0a0a","expires_at_min":1700000000,"proof":["1","2","3","4","0x05"]}`
+// testSessionID is an IDKit 4 session id of commitment 7.
+var testSessionID = "session_" + strings.Repeat("0", 63) + "7" + "01" + strings.Repeat("0", 62)
+
+const v4Item = `{"identifier":"selfie","issuer_schema_id":11,"nullifier":"0x0a0a","expires_at_min":1700000000,"proof":["1","2","3","4","0x05"]}`
 
 func v4Body(members string, list ...string) string {
 	if len(list) == 0 {
@@ -375,24 +410,17 @@ func v4ItemWith(old, repl string) string { return strings.Replace(v4Item, old, r
 // uniqueness proofs are recorded, and every bad input as a 400 naming the
 // attribute or a per-item code — never a 500.
 func TestV4Requests(t *testing.T) {
-	e := newEnv(t)
-	chk := &recordingV4{}
-	h, err := New(Options{Store: e.store, Checker: e.checker, CheckerV4: chk, Now: func() time.Time { return e.now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.mux = http.NewServeMux()
-	h.Register(e.mux)
+	e, chk := newV4Recording(t)
 	w := e.post("/api/v4/verify/"+testRPID, v4Body(""))
 	resp := wantSuccess(t, w)
 	if resp.Nullifier != "0x"+strings.Repeat("0", 60)+"0a0a" || resp.Results[0].Identifier != "selfie" || resp.Message != messageVerified {
 		t.Fatalf("body %s", w.Body)
 	}
 	c := chk.claims[0]
-	action := semaphore.HashSignal("vote")
+	action := semaphore.HashToField([]byte("vote"))
 	var rp uint64
 	fmt.Sscanf(strings.TrimPrefix(testRPID, "rp_"), "%x", &rp)
-	if c.Action != action.Bytes() || c.RPID != rp || c.Nonce[31] != 1 || c.SignalHash != [32]byte{} || c.IssuerSchemaID != 1 ||
+	if c.Action != action.Bytes() || c.RPID != rp || c.Nonce[31] != 1 || c.SignalHash != [32]byte{} || c.IssuerSchemaID != 11 ||
 		c.ExpiresAtMin != 1700000000 || c.GenesisMin != [32]byte{} || c.SessionID != [32]byte{} || c.Proof[4][31] != 5 || c.Environment != "production" {
 		t.Fatalf("claim %+v", c)
 	}
@@ -405,10 +433,10 @@ func TestV4Requests(t *testing.T) {
 	}
 	// Sessions verify without recording anything.
 	before := len(e.store.actions)
-	w = e.post("/api/v4/verify/"+testRPID, `{"protocol_version":"4.0","nonce":"1","session_id":"0x07","responses":[`+
+	w = e.post("/api/v4/verify/"+testRPID, `{"protocol_version":"4.0","nonce":"1","session_id":"`+testSessionID+`","responses":[`+
 		strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":["0x0b","0x0c"]`, 1)+`]}`)
 	wantStatus(t, w, http.StatusOK)
-	if len(e.store.actions) != before || !strings.Contains(w.Body.String(), `"session_id":"0x07"`) {
+	if len(e.store.actions) != before || !strings.Contains(w.Body.String(), `"session_id":"`+testSessionID+`"`) {
 		t.Fatalf("session: %s", w.Body)
 	}
 	if c := chk.claims[len(chk.claims)-1]; c.SessionID[31] != 7 || c.Nullifier[31] != 0xb || c.Action[31] != 0xc {
@@ -417,10 +445,21 @@ func TestV4Requests(t *testing.T) {
 
 	// Any identifier of at most 64 bytes is echoed unchanged; a 3.0 item
 	// still names one of the 3.0 credential types.
-	for _, id := range []string{"proof_of_human", "passport", "mnc", "ãé-" + strings.Repeat("x", 59)} {
-		w := e.post("/api/v4/verify/"+testRPID, v4Body("", v4ItemWith(`"selfie"`, `"`+id+`"`)))
+	// IDKit's credential type names must carry their issuer_schema_id.
+	for id, schema := range map[string]string{"proof_of_human": "1", "passport": "9303", "mnc": "9310", "ãé-" + strings.Repeat("x", 59): "11", "custom": "77"} {
+		it := strings.Replace(v4ItemWith(`"selfie"`, `"`+id+`"`), `"issuer_schema_id":11`, `"issuer_schema_id":`+schema, 1)
+		w := e.post("/api/v4/verify/"+testRPID, v4Body("", it))
 		if r := wantSuccess(t, w); r.Results[0].Identifier != id {
 			t.Fatalf("identifier %q: %s", id, w.Body)
+		}
+		wrong := strings.Replace(it, `"issuer_schema_id":`+schema, `"issuer_schema_id":12`, 1)
+		w = e.post("/api/v4/verify/"+testRPID, v4Body("", wrong))
+		if _, named := credentialSchemaIDs[id]; !named {
+			wantSuccess(t, w) // any schema id for a name IDKit does not define
+			continue
+		}
+		if f := wantFailure(t, w, http.StatusBadRequest, codeAllFailed); f.Results[0].Code != record.CodeInvalidCredentialIssuer {
+			t.Fatalf("identifier %q with schema 12: %+v", id, f.Results)
 		}
 	}
 	wantError(t, e.post("/api/v4/verify/"+testRPID, v4Body("", v4ItemWith(`"selfie"`, `"`+strings.Repeat("x", 65)+`"`))),
@@ -435,12 +474,12 @@ func TestV4Requests(t *testing.T) {
 		{"proof word not a number", v4Body("", v4ItemWith(`"2"`, `"two"`)), codeValidation, "responses[0].proof[1]"},
 		{"proof word 2^256", v4Body("", v4ItemWith(`"2"`, `"0x1`+strings.Repeat("0", 64)+`"`)), codeValidation, "responses[0].proof[1]"},
 		{"proof word number", v4Body("", v4ItemWith(`"2"`, `2`)), codeValidation, "responses[0].proof"},
-		{"issuer_schema_id missing", v4Body("", v4ItemWith(`"issuer_schema_id":1,`, ``)), codeValidation, "responses[0].issuer_schema_id"},
-		{"issuer_schema_id negative", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":-1`)), codeValidation, "responses[0].issuer_schema_id"},
-		{"issuer_schema_id fraction", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":1.5`)), codeValidation, "responses[0].issuer_schema_id"},
-		{"issuer_schema_id 2^64", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":18446744073709551616`)), codeValidation, "responses[0].issuer_schema_id"},
-		{"issuer_schema_id object", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":{}`)), codeValidation, "responses[0].issuer_schema_id"},
-		{"issuer_schema_id leading zero", v4Body("", v4ItemWith(`"issuer_schema_id":1`, `"issuer_schema_id":"01"`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id missing", v4Body("", v4ItemWith(`"issuer_schema_id":11,`, ``)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id negative", v4Body("", v4ItemWith(`"issuer_schema_id":11`, `"issuer_schema_id":-1`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id fraction", v4Body("", v4ItemWith(`"issuer_schema_id":11`, `"issuer_schema_id":1.5`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id 2^64", v4Body("", v4ItemWith(`"issuer_schema_id":11`, `"issuer_schema_id":18446744073709551616`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id object", v4Body("", v4ItemWith(`"issuer_schema_id":11`, `"issuer_schema_id":{}`)), codeValidation, "responses[0].issuer_schema_id"},
+		{"issuer_schema_id leading zero", v4Body("", v4ItemWith(`"issuer_schema_id":11`, `"issuer_schema_id":"01"`)), codeValidation, "responses[0].issuer_schema_id"},
 		{"expires_at_min missing", v4Body("", v4ItemWith(`"expires_at_min":1700000000,`, ``)), codeValidation, "responses[0].expires_at_min"},
 		{"nullifier missing", v4Body("", v4ItemWith(`"nullifier":"0x0a0a",`, ``)), codeValidation, "responses[0].nullifier"},
 		{"nullifier hex without 0x", v4Body("", v4ItemWith(`"0x0a0a"`, `"0a0a"`)), codeValidation, "responses[0].nullifier"},
@@ -448,14 +487,14 @@ func TestV4Requests(t *testing.T) {
 		{"merkle_root in 4.0", v4Body("", v4ItemWith(`"nullifier"`, `"merkle_root":"0x01","nullifier"`)), codeValidation, "responses[0]"},
 		{"nonce not a number", `{"protocol_version":"4.0","nonce":"abc","action":"vote","responses":[` + v4Item + `]}`, codeValidation, "nonce"},
 		{"action missing", `{"protocol_version":"4.0","nonce":"1","responses":[` + v4Item + `]}`, codeValidation, "action"},
-		{"session with action", `{"protocol_version":"4.0","nonce":"1","action":"vote","session_id":"1","responses":[` + v4Item + `]}`, codeValidation, "action"},
+		{"session with action", `{"protocol_version":"4.0","nonce":"1","action":"vote","session_id":"` + testSessionID + `","responses":[` + v4Item + `]}`, codeValidation, "action"},
 		{"session id malformed", `{"protocol_version":"4.0","nonce":"1","session_id":"session_12","responses":[` + v4Item + `]}`, codeValidation, "session_id"},
-		{"session item with nullifier", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` + v4Item + `]}`, codeValidation, "responses[0].nullifier"},
-		{"session_nullifier not an array", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` +
+		{"session item with nullifier", `{"protocol_version":"4.0","nonce":"1","session_id":"` + testSessionID + `","responses":[` + v4Item + `]}`, codeValidation, "responses[0].nullifier"},
+		{"session_nullifier not an array", `{"protocol_version":"4.0","nonce":"1","session_id":"` + testSessionID + `","responses":[` +
 			strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":"1"`, 1) + `]}`, codeValidation, "responses[0].session_nullifier"},
-		{"session_nullifier missing", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` +
+		{"session_nullifier missing", `{"protocol_version":"4.0","nonce":"1","session_id":"` + testSessionID + `","responses":[` +
 			strings.Replace(v4Item, `"nullifier":"0x0a0a",`, ``, 1) + `]}`, codeValidation, "responses[0].session_nullifier"},
-		{"session_nullifier of 1", `{"protocol_version":"4.0","nonce":"1","session_id":"1","responses":[` +
+		{"session_nullifier of 1", `{"protocol_version":"4.0","nonce":"1","session_id":"` + testSessionID + `","responses":[` +
 			strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":["1"]`, 1) + `]}`, codeValidation, "responses[0].session_nullifier"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -513,11 +552,11 @@ func TestV4Requests(t *testing.T) {
 }
 
 // TestV4WithoutChecker: a server without 4.0 verification answers each
-// 4.0 item verification_failed, never 500.
+// 4.0 item feature_unavailable, never 500.
 func TestV4WithoutChecker(t *testing.T) {
 	e := newEnv(t)
 	f := wantFailure(t, e.post("/api/v4/verify/"+testRPID, v4Body("")), http.StatusBadRequest, codeAllFailed)
-	if f.Results[0].Code != record.CodeVerificationFailed {
+	if f.Results[0].Code != record.CodeFeatureUnavailable {
 		t.Fatalf("%+v", f.Results)
 	}
 }

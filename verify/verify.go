@@ -121,6 +121,10 @@ type Result struct {
 	Nullifier  string `json:"nullifier"`
 	Code       string `json:"code,omitempty"`
 	Detail     string `json:"detail,omitempty"`
+	// SybilScore is a 4.0 Selfie Check item's sybil_score (idkit-core
+	// 4.3), echoed as sent: it is not a public input, so the proof does
+	// not cover it.
+	SybilScore *int64 `json:"sybil_score,omitempty"`
 }
 
 // Response is the 200 body: at least one item verified (doc/design.md §5).

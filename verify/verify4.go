@@ -49,13 +49,13 @@ func (h *Handler) verifyV4(ctx context.Context, app record.App, req *request) (a
 }
 
 func (h *Handler) checkV4(ctx context.Context, it itemV4) (res Result) {
-	res = Result{Identifier: it.claim.Identifier, Nullifier: canonicalHex(it.claim.Nullifier)}
+	res = Result{Identifier: it.claim.Identifier, Nullifier: canonicalHex(it.claim.Nullifier), SybilScore: it.sybilScore}
 	switch {
 	case it.refused != nil:
 		res.fail(it.refused.Code, it.refused.Detail)
 		return res
 	case h.checkerV4 == nil:
-		res.fail(record.CodeVerificationFailed, "World ID 4.0 verification is not configured on this server.")
+		res.fail(record.CodeFeatureUnavailable, "World ID 4.0 verification is not configured on this server.")
 		return res
 	}
 	h.classify(&res, "4.0", it.claim.Identifier, it.claim.Environment, func() error { return h.checkerV4.CheckClaimV4(ctx, it.claim) })

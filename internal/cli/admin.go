@@ -170,7 +170,7 @@ func adminCommands() map[string]adminCommand {
 			flags: func(fs *flag.FlagSet) {
 				tree(&rootReq.Identifier, &rootReq.Environment)(fs)
 				fs.IntVar(&rootReq.Depth, "depth", 30, "tree depth: selects the published Semaphore v3 verifying key")
-				fs.StringVar(&rootReq.ProtocolVersion, "protocol", "3.0", `"3.0", or "4.0" for a root of World's 4.0 registry (-identifier and -depth then do not apply)`)
+				fs.StringVar(&rootReq.ProtocolVersion, "protocol", "3.0", `"3.0", or "4.0" for a root of World's 4.0 registry (-identifier and -depth then do not apply; ROOT is then decimal or 0x-hex, as anchor set's coordinates)`)
 			},
 			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {
 				rootReq.Root = args[0]

@@ -15,9 +15,14 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
 	"worldid/admin"
 	"worldid/field"
+	"worldid/internal/fakechain"
+	"worldid/internal/vectors"
 	"worldid/internal/wallet"
+	"worldid/registry"
 )
 
 // fakeWorldChain is a JSON-RPC endpoint whose WorldIDRegistry answers
@@ -67,7 +72,7 @@ func TestV4ThroughBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	item := func(root, schema string) map[string]any {
-		return map[string]any{"identifier": "selfie", "issuer_schema_id": schema, "nullifier": "0x0a0a", "expires_at_min": 4102444800,
+		return map[string]any{"identifier": "credential", "issuer_schema_id": schema, "nullifier": "0x0a0a", "expires_at_min": 4102444800,
 			"proof": []string{"0x4906f4e17b969ef2cfc44bd96520f01a3f5c32972bca2e10b70e05e03e3d9f13", "1", "2", "3", root}}
 	}
 	post := func(items ...map[string]any) (int, string) {
@@ -83,7 +88,7 @@ func TestV4ThroughBinary(t *testing.T) {
 			Results []struct{ Code, Identifier string } `json:"results"`
 		}
 		raw, _ := io.ReadAll(resp.Body)
-		if err := json.Unmarshal(raw, &out); err != nil || len(out.Results) != len(items) || out.Results[0].Identifier != "selfie" {
+		if err := json.Unmarshal(raw, &out); err != nil || len(out.Results) != len(items) || out.Results[0].Identifier != "credential" {
 			t.Fatalf("answer %d %s", resp.StatusCode, raw)
 		}
 		return resp.StatusCode, out.Results[0].Code
@@ -190,5 +195,81 @@ func TestSelfieAndSignalParity(t *testing.T) {
 		if json.Unmarshal(raw, &got) != nil || resp.StatusCode != 200 || len(got.Results) != 1 || !got.Results[0].Success || got.Results[0].Identifier != sent {
 			t.Fatalf("sent as %s: %d %s", sent, resp.StatusCode, raw)
 		}
+	}
+}
+
+// TestV4SessionVectorFromChain: World's 4.0 session vector verifies
+// through the real binary with its root, credential issuer key and OPRF
+// key all read from a JSON-RPC chain (internal/fakechain), nothing set by
+// hand; the same proof for another action (session_nullifier[1]) or
+// another session id is refused, and a uniqueness request cannot carry it.
+// -min-expiration covers the months since the vector's block time.
+func TestV4SessionVectorFromChain(t *testing.T) {
+	ctx := context.Background()
+	var f vectors.WorldID4
+	vectors.Load(t, "world_id_4.json", &f)
+	a, s := f.WorldIDVerifier.Anchors, f.WorldIDVerifier.Session
+	fe := func(h string) fr.Element {
+		e, err := field.ParsePrefixedHex(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	chain := fakechain.New()
+	rp, err := registry.ParseRPID(a.RPID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain.AddRoot(fe(a.Root))
+	chain.SetIssuerKey(a.IssuerSchemaID, fe(a.IssuerPubkey[0]), fe(a.IssuerPubkey[1]))
+	chain.SetOPRFKey(rp, fe(a.OPRFPubkey[0]), fe(a.OPRFPubkey[1]))
+	rpc := httptest.NewServer(chain)
+	defer rpc.Close()
+	p := startProc(t, t.TempDir(), "-roots-rpc", "worldchain="+rpc.URL, "-min-expiration", "87600h",
+		"-roots-contract", "world_id_4/production=worldchain:registry:0x00000000000000000000000000000000000000a1,"+
+			"issuer_key/production=worldchain:issuer-registry:0x00000000000000000000000000000000000000a2,"+
+			"oprf_key/production=worldchain:oprf-key-registry:0x00000000000000000000000000000000000000a3")
+	defer p.stop(t)
+	line, _ := json.Marshal(admin.ImportAppRequest{AppID: "app_" + strings.Repeat("4a", 16), RPID: a.RPID, Name: "vector"})
+	if _, err := p.adminClient.ImportApps(ctx, append(line, '\n'), false); err != nil {
+		t.Fatal(err)
+	}
+	sessionID := "session_" + strings.TrimPrefix(s.SessionID, "0x") + "01" + strings.Repeat("5a", 31)
+	post := func(body map[string]any) (int, string) {
+		raw, _ := json.Marshal(body)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.public+"/api/v4/verify/"+a.RPID, strings.NewReader(string(raw)))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(out)
+	}
+	item := func(action string) map[string]any {
+		return map[string]any{"identifier": "proof_of_human", "signal_hash": s.SignalHash, "issuer_schema_id": 1, "expires_at_min": s.ExpiresAtMin,
+			"session_nullifier": []string{s.SessionNullifier[0], action}, "proof": s.Proof}
+	}
+	session := func(id, action string) map[string]any {
+		return map[string]any{"protocol_version": "4.0", "nonce": s.Nonce, "session_id": id, "responses": []any{item(action)}}
+	}
+	if status, body := post(session(sessionID, s.SessionNullifier[1])); status != 200 || !strings.Contains(body, `"Session proof verified successfully"`) {
+		t.Fatalf("session vector: %d %s", status, body)
+	}
+	if c := chain.Calls(); c["isValidRoot"] == 0 || c["issuerSchemaIdToPubkey"] == 0 || c["getOprfPublicKey"] == 0 {
+		t.Fatalf("chain calls %v: the root and both keys must come from the chain", c)
+	}
+	otherAction := "0x02" + strings.Repeat("11", 31)
+	if status, body := post(session(sessionID, otherAction)); status != 400 || !strings.Contains(body, `"invalid_proof"`) {
+		t.Fatalf("another session action: %d %s", status, body)
+	}
+	otherID := "session_" + strings.Repeat("0", 63) + "9" + "01" + strings.Repeat("5a", 31)
+	if status, body := post(session(otherID, s.SessionNullifier[1])); status != 400 || !strings.Contains(body, `"invalid_proof"`) {
+		t.Fatalf("another session id: %d %s", status, body)
+	}
+	if status, body := post(session("0", s.SessionNullifier[1])); status != 400 || !strings.Contains(body, `"session_id"`) {
+		t.Fatalf("session id 0: %d %s", status, body)
 	}
 }

@@ -85,7 +85,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.AcceptDataLoss, "accept-data-loss", false, "start even though the JSON store's files hold less than it had acknowledged (a missing or older state.json or journal.jsonl); use once, after deciding that no backup is better")
 	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
 	fs.StringVar(&c.RootsRPC, "roots-rpc", "", "root source: comma-separated chain=URL JSON-RPC endpoints (chains of the default contracts: ethereum, sepolia, worldchain); default none")
-	fs.StringVar(&c.RootsContract, "roots-contract", "", "root source: comma-separated tree=chain:kind:0xaddress, kind identity-manager (3.0) or registry (4.0); added to, or replacing per tree, World's defaults")
+	fs.StringVar(&c.RootsContract, "roots-contract", "", "root source: comma-separated tree=chain:kind:0xaddress, kind identity-manager (3.0 roots), registry (4.0 roots), issuer-registry or oprf-key-registry (4.0 trust anchors, tree issuer_key/ENV or oprf_key/ENV); added to, or replacing per tree, World's defaults")
 	fs.DurationVar(&c.MinExpiration, "min-expiration", registry.DefaultMinExpiration, "World ID 4.0: how far in the past a proof's expires_at_min may lie (0: the default)")
 	fs.BoolVar(&c.Simulator, "simulator", false, "DEVELOPMENT ONLY: the sign-in simulator; test identities that can sign in to every app are accepted while this process runs with it (kept in memory, never stored), and the simulator page answers loopback clients only")
 	fs.StringVar(&c.EmailDomain, "email-domain", "", "domain of the sign-in email claim <sub>@<domain> (default: the base URL's host, or worldid.invalid when that is an IP address)")

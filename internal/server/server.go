@@ -137,6 +137,11 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	regOpts := registry.Options{Store: s.db, LocalKey: localKey, Now: time.Now, Rand: cfg.batchRand(),
 		Roots: roots, MinExpiration: cfg.MinExpiration,
 		DefaultAnchors: []record.TrustAnchor{{Kind: record.AnchorIssuerKey, ID: "1", X: x, Y: y}}}
+	// The root source also reads World ID 4.0 trust anchors from World's
+	// key registries (rootsource), after the operator's hand-set ones.
+	if keys, ok := roots.(registry.KeySource); ok {
+		regOpts.Keys = keys
+	}
 	// The simulator's test identities live in memory only: this process
 	// accepts their root while it runs with -simulator, nothing else does.
 	var testTrees *simulator.Trees
