@@ -49,7 +49,9 @@ type eddsaVectors struct {
 	} `json:"negative_verification_cases"`
 }
 
-func TestRepoKATs(t *testing.T) {
+func TestRepoKATs(t *testing.T) { forEachPath(t, testRepoKATs) }
+
+func testRepoKATs(t *testing.T) {
 	var v eddsaVectors
 	vectors.Load(t, eddsaFile, &v)
 	c := vectors.NewCounter(t, eddsaFile)
@@ -65,7 +67,9 @@ func TestRepoKATs(t *testing.T) {
 	}
 }
 
-func TestComputedSignatures(t *testing.T) {
+func TestComputedSignatures(t *testing.T) { forEachPath(t, testComputedSignatures) }
+
+func testComputedSignatures(t *testing.T) {
 	var v eddsaVectors
 	vectors.Load(t, eddsaFile, &v)
 	c := vectors.NewCounter(t, eddsaFile)
@@ -93,7 +97,9 @@ func TestComputedSignatures(t *testing.T) {
 	}
 }
 
-func TestNegativeVerificationCases(t *testing.T) {
+func TestNegativeVerificationCases(t *testing.T) { forEachPath(t, testNegativeVerificationCases) }
+
+func testNegativeVerificationCases(t *testing.T) {
 	var v eddsaVectors
 	vectors.Load(t, eddsaFile, &v)
 	c := vectors.NewCounter(t, eddsaFile)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/field"
 )
 
 // Test-only helpers; math/big is fine here: it is the independent oracle.
@@ -104,4 +106,25 @@ func scalarMultAffine(k *big.Int) affinePoint {
 	s := scalarFromBig(k)
 	p := scalarBaseMult(&s)
 	return p.affine()
+}
+
+// forEachPath runs test once with each crypto path forced (field.ForcePath),
+// skipping the vector path where this machine cannot run it.
+func forEachPath(t *testing.T, test func(t *testing.T)) {
+	for _, p := range []field.Path{field.Scalar, field.Vector} {
+		t.Run(p.String(), func(t *testing.T) {
+			if err := field.ForcePath(p); err != nil {
+				t.Skipf("%v: only the scalar path can run on this machine", err)
+			}
+			t.Cleanup(func() { mustForce(t, field.Auto) })
+			test(t)
+		})
+	}
+}
+
+func mustForce(t *testing.T, p field.Path) {
+	t.Helper()
+	if err := field.ForcePath(p); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
+	"worldid/field"
 	"worldid/internal/vectors"
 )
 
@@ -61,7 +62,9 @@ func TestGeneratorOnCurveOfOrderL(t *testing.T) {
 	}
 }
 
-func TestPointsVectors(t *testing.T) {
+func TestPointsVectors(t *testing.T) { forEachPath(t, testPointsVectors) }
+
+func testPointsVectors(t *testing.T) {
 	var file struct {
 		Points []struct {
 			Name          string  `json:"name"`
@@ -167,7 +170,9 @@ func TestGroupLawMatchesAffine(t *testing.T) {
 	}
 }
 
-func TestScalarMultMatchesNaive(t *testing.T) {
+func TestScalarMultMatchesNaive(t *testing.T) { forEachPath(t, testScalarMultMatchesNaive) }
+
+func testScalarMultMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	lMinus1 := new(big.Int).Sub(bigL, big.NewInt(1))
 	ks := []*big.Int{big.NewInt(0), big.NewInt(1), big.NewInt(15), big.NewInt(16), lMinus1}
@@ -473,4 +478,37 @@ func TestCurveParameters(t *testing.T) {
 		t.Error("gnark base point ≠ (λ·G.x, G.y)")
 	}
 	c.Inc()
+}
+
+// TestBaseMultPathsAgree compares k·G on the scalar and vector paths for
+// random and edge scalars.
+func TestBaseMultPathsAgree(t *testing.T) {
+	if !field.VectorAvailable() {
+		t.Skip("no AVX-512 IFMA here (or a noavx/purego build): only the scalar path can run")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	ks := []scalar{{}, {1}, scalarFromBig(new(big.Int).Sub(bigL, big.NewInt(1)))}
+	for range 20 {
+		ks = append(ks, scalarFromBig(randomScalarBig(rng)))
+	}
+	for _, k := range ks {
+		s, v := scalarBaseMultOn(&k, field.Scalar), scalarBaseMultOn(&k, field.Vector)
+		if sa, va := s.affine(), v.affine(); !sa.equal(&va) {
+			t.Fatalf("k = %v: the scalar and vector paths disagree", k)
+		}
+	}
+}
+
+// TestPaths: the fixed-base multiplication reports a calibrated choice,
+// measured exactly where the vector path can run.
+func TestPaths(t *testing.T) {
+	choices := Paths()
+	if len(choices) != 1 || choices[0].Op != "babyjub-base-mult" {
+		t.Fatalf("Paths() = %+v, want one choice for babyjub-base-mult", choices)
+	}
+	c := choices[0]
+	if c.Path != field.Scalar && c.Path != field.Vector || c.Measured != field.VectorAvailable() {
+		t.Errorf("choice %+v with vector path available = %v", c, field.VectorAvailable())
+	}
+	t.Logf("%s: %v (scalar %v, vector %v)", c.Op, c.Path, c.ScalarTime, c.VectorTime)
 }

@@ -116,3 +116,16 @@ func FuzzParseVerifyHex(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParsePath: an accepted name is exactly the path's String.
+func FuzzParsePath(f *testing.F) {
+	for _, s := range []string{"auto", "scalar", "vector", "", "Vector", "ifma"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePath(s)
+		if err == nil && p.String() != s {
+			t.Fatalf("ParsePath(%q) = %v", s, p)
+		}
+	})
+}

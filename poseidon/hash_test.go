@@ -73,7 +73,9 @@ func TestHashModeDomainSeparators(t *testing.T) {
 	}
 }
 
-func TestHashModeVectors(t *testing.T) {
+func TestHashModeVectors(t *testing.T) { forEachPath(t, testHashModeVectors) }
+
+func testHashModeVectors(t *testing.T) {
 	f, c := loadPoseidon2(t)
 	for _, v := range f.HashMode.Vectors {
 		t.Run(v.Name, func(t *testing.T) {
@@ -116,7 +118,9 @@ func TestCompressVectors(t *testing.T) {
 	}
 }
 
-func TestSpongeVectors(t *testing.T) {
+func TestSpongeVectors(t *testing.T) { forEachPath(t, testSpongeVectors) }
+
+func testSpongeVectors(t *testing.T) {
 	f, c := loadPoseidon2(t)
 	for _, v := range f.Sponge.Vectors {
 		t.Run(v.Name, func(t *testing.T) {

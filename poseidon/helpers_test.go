@@ -69,3 +69,24 @@ func randomFEs(n int) []fr.Element {
 	}
 	return out
 }
+
+// forEachPath runs test once with each crypto path forced (field.ForcePath),
+// skipping the vector path where this machine cannot run it.
+func forEachPath(t *testing.T, test func(t *testing.T)) {
+	for _, p := range []field.Path{field.Scalar, field.Vector} {
+		t.Run(p.String(), func(t *testing.T) {
+			if err := field.ForcePath(p); err != nil {
+				t.Skipf("%v: only the scalar path can run on this machine", err)
+			}
+			t.Cleanup(func() { mustForce(t, field.Auto) })
+			test(t)
+		})
+	}
+}
+
+func mustForce(t *testing.T, p field.Path) {
+	t.Helper()
+	if err := field.ForcePath(p); err != nil {
+		t.Fatal(err)
+	}
+}

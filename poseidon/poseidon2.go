@@ -1,6 +1,10 @@
 package poseidon
 
-import "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+import (
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/field"
+)
 
 // Permute2 applies the Poseidon2 permutation P2_2 to s in place.
 func Permute2(s *[2]fr.Element) { p2Instances[2]().permute(s[:]) }
@@ -20,12 +24,18 @@ func Permute12(s *[12]fr.Element) { p2Instances[12]().permute(s[:]) }
 // Permute16 applies the Poseidon2 permutation P2_16 to s in place.
 func Permute16(s *[16]fr.Element) { p2Instances[16]().permute(s[:]) }
 
-// permute runs P2_t on s (len t) as in doc/crypto.md §b: M_E, 4 full rounds,
-// R_P partial rounds, 4 full rounds; no feed-forward.
+// permute runs P2_t on s (len t) on the path chosen for this width.
 func (p *p2Params) permute(s fr.Vector) {
+	p.permuteOn(s, field.Effective(p.choice.Path))
+}
+
+// permuteOn runs P2_t on s (len t) as in doc/crypto.md §b: M_E, 4 full
+// rounds, R_P partial rounds, 4 full rounds; no feed-forward. The
+// element-wise products use path.
+func (p *p2Params) permuteOn(s fr.Vector, path field.Path) {
 	external(s)
 	for r := range p2HalfFull {
-		fullRound(s, p.ext[r])
+		fullRound(s, p.ext[r], path)
 	}
 	if len(s) <= 3 {
 		for i := range p.inner {
@@ -33,35 +43,35 @@ func (p *p2Params) permute(s fr.Vector) {
 		}
 	} else {
 		for i := range p.inner {
-			partialRound(s, p.diag, &p.inner[i])
+			partialRound(s, p.diag, &p.inner[i], path)
 		}
 	}
 	for r := p2HalfFull; r < p2FullRounds; r++ {
-		fullRound(s, p.ext[r])
+		fullRound(s, p.ext[r], path)
 	}
 }
 
 // fullRound adds the round constants, applies x^5 to every slot, then M_E.
-// The S-boxes are element-wise vector products, which gnark-crypto runs
-// 8 lanes at a time on AVX-512 IFMA CPUs.
-func fullRound(s, rc fr.Vector) {
+// The S-boxes are element-wise vector products (8 lanes at a time on the
+// Vector path).
+func fullRound(s, rc fr.Vector, path field.Path) {
 	s.Add(s, rc)
 	var buf [p2MaxWidth]fr.Element
 	x4 := fr.Vector(buf[:len(s)])
-	x4.Mul(s, s)
-	x4.Mul(x4, x4)
-	s.Mul(s, x4)
+	field.MulVec(path, x4, s, s)
+	field.MulVec(path, x4, x4, x4)
+	field.MulVec(path, s, s, x4)
 	external(s)
 }
 
 // partialRound is one partial round for t ≥ 4: s[0] += c, s[0] ← s[0]^5,
 // then M_I: out[i] = s[i]·diag[i] + Σ s, the product taken as one vector
-// (IFMA) multiplication.
-func partialRound(s, diag fr.Vector, c *fr.Element) {
+// multiplication.
+func partialRound(s, diag fr.Vector, c *fr.Element, path field.Path) {
 	add(&s[0], &s[0], c)
 	sbox(&s[0])
 	sum := sumOf(s)
-	s.Mul(s, diag)
+	field.MulVec(path, s, s, diag)
 	addToAll(s, &sum)
 }
 
