@@ -109,7 +109,7 @@ type Choice struct {
 // even on a loaded machine.
 const (
 	calibrationPairs  = 16
-	calibrationBudget = 4 * time.Millisecond
+	calibrationBudget = 3 * time.Millisecond
 )
 
 // Calibrate chooses op's path by timing run on each path: one warm-up run
