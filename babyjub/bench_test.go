@@ -21,7 +21,9 @@ func benchMessage() fr.Element {
 	return m
 }
 
-func BenchmarkSign(b *testing.B) {
+func BenchmarkSign(b *testing.B) { forEachPath(b, benchSign) }
+
+func benchSign(b *testing.B) {
 	k, err := NewPrivateKey(benchSeed)
 	if err != nil {
 		b.Fatal(err)
@@ -33,7 +35,9 @@ func BenchmarkSign(b *testing.B) {
 	}
 }
 
-func BenchmarkVerify(b *testing.B) {
+func BenchmarkVerify(b *testing.B) { forEachPath(b, benchVerify) }
+
+func benchVerify(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
 	msg := benchMessage()
 	sig := Sign(k, msg)
@@ -47,7 +51,9 @@ func BenchmarkVerify(b *testing.B) {
 	}
 }
 
-func BenchmarkVerifySignature(b *testing.B) {
+func BenchmarkVerifySignature(b *testing.B) { forEachPath(b, benchVerifySignature) }
+
+func benchVerifySignature(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
 	msg := benchMessage()
 	sig, err := ParseSignature(Sign(k, msg))
@@ -86,7 +92,9 @@ func BenchmarkParseSignature(b *testing.B) {
 	}
 }
 
-func BenchmarkNewPrivateKey(b *testing.B) {
+func BenchmarkNewPrivateKey(b *testing.B) { forEachPath(b, benchNewPrivateKey) }
+
+func benchNewPrivateKey(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := NewPrivateKey(benchSeed); err != nil {
@@ -140,14 +148,18 @@ func benchmarkSpeedup(b *testing.B, ours, theirs func()) {
 	b.ReportMetric(float64(theirsTotal)/float64(oursTotal), "speedup")
 }
 
-func BenchmarkSignSpeedup(b *testing.B) {
+func BenchmarkSignSpeedup(b *testing.B) { forEachPath(b, benchSignSpeedup) }
+
+func benchSignSpeedup(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
 	msg := benchMessage()
 	ik, im := iden3Key()
 	benchmarkSpeedup(b, func() { Sign(k, msg) }, func() { ik.SignPoseidon(im) })
 }
 
-func BenchmarkVerifySpeedup(b *testing.B) {
+func BenchmarkVerifySpeedup(b *testing.B) { forEachPath(b, benchVerifySpeedup) }
+
+func benchVerifySpeedup(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
 	msg := benchMessage()
 	sig, pub := Sign(k, msg), k.Public()
@@ -172,7 +184,9 @@ func BenchmarkBlake3Nonce(b *testing.B) {
 	}
 }
 
-func BenchmarkScalarBaseMult(b *testing.B) {
+func BenchmarkScalarBaseMult(b *testing.B) { forEachPath(b, benchScalarBaseMult) }
+
+func benchScalarBaseMult(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
 	s := k.sk
 	for b.Loop() {

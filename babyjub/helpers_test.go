@@ -108,11 +108,16 @@ func scalarMultAffine(k *big.Int) affinePoint {
 	return p.affine()
 }
 
-// forEachPath runs test once with each crypto path forced (field.ForcePath),
-// skipping the vector path where this machine cannot run it.
-func forEachPath(t *testing.T, test func(t *testing.T)) {
+// forEachPath runs test (a test or a benchmark) once per crypto path, as
+// subtests named "scalar" and "vector" with that path forced
+// (field.ForcePath), skipping the vector path where this machine cannot
+// run it.
+func forEachPath[T interface {
+	testing.TB
+	Run(string, func(T)) bool
+}](t T, test func(T)) {
 	for _, p := range []field.Path{field.Scalar, field.Vector} {
-		t.Run(p.String(), func(t *testing.T) {
+		t.Run(p.String(), func(t T) {
 			if err := field.ForcePath(p); err != nil {
 				t.Skipf("%v: only the scalar path can run on this machine", err)
 			}
@@ -122,7 +127,7 @@ func forEachPath(t *testing.T, test func(t *testing.T)) {
 	}
 }
 
-func mustForce(t *testing.T, p field.Path) {
+func mustForce(t testing.TB, p field.Path) {
 	t.Helper()
 	if err := field.ForcePath(p); err != nil {
 		t.Fatal(err)

@@ -10,7 +10,9 @@ import (
 	iden3 "github.com/iden3/go-iden3-crypto/poseidon"
 )
 
-func BenchmarkPermute8(b *testing.B) {
+func BenchmarkPermute8(b *testing.B) { forEachPath(b, benchPermute8) }
+
+func benchPermute8(b *testing.B) {
 	var s [8]fr.Element
 	copy(s[:], randomFEs(8))
 	b.ReportAllocs()
@@ -19,7 +21,9 @@ func BenchmarkPermute8(b *testing.B) {
 	}
 }
 
-func BenchmarkPermute16(b *testing.B) {
+func BenchmarkPermute16(b *testing.B) { forEachPath(b, benchPermute16) }
+
+func benchPermute16(b *testing.B) {
 	var s [16]fr.Element
 	copy(s[:], randomFEs(16))
 	b.ReportAllocs()
@@ -45,7 +49,9 @@ func BenchmarkGnarkPermute8(b *testing.B) { benchmarkGnark(b, 8) }
 // BenchmarkGnarkPermute16 is the peer of BenchmarkPermute16.
 func BenchmarkGnarkPermute16(b *testing.B) { benchmarkGnark(b, 16) }
 
-func BenchmarkHash7(b *testing.B) {
+func BenchmarkHash7(b *testing.B) { forEachPath(b, benchHash7) }
+
+func benchHash7(b *testing.B) {
 	in := randomFEs(7)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -55,7 +61,9 @@ func BenchmarkHash7(b *testing.B) {
 
 // BenchmarkHashBytes1KiB covers 34 chunks, i.e. 3 width-16 permutations
 // plus the SHA3-256 tag.
-func BenchmarkHashBytes1KiB(b *testing.B) {
+func BenchmarkHashBytes1KiB(b *testing.B) { forEachPath(b, benchHashBytes1KiB) }
+
+func benchHashBytes1KiB(b *testing.B) {
 	data := make([]byte, 1024)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
@@ -117,10 +125,14 @@ func benchmarkSpeedup(b *testing.B, width int, ours func(s []fr.Element)) {
 	b.ReportMetric(float64(gnarkTotal)/float64(oursTotal), "speedup")
 }
 
-func BenchmarkSpeedup8(b *testing.B) {
+func BenchmarkSpeedup8(b *testing.B) { forEachPath(b, benchSpeedup8) }
+
+func benchSpeedup8(b *testing.B) {
 	benchmarkSpeedup(b, 8, func(s []fr.Element) { Permute8((*[8]fr.Element)(s)) })
 }
 
-func BenchmarkSpeedup16(b *testing.B) {
+func BenchmarkSpeedup16(b *testing.B) { forEachPath(b, benchSpeedup16) }
+
+func benchSpeedup16(b *testing.B) {
 	benchmarkSpeedup(b, 16, func(s []fr.Element) { Permute16((*[16]fr.Element)(s)) })
 }
