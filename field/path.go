@@ -82,13 +82,21 @@ func Effective(calibrated Path) Path {
 	return calibrated
 }
 
-// MulVec sets z[i] = x[i]·y[i] on path p (Scalar unless p is Vector). All
-// three have the same length. Both paths are branch-free on the values.
+// MulVec sets z[i] = x[i]·y[i] on path p (Scalar unless p is Vector). It
+// panics unless all three have the same length. Both paths are branch-free
+// on the values.
 func MulVec(p Path, z, x, y fr.Vector) {
+	if len(x) != len(z) || len(y) != len(z) {
+		panic("field: MulVec operands differ in length")
+	}
 	if p == Vector {
 		z.Mul(x, y)
 		return
 	}
+	mulScalar(z, x, y)
+}
+
+func mulEach(z, x, y fr.Vector) {
 	for i := range z {
 		z[i].Mul(&x[i], &y[i])
 	}

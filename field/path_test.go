@@ -95,3 +95,53 @@ func TestCalibratePicksTheFasterPath(t *testing.T) {
 		}
 	}
 }
+
+// TestMulScalarEdges checks the scalar path's assembly on edge values
+// (0, 1, p − 1, values with all-ones limbs below p) and aliased operands.
+func TestMulScalarEdges(t *testing.T) {
+	var edges fr.Vector
+	for _, s := range []string{"0", "1", "2", "21888242871839275222246405745257275088548364400416034343698204186575808495616",
+		"21888242871839275222246405745257275088548364400416034343698204186575808495615",
+		"18446744073709551615", "340282366920938463463374607431768211455",
+		"6277101735386680763835789423207666416102355444464034512895"} {
+		x, err := ParseDecimal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edges = append(edges, x)
+	}
+	n := len(edges)
+	x, y := make(fr.Vector, n*n), make(fr.Vector, n*n)
+	for i := range n {
+		for j := range n {
+			x[i*n+j], y[i*n+j] = edges[i], edges[j]
+		}
+	}
+	z := make(fr.Vector, n*n)
+	mulScalar(z, x, y)
+	for i := range z {
+		var want fr.Element
+		want.Mul(&x[i], &y[i])
+		if !z[i].Equal(&want) {
+			t.Fatalf("%s · %s: got %s, want %s", x[i].String(), y[i].String(), z[i].String(), want.String())
+		}
+	}
+	sq := append(fr.Vector(nil), x...)
+	mulScalar(sq, sq, sq)
+	for i := range sq {
+		var want fr.Element
+		want.Square(&x[i])
+		if !sq[i].Equal(&want) {
+			t.Fatalf("in-place square of %s wrong", x[i].String())
+		}
+	}
+}
+
+func TestMulVecRejectsLengthMismatch(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("MulVec accepted operands of different lengths")
+		}
+	}()
+	MulVec(Scalar, make(fr.Vector, 8), make(fr.Vector, 8), make(fr.Vector, 7))
+}
