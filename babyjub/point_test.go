@@ -216,15 +216,15 @@ func TestSignedRadix16(t *testing.T) {
 	}
 }
 
-func TestLimbNAF(t *testing.T) {
+func TestPartNAF(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	values := []uint64{0, 1, 15, 16, 1<<63 - 1, 1 << 63, ^uint64(0)}
+	values := []uint32{0, 1, 15, 16, 1<<31 - 1, 1 << 31, ^uint32(0)}
 	for i := 0; i < 500; i++ {
-		values = append(values, rng.Uint64())
+		values = append(values, rng.Uint32())
 	}
 	for _, w := range []uint{wnafWidthBase, wnafWidthPoint} {
 		for _, v := range values {
-			naf := limbNAF(v, w)
+			naf := partNAF(v, w)
 			sum := new(big.Int)
 			last := -1
 			for j := len(naf) - 1; j >= 0; j-- {
@@ -239,7 +239,7 @@ func TestLimbNAF(t *testing.T) {
 				}
 				sum.Lsh(sum, 1).Add(sum, big.NewInt(int64(naf[j])))
 			}
-			if want := new(big.Int).SetUint64(v); sum.Cmp(want) != 0 {
+			if want := new(big.Int).SetUint64(uint64(v)); sum.Cmp(want) != 0 {
 				t.Fatalf("w=%d: NAF of %d sums to %v", w, v, sum)
 			}
 		}
