@@ -22,3 +22,14 @@ func mulScalar(z, x, y fr.Vector) {
 	}
 	mulVecADX(&z[0], &x[0], &y[0], uint64(len(z)))
 }
+
+//go:noescape
+func mulAddVecADX(z, x, y, c *fr.Element, n uint64)
+
+func mulAddScalar(z, x, y fr.Vector, c *fr.Element) {
+	if !cpu.SupportADX || len(z) == 0 {
+		mulAddEach(z, x, y, c)
+		return
+	}
+	mulAddVecADX(&z[0], &x[0], &y[0], c, uint64(len(z)))
+}

@@ -123,3 +123,30 @@ mulLoop:
 
 mulDone:
 	RET
+
+// func mulAddVecADX(z, x, y, c *fr.Element, n uint64): z[k] = x[k]·y[k] + c.
+TEXT ·mulAddVecADX(SB), NOSPLIT, $0-40
+	MOVQ  z+0(FP), DI
+	MOVQ  x+8(FP), SI
+	MOVQ  y+16(FP), R8
+	MOVQ  n+32(FP), R9
+	TESTQ R9, R9
+	JEQ   mulAddDone
+
+mulAddLoop:
+	MULMOD
+	MOVQ c+24(FP), AX
+	ADDQ 0(AX), R10
+	ADCQ 8(AX), R11
+	ADCQ 16(AX), R12
+	ADCQ 24(AX), R13 // x·y + c < 2p < 2^255: no carry out
+	CONDSUB
+	STORE(DI)
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, DI
+	DECQ R9
+	JNE  mulAddLoop
+
+mulAddDone:
+	RET

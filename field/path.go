@@ -96,6 +96,32 @@ func MulVec(p Path, z, x, y fr.Vector) {
 	mulScalar(z, x, y)
 }
 
+// MulAddVec sets z[i] = x[i]·y[i] + c on path p (the Poseidon2 internal
+// matrix: s[i]·diag[i] + Σs). It panics unless z, x and y have the same
+// length. Both paths are branch-free on the values.
+func MulAddVec(p Path, z, x, y fr.Vector, c *fr.Element) {
+	if len(x) != len(z) || len(y) != len(z) {
+		panic("field: MulAddVec operands differ in length")
+	}
+	if p == Vector {
+		z.Mul(x, y)
+		addToEach(z, c)
+		return
+	}
+	mulAddScalar(z, x, y, c)
+}
+
+func mulAddEach(z, x, y fr.Vector, c *fr.Element) {
+	mulEach(z, x, y)
+	addToEach(z, c)
+}
+
+func addToEach(z fr.Vector, c *fr.Element) {
+	for i := range z {
+		Add(&z[i], &z[i], c)
+	}
+}
+
 func mulEach(z, x, y fr.Vector) {
 	for i := range z {
 		z[i].Mul(&x[i], &y[i])

@@ -137,11 +137,57 @@ func TestMulScalarEdges(t *testing.T) {
 	}
 }
 
-func TestMulVecRejectsLengthMismatch(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("MulVec accepted operands of different lengths")
+func TestRejectsLengthMismatch(t *testing.T) {
+	var c fr.Element
+	for name, f := range map[string]func(){
+		"MulVec":    func() { MulVec(Scalar, make(fr.Vector, 8), make(fr.Vector, 8), make(fr.Vector, 7)) },
+		"MulAddVec": func() { MulAddVec(Scalar, make(fr.Vector, 8), make(fr.Vector, 7), make(fr.Vector, 8), &c) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s accepted operands of different lengths", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// TestMulAddVecPathsAgree checks z = x·y + c on each path, with the edge
+// values of TestMulScalarEdges as c, in place as the permutation calls it.
+func TestMulAddVecPathsAgree(t *testing.T) {
+	paths := []Path{Scalar}
+	if VectorAvailable() {
+		paths = append(paths, Vector)
+	}
+	x, y := make(fr.Vector, 16), make(fr.Vector, 16)
+	for i := range x {
+		x[i].MustSetRandom()
+		y[i].MustSetRandom()
+	}
+	x[0].SetZero()
+	x[1].SetOne()
+	x[2].Neg(&x[1])
+	y[3].Neg(&x[1])
+	var cs [4]fr.Element
+	cs[1].SetOne()
+	cs[2].Neg(&cs[1])
+	cs[3].MustSetRandom()
+	for _, p := range paths {
+		for _, c := range cs {
+			for _, n := range []int{1, 7, 8, 16} {
+				z := append(fr.Vector(nil), x[:n]...)
+				MulAddVec(p, z, z, y[:n], &c)
+				for i := range z {
+					var want fr.Element
+					want.Mul(&x[i], &y[i])
+					want.Add(&want, &c)
+					if !z[i].Equal(&want) {
+						t.Fatalf("%v path, n = %d, c = %s: element %d wrong", p, n, c.String(), i)
+					}
+				}
+			}
 		}
-	}()
-	MulVec(Scalar, make(fr.Vector, 8), make(fr.Vector, 8), make(fr.Vector, 7))
+	}
 }

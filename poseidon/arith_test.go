@@ -19,38 +19,6 @@ func TestModulus(t *testing.T) {
 	}
 }
 
-// checkAdd compares add with fr.Element.Add, including the aliasing forms
-// used by the permutations.
-func checkAdd(t *testing.T, x, y fr.Element) {
-	t.Helper()
-	var want, got fr.Element
-	want.Add(&x, &y)
-	add(&got, &x, &y)
-	if !got.Equal(&want) {
-		t.Fatalf("add(%s, %s) = %s, want %s", x.String(), y.String(), got.String(), want.String())
-	}
-	got = x
-	add(&got, &got, &y)
-	if !got.Equal(&want) {
-		t.Fatalf("in-place add(%s, %s) = %s", x.String(), y.String(), got.String())
-	}
-}
-
-func TestAddEdges(t *testing.T) {
-	var zero, one, pm1 fr.Element
-	one.SetOne()
-	pm1.Neg(&one)
-	for _, x := range []fr.Element{zero, one, pm1} {
-		for _, y := range []fr.Element{zero, one, pm1} {
-			checkAdd(t, x, y)
-		}
-	}
-	for range 1000 {
-		r := randomFEs(2)
-		checkAdd(t, r[0], r[1])
-	}
-}
-
 func TestSumOf(t *testing.T) {
 	var pMinus1 fr.Element
 	pMinus1.SetOne()

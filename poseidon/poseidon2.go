@@ -65,24 +65,22 @@ func fullRound(s, rc fr.Vector, path field.Path) {
 }
 
 // partialRound is one partial round for t ≥ 4: s[0] += c, s[0] ← s[0]^5,
-// then M_I: out[i] = s[i]·diag[i] + Σ s, the product taken as one vector
-// multiplication.
+// then M_I: out[i] = s[i]·diag[i] + Σ s in one call (field.MulAddVec).
 func partialRound(s, diag fr.Vector, c *fr.Element, path field.Path) {
-	add(&s[0], &s[0], c)
+	field.Add(&s[0], &s[0], c)
 	sbox(&s[0])
 	sum := sumOf(s)
-	field.MulVec(path, s, s, diag)
-	addToAll(s, &sum)
+	field.MulAddVec(path, s, s, diag, &sum)
 }
 
 // partialRoundSmall is the partial round for t = 2, 3, where
 // diag = [1, …, 1, 2] needs no multiplication.
 func partialRoundSmall(s fr.Vector, c *fr.Element) {
-	add(&s[0], &s[0], c)
+	field.Add(&s[0], &s[0], c)
 	sbox(&s[0])
 	sum := sumOf(s)
 	last := &s[len(s)-1]
-	add(last, last, last)
+	field.Add(last, last, last)
 	addToAll(s, &sum)
 }
 
@@ -101,12 +99,12 @@ func external(s fr.Vector) {
 		col := *(*[4]fr.Element)(s[:4])
 		for k := 4; k < len(s); k += 4 {
 			for j := range col {
-				add(&col[j], &col[j], &s[k+j])
+				field.Add(&col[j], &col[j], &s[k+j])
 			}
 		}
 		for k := 0; k < len(s); k += 4 {
 			for j := range col {
-				add(&s[k+j], &s[k+j], &col[j])
+				field.Add(&s[k+j], &s[k+j], &col[j])
 			}
 		}
 	}
@@ -116,26 +114,26 @@ func external(s fr.Vector) {
 // additions only (Poseidon2 paper, eprint 2023/323, §5.1).
 func m4(x *[4]fr.Element) {
 	var t0, t1, t2, t3, t4, t5 fr.Element
-	add(&t0, &x[0], &x[1])
-	add(&t1, &x[2], &x[3])
-	add(&t2, &x[1], &x[1])
-	add(&t2, &t2, &t1) // 2x1 + x2 + x3
-	add(&t3, &x[3], &x[3])
-	add(&t3, &t3, &t0) // x0 + x1 + 2x3
-	add(&t4, &t1, &t1)
-	add(&t4, &t4, &t4)
-	add(&t4, &t4, &t3) // x0 + x1 + 4x2 + 6x3
-	add(&t5, &t0, &t0)
-	add(&t5, &t5, &t5)
-	add(&t5, &t5, &t2) // 4x0 + 6x1 + x2 + x3
-	add(&x[0], &t3, &t5)
+	field.Add(&t0, &x[0], &x[1])
+	field.Add(&t1, &x[2], &x[3])
+	field.Add(&t2, &x[1], &x[1])
+	field.Add(&t2, &t2, &t1) // 2x1 + x2 + x3
+	field.Add(&t3, &x[3], &x[3])
+	field.Add(&t3, &t3, &t0) // x0 + x1 + 2x3
+	field.Add(&t4, &t1, &t1)
+	field.Add(&t4, &t4, &t4)
+	field.Add(&t4, &t4, &t3) // x0 + x1 + 4x2 + 6x3
+	field.Add(&t5, &t0, &t0)
+	field.Add(&t5, &t5, &t5)
+	field.Add(&t5, &t5, &t2) // 4x0 + 6x1 + x2 + x3
+	field.Add(&x[0], &t3, &t5)
 	x[1] = t5
-	add(&x[2], &t2, &t4)
+	field.Add(&x[2], &t2, &t4)
 	x[3] = t4
 }
 
 func addToAll(s []fr.Element, x *fr.Element) {
 	for i := range s {
-		add(&s[i], &s[i], x)
+		field.Add(&s[i], &s[i], x)
 	}
 }
