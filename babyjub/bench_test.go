@@ -2,12 +2,12 @@ package babyjub
 
 import (
 	"math/big"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	iden3 "github.com/iden3/go-iden3-crypto/babyjub"
+
+	"worldid/internal/cryptotest"
 )
 
 // Benchmarks against the peer named in doc/design.md §9: go-iden3-crypto's
@@ -22,7 +22,7 @@ func benchMessage() fr.Element {
 	return m
 }
 
-func BenchmarkSign(b *testing.B) { forEachPath(b, benchSign) }
+func BenchmarkSign(b *testing.B) { cryptotest.ForEachPath(b, benchSign) }
 
 func benchSign(b *testing.B) {
 	k, err := NewPrivateKey(benchSeed)
@@ -36,7 +36,7 @@ func benchSign(b *testing.B) {
 	}
 }
 
-func BenchmarkVerify(b *testing.B) { forEachPath(b, benchVerify) }
+func BenchmarkVerify(b *testing.B) { cryptotest.ForEachPath(b, benchVerify) }
 
 func benchVerify(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
@@ -52,7 +52,7 @@ func benchVerify(b *testing.B) {
 	}
 }
 
-func BenchmarkVerifySignature(b *testing.B) { forEachPath(b, benchVerifySignature) }
+func BenchmarkVerifySignature(b *testing.B) { cryptotest.ForEachPath(b, benchVerifySignature) }
 
 func benchVerifySignature(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
@@ -93,7 +93,7 @@ func BenchmarkParseSignature(b *testing.B) {
 	}
 }
 
-func BenchmarkNewPrivateKey(b *testing.B) { forEachPath(b, benchNewPrivateKey) }
+func BenchmarkNewPrivateKey(b *testing.B) { cryptotest.ForEachPath(b, benchNewPrivateKey) }
 
 func benchNewPrivateKey(b *testing.B) {
 	b.ReportAllocs()
@@ -131,41 +131,16 @@ func BenchmarkIden3VerifyPoseidon(b *testing.B) {
 	}
 }
 
-// benchmarkSpeedup alternates our operation and go-iden3-crypto's within
-// each iteration, so that load changes on a shared machine hit both alike,
-// and reports the median time of each and the median of the per-iteration
-// ratios (the targets in README "Performance"): a preemption inflates one
-// iteration, not the result.
-func benchmarkSpeedup(b *testing.B, ours, theirs func()) {
-	var oursT, theirsT, ratio []float64
-	for b.Loop() {
-		start := time.Now()
-		ours()
-		mid := time.Now()
-		theirs()
-		o, t := float64(mid.Sub(start)), float64(time.Since(mid))
-		oursT, theirsT, ratio = append(oursT, o), append(theirsT, t), append(ratio, t/o)
-	}
-	b.ReportMetric(median(oursT), "ours-ns/op")
-	b.ReportMetric(median(theirsT), "iden3-ns/op")
-	b.ReportMetric(median(ratio), "speedup")
-}
-
-func median(v []float64) float64 {
-	slices.Sort(v)
-	return v[len(v)/2]
-}
-
-func BenchmarkSignSpeedup(b *testing.B) { forEachPath(b, benchSignSpeedup) }
+func BenchmarkSignSpeedup(b *testing.B) { cryptotest.ForEachPath(b, benchSignSpeedup) }
 
 func benchSignSpeedup(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
 	msg := benchMessage()
 	ik, im := iden3Key()
-	benchmarkSpeedup(b, func() { Sign(k, msg) }, func() { ik.SignPoseidon(im) })
+	cryptotest.Speedup(b, "iden3", func() { Sign(k, msg) }, func() { ik.SignPoseidon(im) })
 }
 
-func BenchmarkVerifySpeedup(b *testing.B) { forEachPath(b, benchVerifySpeedup) }
+func BenchmarkVerifySpeedup(b *testing.B) { cryptotest.ForEachPath(b, benchVerifySpeedup) }
 
 func benchVerifySpeedup(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
@@ -173,7 +148,7 @@ func benchVerifySpeedup(b *testing.B) {
 	sig, pub := Sign(k, msg), k.Public()
 	ik, im := iden3Key()
 	isig, ipub := ik.SignPoseidon(im), ik.Public()
-	benchmarkSpeedup(b, func() {
+	cryptotest.Speedup(b, "iden3", func() {
 		if !Verify(pub, msg, sig) {
 			b.Fatal("invalid")
 		}
@@ -192,7 +167,7 @@ func BenchmarkBlake3Nonce(b *testing.B) {
 	}
 }
 
-func BenchmarkScalarBaseMult(b *testing.B) { forEachPath(b, benchScalarBaseMult) }
+func BenchmarkScalarBaseMult(b *testing.B) { cryptotest.ForEachPath(b, benchScalarBaseMult) }
 
 func benchScalarBaseMult(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
+	"worldid/internal/cryptotest"
 	"worldid/internal/vectors"
 	"worldid/poseidon"
 )
@@ -49,7 +50,7 @@ type eddsaVectors struct {
 	} `json:"negative_verification_cases"`
 }
 
-func TestRepoKATs(t *testing.T) { forEachPath(t, testRepoKATs) }
+func TestRepoKATs(t *testing.T) { cryptotest.ForEachPath(t, testRepoKATs) }
 
 func testRepoKATs(t *testing.T) {
 	var v eddsaVectors
@@ -67,7 +68,7 @@ func testRepoKATs(t *testing.T) {
 	}
 }
 
-func TestComputedSignatures(t *testing.T) { forEachPath(t, testComputedSignatures) }
+func TestComputedSignatures(t *testing.T) { cryptotest.ForEachPath(t, testComputedSignatures) }
 
 func testComputedSignatures(t *testing.T) {
 	var v eddsaVectors
@@ -97,7 +98,9 @@ func testComputedSignatures(t *testing.T) {
 	}
 }
 
-func TestNegativeVerificationCases(t *testing.T) { forEachPath(t, testNegativeVerificationCases) }
+func TestNegativeVerificationCases(t *testing.T) {
+	cryptotest.ForEachPath(t, testNegativeVerificationCases)
+}
 
 func testNegativeVerificationCases(t *testing.T) {
 	var v eddsaVectors

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-
-	"worldid/field"
 )
 
 // Test-only helpers; math/big is fine here: it is the independent oracle.
@@ -106,30 +104,4 @@ func scalarMultAffine(k *big.Int) affinePoint {
 	s := scalarFromBig(k)
 	p := scalarBaseMult(&s)
 	return p.affine()
-}
-
-// forEachPath runs test (a test or a benchmark) once per crypto path, as
-// subtests named "scalar" and "vector" with that path forced
-// (field.ForcePath), skipping the vector path where this machine cannot
-// run it.
-func forEachPath[T interface {
-	testing.TB
-	Run(string, func(T)) bool
-}](t T, test func(T)) {
-	for _, p := range []field.Path{field.Scalar, field.Vector} {
-		t.Run(p.String(), func(t T) {
-			if err := field.ForcePath(p); err != nil {
-				t.Skipf("%v: only the scalar path can run on this machine", err)
-			}
-			t.Cleanup(func() { mustForce(t, field.Auto) })
-			test(t)
-		})
-	}
-}
-
-func mustForce(t testing.TB, p field.Path) {
-	t.Helper()
-	if err := field.ForcePath(p); err != nil {
-		t.Fatal(err)
-	}
 }

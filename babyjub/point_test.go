@@ -10,6 +10,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/field"
+	"worldid/internal/cryptotest"
 	"worldid/internal/vectors"
 )
 
@@ -62,7 +63,7 @@ func TestGeneratorOnCurveOfOrderL(t *testing.T) {
 	}
 }
 
-func TestPointsVectors(t *testing.T) { forEachPath(t, testPointsVectors) }
+func TestPointsVectors(t *testing.T) { cryptotest.ForEachPath(t, testPointsVectors) }
 
 func testPointsVectors(t *testing.T) {
 	var file struct {
@@ -170,7 +171,7 @@ func TestGroupLawMatchesAffine(t *testing.T) {
 	}
 }
 
-func TestScalarMultMatchesNaive(t *testing.T) { forEachPath(t, testScalarMultMatchesNaive) }
+func TestScalarMultMatchesNaive(t *testing.T) { cryptotest.ForEachPath(t, testScalarMultMatchesNaive) }
 
 func testScalarMultMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))

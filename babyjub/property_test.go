@@ -9,11 +9,13 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/internal/cryptotest"
 )
 
 // TestRoundTrip: random keys from an injected reader; sign→verify,
 // encode→decode of keys and signatures, seed→key.
-func TestRoundTrip(t *testing.T) { forEachPath(t, testRoundTrip) }
+func TestRoundTrip(t *testing.T) { cryptotest.ForEachPath(t, testRoundTrip) }
 
 func testRoundTrip(t *testing.T) {
 	rng := rand.NewChaCha8([32]byte{1})
@@ -172,7 +174,7 @@ func orderOf(p *affinePoint) int {
 // point, and c computed over R'. The cofactored equation holds, so only the
 // subgroup check on R (step 4) can reject it (vector R_plus_order2_point,
 // here for orders 2, 4 and 8).
-func TestTorsionRRejected(t *testing.T) { forEachPath(t, testTorsionRRejected) }
+func TestTorsionRRejected(t *testing.T) { cryptotest.ForEachPath(t, testTorsionRRejected) }
 
 func testTorsionRRejected(t *testing.T) {
 	k, _ := NewPrivateKey(benchSeed)

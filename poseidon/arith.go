@@ -1,14 +1,11 @@
 package poseidon
 
 import (
+	"encoding/binary"
 	"math/bits"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
-
-// modulus is p in little-endian 64-bit limbs; a test checks it against
-// fr.Modulus().
-var modulus = [4]uint64{0x43e1f593f0000001, 0x2833e84879b97091, 0xb85045b68181585d, 0x30644e72e131a029}
 
 // sumOf returns Σ s mod p for 2 ≤ len(s) ≤ 16. The limbs are added
 // without reduction into a fifth word (16·p < 2^258), then reduced once by
@@ -33,6 +30,12 @@ func sumOf(s []fr.Element) fr.Element {
 
 // modulusMultiples holds p, 2p, 4p and 8p in five little-endian limbs.
 var modulusMultiples = func() (m [4][5]uint64) {
+	var b [32]byte
+	fr.Modulus().FillBytes(b[:])
+	var modulus [4]uint64 // little-endian limbs
+	for i := range modulus {
+		modulus[i] = binary.BigEndian.Uint64(b[24-8*i:])
+	}
 	for k := range m {
 		for i := range 5 {
 			var lo, hi uint64

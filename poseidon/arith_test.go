@@ -1,23 +1,10 @@
 package poseidon
 
 import (
-	"math/big"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
-
-func TestModulus(t *testing.T) {
-	var b [32]byte
-	for i, l := range modulus {
-		for k := range 8 {
-			b[31-8*i-k] = byte(l >> (8 * k))
-		}
-	}
-	if new(big.Int).SetBytes(b[:]).Cmp(fr.Modulus()) != 0 {
-		t.Fatal("modulus limbs differ from fr.Modulus()")
-	}
-}
 
 func TestSumOf(t *testing.T) {
 	var pMinus1 fr.Element

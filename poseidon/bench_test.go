@@ -2,16 +2,16 @@ package poseidon
 
 import (
 	"math/big"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	gnarkp2 "github.com/consensys/gnark-crypto/ecc/bn254/fr/poseidon2"
 	iden3 "github.com/iden3/go-iden3-crypto/poseidon"
+
+	"worldid/internal/cryptotest"
 )
 
-func BenchmarkPermute8(b *testing.B) { forEachPath(b, benchPermute8) }
+func BenchmarkPermute8(b *testing.B) { cryptotest.ForEachPath(b, benchPermute8) }
 
 func benchPermute8(b *testing.B) {
 	var s [8]fr.Element
@@ -22,7 +22,7 @@ func benchPermute8(b *testing.B) {
 	}
 }
 
-func BenchmarkPermute16(b *testing.B) { forEachPath(b, benchPermute16) }
+func BenchmarkPermute16(b *testing.B) { cryptotest.ForEachPath(b, benchPermute16) }
 
 func benchPermute16(b *testing.B) {
 	var s [16]fr.Element
@@ -50,7 +50,7 @@ func BenchmarkGnarkPermute8(b *testing.B) { benchmarkGnark(b, 8) }
 // BenchmarkGnarkPermute16 is the peer of BenchmarkPermute16.
 func BenchmarkGnarkPermute16(b *testing.B) { benchmarkGnark(b, 16) }
 
-func BenchmarkHash7(b *testing.B) { forEachPath(b, benchHash7) }
+func BenchmarkHash7(b *testing.B) { cryptotest.ForEachPath(b, benchHash7) }
 
 func benchHash7(b *testing.B) {
 	in := randomFEs(7)
@@ -62,7 +62,7 @@ func benchHash7(b *testing.B) {
 
 // BenchmarkHashBytes1KiB covers 34 chunks, i.e. 3 width-16 permutations
 // plus the SHA3-256 tag.
-func BenchmarkHashBytes1KiB(b *testing.B) { forEachPath(b, benchHashBytes1KiB) }
+func BenchmarkHashBytes1KiB(b *testing.B) { cryptotest.ForEachPath(b, benchHashBytes1KiB) }
 
 func benchHashBytes1KiB(b *testing.B) {
 	data := make([]byte, 1024)
@@ -104,41 +104,25 @@ func BenchmarkHashV1x2(b *testing.B) {
 	}
 }
 
-// benchmarkSpeedup alternates our permutation and gnark-crypto's at one
-// width within each iteration, so that load changes on a shared machine hit
-// both alike, and reports the median time of each and the median of the
-// per-iteration ratios: a preemption inflates one iteration, not the result.
+// benchmarkSpeedup times our permutation against gnark-crypto's at one
+// width (cryptotest.Speedup).
 func benchmarkSpeedup(b *testing.B, width int, ours func(s []fr.Element)) {
 	g := gnarkp2.NewPermutation(width, p2FullRounds, len(paramsFor(b, width).inner))
 	s := randomFEs(width)
-	var oursT, gnarkT, ratio []float64
-	for b.Loop() {
-		start := time.Now()
-		ours(s)
-		mid := time.Now()
+	cryptotest.Speedup(b, "gnark", func() { ours(s) }, func() {
 		if err := g.Permutation(s); err != nil {
 			b.Fatal(err)
 		}
-		o, t := float64(mid.Sub(start)), float64(time.Since(mid))
-		oursT, gnarkT, ratio = append(oursT, o), append(gnarkT, t), append(ratio, t/o)
-	}
-	b.ReportMetric(median(oursT), "ours-ns/perm")
-	b.ReportMetric(median(gnarkT), "gnark-ns/perm")
-	b.ReportMetric(median(ratio), "speedup")
+	})
 }
 
-func median(v []float64) float64 {
-	slices.Sort(v)
-	return v[len(v)/2]
-}
-
-func BenchmarkSpeedup8(b *testing.B) { forEachPath(b, benchSpeedup8) }
+func BenchmarkSpeedup8(b *testing.B) { cryptotest.ForEachPath(b, benchSpeedup8) }
 
 func benchSpeedup8(b *testing.B) {
 	benchmarkSpeedup(b, 8, func(s []fr.Element) { Permute8((*[8]fr.Element)(s)) })
 }
 
-func BenchmarkSpeedup16(b *testing.B) { forEachPath(b, benchSpeedup16) }
+func BenchmarkSpeedup16(b *testing.B) { cryptotest.ForEachPath(b, benchSpeedup16) }
 
 func benchSpeedup16(b *testing.B) {
 	benchmarkSpeedup(b, 16, func(s []fr.Element) { Permute16((*[16]fr.Element)(s)) })

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/internal/cryptotest"
 )
 
 type spongeVector struct {
@@ -73,7 +75,7 @@ func TestHashModeDomainSeparators(t *testing.T) {
 	}
 }
 
-func TestHashModeVectors(t *testing.T) { forEachPath(t, testHashModeVectors) }
+func TestHashModeVectors(t *testing.T) { cryptotest.ForEachPath(t, testHashModeVectors) }
 
 func testHashModeVectors(t *testing.T) {
 	f, c := loadPoseidon2(t)
@@ -118,7 +120,7 @@ func TestCompressVectors(t *testing.T) {
 	}
 }
 
-func TestSpongeVectors(t *testing.T) { forEachPath(t, testSpongeVectors) }
+func TestSpongeVectors(t *testing.T) { cryptotest.ForEachPath(t, testSpongeVectors) }
 
 func testSpongeVectors(t *testing.T) {
 	f, c := loadPoseidon2(t)

@@ -69,29 +69,3 @@ func randomFEs(n int) []fr.Element {
 	}
 	return out
 }
-
-// forEachPath runs test (a test or a benchmark) once per crypto path, as
-// subtests named "scalar" and "vector" with that path forced
-// (field.ForcePath), skipping the vector path where this machine cannot
-// run it.
-func forEachPath[T interface {
-	testing.TB
-	Run(string, func(T)) bool
-}](t T, test func(T)) {
-	for _, p := range []field.Path{field.Scalar, field.Vector} {
-		t.Run(p.String(), func(t T) {
-			if err := field.ForcePath(p); err != nil {
-				t.Skipf("%v: only the scalar path can run on this machine", err)
-			}
-			t.Cleanup(func() { mustForce(t, field.Auto) })
-			test(t)
-		})
-	}
-}
-
-func mustForce(t testing.TB, p field.Path) {
-	t.Helper()
-	if err := field.ForcePath(p); err != nil {
-		t.Fatal(err)
-	}
-}

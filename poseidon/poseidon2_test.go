@@ -10,6 +10,7 @@ import (
 	gnarkp2 "github.com/consensys/gnark-crypto/ecc/bn254/fr/poseidon2"
 
 	"worldid/field"
+	"worldid/internal/cryptotest"
 	"worldid/internal/vectors"
 )
 
@@ -148,7 +149,7 @@ func loadPoseidon2(t *testing.T) (*p2File, *vectors.Counter) {
 	return &f, vectors.NewCounter(t, poseidon2Vectors)
 }
 
-func TestP2Permutation(t *testing.T) { forEachPath(t, testP2Permutation) }
+func TestP2Permutation(t *testing.T) { cryptotest.ForEachPath(t, testP2Permutation) }
 
 func testP2Permutation(t *testing.T) {
 	f, c := loadPoseidon2(t)
@@ -192,7 +193,7 @@ func checkReduced(t *testing.T, literal, reduced []string) {
 // TestP2AgainstGnark is the differential test of doc/crypto.md §b "Library
 // note": gnark-crypto v0.21.0's ecc/bn254/fr/poseidon2 carries the reference
 // constants for t = 4, 8, 12 and 16, so both must agree there.
-func TestP2AgainstGnark(t *testing.T) { forEachPath(t, testP2AgainstGnark) }
+func TestP2AgainstGnark(t *testing.T) { cryptotest.ForEachPath(t, testP2AgainstGnark) }
 
 func testP2AgainstGnark(t *testing.T) {
 	for _, width := range []int{4, 8, 12, 16} {
@@ -230,7 +231,7 @@ func TestP2GnarkDiffersAtSmallWidths(t *testing.T) {
 	}
 }
 
-func TestP2Linear(t *testing.T) { forEachPath(t, testP2Linear) }
+func TestP2Linear(t *testing.T) { cryptotest.ForEachPath(t, testP2Linear) }
 
 func testP2Linear(t *testing.T) {
 	// M4 against the matrix of doc/crypto.md §b, column by column.
@@ -287,8 +288,8 @@ func TestPaths(t *testing.T) {
 		}
 		t.Logf("%s: %v (scalar %v, vector %v)", c.Op, c.Path, c.ScalarTime, c.VectorTime)
 	}
-	mustForce(t, field.Scalar)
-	defer mustForce(t, field.Auto)
+	cryptotest.MustForce(t, field.Scalar)
+	defer cryptotest.MustForce(t, field.Auto)
 	if got := field.Effective(choices[0].Path); got != field.Scalar {
 		t.Errorf("forced scalar, effective path %v", got)
 	}
