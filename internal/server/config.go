@@ -44,7 +44,7 @@ type Config struct {
 	Reissue       bool          // -refresh-reissue: a repeat refresh issues a new credential
 	ProofChecks   int           // -refresh-proof-checks: x-zkp-proof checks at once (0: GOMAXPROCS−1)
 	NoBatching    bool          // -no-batching: verify Groth16 proofs one by one (for comparison)
-	CryptoPath    string        // -crypto-path: auto, scalar or vector (field.Path)
+	CryptoPath    string        // -crypto-path: auto (or empty), scalar or vector (field.Path)
 	// AcceptDataLoss opens a JSON store whose files hold less than it had
 	// acknowledged (store.ErrDataLoss) with what they hold.
 	AcceptDataLoss bool // -accept-data-loss
@@ -144,7 +144,9 @@ func (c *Config) Validate() error {
 	if c.MinExpiration < 0 {
 		errs = append(errs, errors.New("min-expiration: must not be negative"))
 	}
-	if c.cryptoPath, err = field.ParsePath(c.CryptoPath); err != nil {
+	if c.CryptoPath == "" { // a Config built in code: the flag's default
+		c.cryptoPath = field.Auto
+	} else if c.cryptoPath, err = field.ParsePath(c.CryptoPath); err != nil {
 		errs = append(errs, fmt.Errorf("crypto-path: %w", err))
 	} else if c.cryptoPath == field.Vector && !field.VectorAvailable() {
 		errs = append(errs, errors.New("crypto-path: vector needs a CPU with AVX-512 IFMA and a build without the noavx and purego tags"))
