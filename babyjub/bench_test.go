@@ -3,10 +3,11 @@ package babyjub
 import (
 	"math/big"
 	"testing"
-	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	iden3 "github.com/iden3/go-iden3-crypto/babyjub"
+
+	"worldid/internal/cryptotest"
 )
 
 // Benchmarks against the peer named in doc/design.md §9: go-iden3-crypto's
@@ -21,7 +22,9 @@ func benchMessage() fr.Element {
 	return m
 }
 
-func BenchmarkSign(b *testing.B) {
+func BenchmarkSign(b *testing.B) { cryptotest.ForEachPath(b, benchSign) }
+
+func benchSign(b *testing.B) {
 	k, err := NewPrivateKey(benchSeed)
 	if err != nil {
 		b.Fatal(err)
@@ -33,7 +36,9 @@ func BenchmarkSign(b *testing.B) {
 	}
 }
 
-func BenchmarkVerify(b *testing.B) {
+func BenchmarkVerify(b *testing.B) { cryptotest.ForEachPath(b, benchVerify) }
+
+func benchVerify(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
 	msg := benchMessage()
 	sig := Sign(k, msg)
@@ -47,7 +52,9 @@ func BenchmarkVerify(b *testing.B) {
 	}
 }
 
-func BenchmarkVerifySignature(b *testing.B) {
+func BenchmarkVerifySignature(b *testing.B) { cryptotest.ForEachPath(b, benchVerifySignature) }
+
+func benchVerifySignature(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
 	msg := benchMessage()
 	sig, err := ParseSignature(Sign(k, msg))
@@ -86,7 +93,9 @@ func BenchmarkParseSignature(b *testing.B) {
 	}
 }
 
-func BenchmarkNewPrivateKey(b *testing.B) {
+func BenchmarkNewPrivateKey(b *testing.B) { cryptotest.ForEachPath(b, benchNewPrivateKey) }
+
+func benchNewPrivateKey(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := NewPrivateKey(benchSeed); err != nil {
@@ -122,38 +131,24 @@ func BenchmarkIden3VerifyPoseidon(b *testing.B) {
 	}
 }
 
-// benchmarkSpeedup alternates our operation and go-iden3-crypto's within
-// each iteration, so that load changes on a shared machine hit both
-// equally, and reports both times and the ratio (the targets in README "Performance").
-func benchmarkSpeedup(b *testing.B, ours, theirs func()) {
-	var oursTotal, theirsTotal time.Duration
-	for b.Loop() {
-		start := time.Now()
-		ours()
-		mid := time.Now()
-		theirs()
-		oursTotal += mid.Sub(start)
-		theirsTotal += time.Since(mid)
-	}
-	b.ReportMetric(float64(oursTotal.Nanoseconds())/float64(b.N), "ours-ns/op")
-	b.ReportMetric(float64(theirsTotal.Nanoseconds())/float64(b.N), "iden3-ns/op")
-	b.ReportMetric(float64(theirsTotal)/float64(oursTotal), "speedup")
-}
+func BenchmarkSignSpeedup(b *testing.B) { cryptotest.ForEachPath(b, benchSignSpeedup) }
 
-func BenchmarkSignSpeedup(b *testing.B) {
+func benchSignSpeedup(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
 	msg := benchMessage()
 	ik, im := iden3Key()
-	benchmarkSpeedup(b, func() { Sign(k, msg) }, func() { ik.SignPoseidon(im) })
+	cryptotest.Speedup(b, "iden3", func() { Sign(k, msg) }, func() { ik.SignPoseidon(im) })
 }
 
-func BenchmarkVerifySpeedup(b *testing.B) {
+func BenchmarkVerifySpeedup(b *testing.B) { cryptotest.ForEachPath(b, benchVerifySpeedup) }
+
+func benchVerifySpeedup(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
 	msg := benchMessage()
 	sig, pub := Sign(k, msg), k.Public()
 	ik, im := iden3Key()
 	isig, ipub := ik.SignPoseidon(im), ik.Public()
-	benchmarkSpeedup(b, func() {
+	cryptotest.Speedup(b, "iden3", func() {
 		if !Verify(pub, msg, sig) {
 			b.Fatal("invalid")
 		}
@@ -172,7 +167,9 @@ func BenchmarkBlake3Nonce(b *testing.B) {
 	}
 }
 
-func BenchmarkScalarBaseMult(b *testing.B) {
+func BenchmarkScalarBaseMult(b *testing.B) { cryptotest.ForEachPath(b, benchScalarBaseMult) }
+
+func benchScalarBaseMult(b *testing.B) {
 	k, _ := NewPrivateKey(benchSeed)
 	s := k.sk
 	for b.Loop() {

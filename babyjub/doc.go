@@ -89,9 +89,13 @@
 //   - k·G is a signed radix-16 fixed-base comb (64 precomputed rows of
 //     Niels points, no doublings) that scans every table row in full with
 //     masked moves; eight accumulators take digits i ≡ l mod 8 and advance
-//     together, one gnark-crypto vector multiplication (AVX-512 IFMA where
-//     present) per product of the 7M mixed addition, and are folded
-//     pairwise at the end;
+//     together, one 8-lane product (field.MulVec) per product of the 7M
+//     mixed addition, and are folded pairwise at the end. The products run
+//     on the path chosen for this operation ([Paths]): scalar (worldid/field's
+//     BMI2/ADX assembly loop, or gnark-crypto's Mul) or vector (gnark-crypto's
+//     AVX-512 IFMA vector Mul), whichever was faster in a calibration of a
+//     few milliseconds on first use, unless field.ForcePath forces one;
+//     both are branch-free;
 //   - the point formulas use gnark-crypto's Mul, Square and vector Mul
 //     (branch-free assembly on amd64 and arm64) and this package's
 //     branch-free addition, subtraction and negation, because
@@ -104,11 +108,11 @@
 //     changes.
 //
 // Verification handles public data only and runs in variable time. Each
-// PublicKey carries, for j = 0..3, the odd multiples up to 15 of 2^(64j)·A
-// (4 KiB, built when the key is parsed or derived); s·G − c·A is then one
-// Straus chain of 65 doublings over the width-5 NAFs of the 64-bit limbs of
+// PublicKey carries, for j = 0..7, the odd multiples up to 15 of 2^(32j)·A
+// (8 KiB, built when the key is parsed or derived); s·G − c·A is then one
+// Straus chain of 33 doublings over the width-5 NAFs of the 32-bit parts of
 // −c mod L (and width-8 NAFs of s against a static table of odd multiples of
-// 2^(64j)·G). The same routine computes L·P for subgroup checks. Verify
+// 2^(32j)·G, 48 KiB). The same routine computes L·P for subgroup checks. Verify
 // and VerifySignature do not allocate.
 //
 // Not implemented: batch verification, the a = −1 (gnark) encoding (the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
+	"worldid/internal/cryptotest"
 	"worldid/internal/vectors"
 	"worldid/poseidon"
 )
@@ -49,7 +50,9 @@ type eddsaVectors struct {
 	} `json:"negative_verification_cases"`
 }
 
-func TestRepoKATs(t *testing.T) {
+func TestRepoKATs(t *testing.T) { cryptotest.ForEachPath(t, testRepoKATs) }
+
+func testRepoKATs(t *testing.T) {
 	var v eddsaVectors
 	vectors.Load(t, eddsaFile, &v)
 	c := vectors.NewCounter(t, eddsaFile)
@@ -65,7 +68,9 @@ func TestRepoKATs(t *testing.T) {
 	}
 }
 
-func TestComputedSignatures(t *testing.T) {
+func TestComputedSignatures(t *testing.T) { cryptotest.ForEachPath(t, testComputedSignatures) }
+
+func testComputedSignatures(t *testing.T) {
 	var v eddsaVectors
 	vectors.Load(t, eddsaFile, &v)
 	c := vectors.NewCounter(t, eddsaFile)
@@ -94,6 +99,10 @@ func TestComputedSignatures(t *testing.T) {
 }
 
 func TestNegativeVerificationCases(t *testing.T) {
+	cryptotest.ForEachPath(t, testNegativeVerificationCases)
+}
+
+func testNegativeVerificationCases(t *testing.T) {
 	var v eddsaVectors
 	vectors.Load(t, eddsaFile, &v)
 	c := vectors.NewCounter(t, eddsaFile)

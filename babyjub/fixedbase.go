@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/field"
 )
 
 // Fixed-base multiplication k·G for secret k (doc/crypto.md §e: the
@@ -57,10 +59,30 @@ type nielsLanes struct {
 	yPlusU, yMinusU, t2d [lanes]fr.Element
 }
 
-// scalarBaseMult returns k·G in constant time: the digit sequence, table
-// scans and vector operations are the same for every k. Lane l accumulates
-// the digits i ≡ l mod 8.
+// scalarBaseMult returns k·G in constant time on the path chosen for it.
 func scalarBaseMult(k *scalar) point {
+	return scalarBaseMultOn(k, field.Effective(baseMultChoice().Path))
+}
+
+// baseMultChoice calibrates scalarBaseMult's path on first use.
+var baseMultChoice = sync.OnceValue(func() field.Choice {
+	var k scalar
+	for i := range k {
+		k[i] = 0x0123456789abcdef * uint64(i+1)
+	}
+	k[3] &= 1<<59 - 1 // k < 2^252, as signedRadix16 requires
+	return field.Calibrate("babyjub-base-mult", func(p field.Path) { scalarBaseMultOn(&k, p) })
+})
+
+// Paths returns the calibrated path of the fixed-base multiplication
+// (key derivation and signing), calibrating it if it was not used yet; the
+// server logs it at start-up. field.ForcePath overrides it.
+func Paths() []field.Choice { return []field.Choice{baseMultChoice()} }
+
+// scalarBaseMultOn returns k·G in constant time: the digit sequence, table
+// scans and vector operations are the same for every k. Lane l accumulates
+// the digits i ≡ l mod 8. The products use path.
+func scalarBaseMultOn(k *scalar, path field.Path) point {
 	digits := k.signedRadix16()
 	table := nielsTable()
 	var acc laneGroup
@@ -72,9 +94,9 @@ func scalarBaseMult(k *scalar) point {
 		for l := range lanes {
 			table[i+l].lookup(&q, l, digits[i+l])
 		}
-		acc.addNiels(&q)
+		acc.addNiels(&q, path)
 	}
-	return acc.sum()
+	return acc.sum(path)
 }
 
 // addNiels sets every lane p_l = p_l + q_l (completedPoint.addNiels, 7M):
@@ -82,31 +104,31 @@ func scalarBaseMult(k *scalar) point {
 //	A = (Y−U)·(y−u), B = (Y+U)·(y+u), C = T·2d'·t, D = 2Z,
 //	E = B−A, F = D−C, G = D+C, H = B+A,
 //	U' = E·F, Y' = G·H, Z' = F·G, T' = E·H.
-func (p *laneGroup) addNiels(q *nielsLanes) {
+func (p *laneGroup) addNiels(q *nielsLanes, path field.Path) {
 	var a, b, c, d, e, f, g, h [lanes]fr.Element
 	u, y, z, t := fr.Vector(p.u[:]), fr.Vector(p.y[:]), fr.Vector(p.z[:]), fr.Vector(p.t[:])
 	va, vb, vc, vd := fr.Vector(a[:]), fr.Vector(b[:]), fr.Vector(c[:]), fr.Vector(d[:])
 	ve, vf, vg, vh := fr.Vector(e[:]), fr.Vector(f[:]), fr.Vector(g[:]), fr.Vector(h[:])
 	vecSub(va, y, u)
-	va.Mul(va, q.yMinusU[:])
+	field.MulVec(path, va, va, q.yMinusU[:])
 	vecAdd(vb, y, u)
-	vb.Mul(vb, q.yPlusU[:])
-	vc.Mul(t, q.t2d[:])
+	field.MulVec(path, vb, vb, q.yPlusU[:])
+	field.MulVec(path, vc, t, q.t2d[:])
 	vecAdd(vd, z, z)
 	vecSub(ve, vb, va)
 	vecSub(vf, vd, vc)
 	vecAdd(vg, vd, vc)
 	vecAdd(vh, vb, va)
-	u.Mul(ve, vf)
-	y.Mul(vg, vh)
-	z.Mul(vf, vg)
-	t.Mul(ve, vh)
+	field.MulVec(path, u, ve, vf)
+	field.MulVec(path, y, vg, vh)
+	field.MulVec(path, z, vf, vg)
+	field.MulVec(path, t, ve, vh)
 }
 
 // sum returns the sum of the eight lanes as a BabyJubJub point.
-func (p *laneGroup) sum() point {
+func (p *laneGroup) sum(path field.Path) point {
 	for h := lanes / 2; h >= 1; h /= 2 {
-		p.fold(h)
+		p.fold(h, path)
 	}
 	return point{p.u[0], p.y[0], p.z[0], p.t[0]}
 }
@@ -117,12 +139,12 @@ func (p *laneGroup) sum() point {
 //
 //	A = (Y1−U1)·(Y2−U2), B = (Y1+U1)·(Y2+U2), C = T1·2d'·T2, D = 2·Z1·Z2,
 //	then E, F, G, H and the result as in addNiels.
-func (p *laneGroup) fold(h int) {
+func (p *laneGroup) fold(h int, path field.Path) {
 	var lhs, rhs, prod [2 * lanes]fr.Element
 	l, r, m := fr.Vector(lhs[:4*h]), fr.Vector(rhs[:4*h]), fr.Vector(prod[:4*h])
 	p.packOperand(l, 0, h)
 	p.packOperand(r, h, h)
-	m.Mul(l, r) // A | B | T1·T2 | Z1·Z2
+	field.MulVec(path, m, l, r) // A | B | T1·T2 | Z1·Z2
 	a, b, c, d := m[:h], m[h:2*h], m[2*h:3*h], m[3*h:]
 	c.ScalarMul(c, &iso2D)
 	vecAdd(d, d, d)
@@ -137,7 +159,7 @@ func (p *laneGroup) fold(h int) {
 		copy(l[i*h:], pair[0])
 		copy(r[i*h:], pair[1])
 	}
-	m.Mul(l, r)
+	field.MulVec(path, m, l, r)
 	copy(p.u[:h], m[:h])
 	copy(p.y[:h], m[h:2*h])
 	copy(p.z[:h], m[2*h:3*h])

@@ -9,6 +9,8 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
+	"worldid/field"
+	"worldid/internal/cryptotest"
 	"worldid/internal/vectors"
 )
 
@@ -61,7 +63,9 @@ func TestGeneratorOnCurveOfOrderL(t *testing.T) {
 	}
 }
 
-func TestPointsVectors(t *testing.T) {
+func TestPointsVectors(t *testing.T) { cryptotest.ForEachPath(t, testPointsVectors) }
+
+func testPointsVectors(t *testing.T) {
 	var file struct {
 		Points []struct {
 			Name          string  `json:"name"`
@@ -167,7 +171,9 @@ func TestGroupLawMatchesAffine(t *testing.T) {
 	}
 }
 
-func TestScalarMultMatchesNaive(t *testing.T) {
+func TestScalarMultMatchesNaive(t *testing.T) { cryptotest.ForEachPath(t, testScalarMultMatchesNaive) }
+
+func testScalarMultMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	lMinus1 := new(big.Int).Sub(bigL, big.NewInt(1))
 	ks := []*big.Int{big.NewInt(0), big.NewInt(1), big.NewInt(15), big.NewInt(16), lMinus1}
@@ -211,15 +217,15 @@ func TestSignedRadix16(t *testing.T) {
 	}
 }
 
-func TestLimbNAF(t *testing.T) {
+func TestPartNAF(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	values := []uint64{0, 1, 15, 16, 1<<63 - 1, 1 << 63, ^uint64(0)}
+	values := []uint32{0, 1, 15, 16, 1<<31 - 1, 1 << 31, ^uint32(0)}
 	for i := 0; i < 500; i++ {
-		values = append(values, rng.Uint64())
+		values = append(values, rng.Uint32())
 	}
 	for _, w := range []uint{wnafWidthBase, wnafWidthPoint} {
 		for _, v := range values {
-			naf := limbNAF(v, w)
+			naf := partNAF(v, w)
 			sum := new(big.Int)
 			last := -1
 			for j := len(naf) - 1; j >= 0; j-- {
@@ -234,7 +240,7 @@ func TestLimbNAF(t *testing.T) {
 				}
 				sum.Lsh(sum, 1).Add(sum, big.NewInt(int64(naf[j])))
 			}
-			if want := new(big.Int).SetUint64(v); sum.Cmp(want) != 0 {
+			if want := new(big.Int).SetUint64(uint64(v)); sum.Cmp(want) != 0 {
 				t.Fatalf("w=%d: NAF of %d sums to %v", w, v, sum)
 			}
 		}
@@ -473,4 +479,37 @@ func TestCurveParameters(t *testing.T) {
 		t.Error("gnark base point ≠ (λ·G.x, G.y)")
 	}
 	c.Inc()
+}
+
+// TestBaseMultPathsAgree compares k·G on the scalar and vector paths for
+// random and edge scalars.
+func TestBaseMultPathsAgree(t *testing.T) {
+	if !field.VectorAvailable() {
+		t.Skip("no AVX-512 IFMA here (or a noavx/purego build): only the scalar path can run")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	ks := []scalar{{}, {1}, scalarFromBig(new(big.Int).Sub(bigL, big.NewInt(1)))}
+	for range 20 {
+		ks = append(ks, scalarFromBig(randomScalarBig(rng)))
+	}
+	for _, k := range ks {
+		s, v := scalarBaseMultOn(&k, field.Scalar), scalarBaseMultOn(&k, field.Vector)
+		if sa, va := s.affine(), v.affine(); !sa.equal(&va) {
+			t.Fatalf("k = %v: the scalar and vector paths disagree", k)
+		}
+	}
+}
+
+// TestPaths: the fixed-base multiplication reports a calibrated choice,
+// measured exactly where the vector path can run.
+func TestPaths(t *testing.T) {
+	choices := Paths()
+	if len(choices) != 1 || choices[0].Op != "babyjub-base-mult" {
+		t.Fatalf("Paths() = %+v, want one choice for babyjub-base-mult", choices)
+	}
+	c := choices[0]
+	if c.Path != field.Scalar && c.Path != field.Vector || c.Measured != field.VectorAvailable() {
+		t.Errorf("choice %+v with vector path available = %v", c, field.VectorAvailable())
+	}
+	t.Logf("%s: %v (scalar %v, vector %v)", c.Op, c.Path, c.ScalarTime, c.VectorTime)
 }

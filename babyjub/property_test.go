@@ -9,11 +9,15 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/internal/cryptotest"
 )
 
 // TestRoundTrip: random keys from an injected reader; sign→verify,
 // encode→decode of keys and signatures, seed→key.
-func TestRoundTrip(t *testing.T) {
+func TestRoundTrip(t *testing.T) { cryptotest.ForEachPath(t, testRoundTrip) }
+
+func testRoundTrip(t *testing.T) {
 	rng := rand.NewChaCha8([32]byte{1})
 	for i := 0; i < 20; i++ {
 		k, err := GenerateKey(rng)
@@ -170,7 +174,9 @@ func orderOf(p *affinePoint) int {
 // point, and c computed over R'. The cofactored equation holds, so only the
 // subgroup check on R (step 4) can reject it (vector R_plus_order2_point,
 // here for orders 2, 4 and 8).
-func TestTorsionRRejected(t *testing.T) {
+func TestTorsionRRejected(t *testing.T) { cryptotest.ForEachPath(t, testTorsionRRejected) }
+
+func testTorsionRRejected(t *testing.T) {
 	k, _ := NewPrivateKey(benchSeed)
 	msg := benchMessage()
 	r := scalarFromWideBytes([]byte("any nonce will do for this test"))

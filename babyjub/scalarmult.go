@@ -26,23 +26,30 @@ func (k *scalar) signedRadix16() [64]int8 {
 	return d
 }
 
-// Window widths of vartimeMultiExp: the NAF of each 64-bit limb of a public
-// scalar uses the odd multiples up to 15·2^(64j)·P (splitTable) and, for the
-// fixed base, up to 127·2^(64j)·G (baseOddTable).
+// vartimeMultiExp splits each public 256-bit scalar into eight 32-bit
+// parts; part j multiplies 2^(32j)·P. Window widths: the NAF of each part
+// uses the odd multiples up to 15·2^(32j)·P (splitTable) and, for the fixed
+// base, up to 127·2^(32j)·G (baseOddTable).
 const (
+	splitParts     = 8
+	splitBits      = 32
+	partNAFLen     = splitBits + 1
 	wnafWidthPoint = 5
 	wnafWidthBase  = 8
-	limbNAFLen     = 65
 )
 
-// splitTable holds, for j = 0..3, the odd multiples 1, 3, …, 15 of
-// 2^(64j)·P. With it, a·P splits into four 64-bit scalars sharing one chain
-// of 65 doublings instead of 252. Public keys keep theirs (4 KiB).
-type splitTable [4][1 << (wnafWidthPoint - 2)]cachedPoint
+// splitTable holds, for j = 0..7, the odd multiples 1, 3, …, 15 of
+// 2^(32j)·P. With it, a·P splits into eight 32-bit scalars sharing one
+// chain of 33 doublings instead of 252. Public keys keep theirs (8 KiB).
+type splitTable [splitParts][1 << (wnafWidthPoint - 2)]cachedPoint
 
 func (t *splitTable) init(p *point) {
-	var multiples [4][1 << (wnafWidthPoint - 2)]point
-	splitOddMultiples([4][]point{multiples[0][:], multiples[1][:], multiples[2][:], multiples[3][:]}, p)
+	var multiples [splitParts][1 << (wnafWidthPoint - 2)]point
+	var rows [splitParts][]point
+	for j := range rows {
+		rows[j] = multiples[j][:]
+	}
+	splitOddMultiples(rows, p)
 	for j := range t {
 		for k := range t[j] {
 			t[j][k].fromPoint(&multiples[j][k])
@@ -51,13 +58,17 @@ func (t *splitTable) init(p *point) {
 }
 
 // baseOddTable is splitTable for G with a wider window, normalized to
-// affine (4 × 64 entries, 24 KiB, built once on first use).
-var baseOddTable = sync.OnceValue(func() *[4][1 << (wnafWidthBase - 2)]nielsPoint {
-	var multiples [4][1 << (wnafWidthBase - 2)]point
+// affine (8 × 64 entries, 48 KiB, built once on first use).
+var baseOddTable = sync.OnceValue(func() *[splitParts][1 << (wnafWidthBase - 2)]nielsPoint {
+	var multiples [splitParts][1 << (wnafWidthBase - 2)]point
 	var g point
 	g.fromAffine(&generator)
-	splitOddMultiples([4][]point{multiples[0][:], multiples[1][:], multiples[2][:], multiples[3][:]}, &g)
-	var table [4][1 << (wnafWidthBase - 2)]nielsPoint
+	var rows [splitParts][]point
+	for j := range rows {
+		rows[j] = multiples[j][:]
+	}
+	splitOddMultiples(rows, &g)
+	var table [splitParts][1 << (wnafWidthBase - 2)]nielsPoint
 	for j := range table {
 		for k := range table[j] {
 			a := multiples[j][k].affine()
@@ -67,8 +78,8 @@ var baseOddTable = sync.OnceValue(func() *[4][1 << (wnafWidthBase - 2)]nielsPoin
 	return &table
 })
 
-// splitOddMultiples sets t[j][k] = (2k+1)·2^(64j)·p.
-func splitOddMultiples(t [4][]point, p *point) {
+// splitOddMultiples sets t[j][k] = (2k+1)·2^(32j)·p.
+func splitOddMultiples(t [splitParts][]point, p *point) {
 	base := *p
 	var c completedPoint
 	var pp projPoint
@@ -78,7 +89,7 @@ func splitOddMultiples(t [4][]point, p *point) {
 			break
 		}
 		pp.fromPoint(&base)
-		for k := 0; k < 64; k++ {
+		for k := 0; k < splitBits; k++ {
 			pp.fromCompleted(c.double(&pp))
 		}
 		base.fromCompleted(&c)
@@ -101,20 +112,20 @@ func oddMultiples(t []point, p *point) {
 }
 
 // vartimeMultiExp returns a·P + b·G for public a, b < 2^256, where tP is
-// P's splitTable (Straus's method over the NAFs of the eight 64-bit limbs).
-// It runs in variable time: verification and subgroup checks only.
+// P's splitTable (Straus's method over the NAFs of the sixteen 32-bit
+// parts). It runs in variable time: verification and subgroup checks only.
 func vartimeMultiExp(a *[4]uint64, tP *splitTable, b *[4]uint64) point {
-	var nafA, nafB [4][limbNAFLen]int8
+	var nafA, nafB [splitParts][partNAFLen]int8
 	for j := range nafA {
-		nafA[j] = limbNAF(a[j], wnafWidthPoint)
-		nafB[j] = limbNAF(b[j], wnafWidthBase)
+		nafA[j] = partNAF(part(a, j), wnafWidthPoint)
+		nafB[j] = partNAF(part(b, j), wnafWidthBase)
 	}
 	tG := baseOddTable()
 	var acc point
 	var pp projPoint
 	var c completedPoint
 	c.setIdentity()
-	for i := limbNAFLen - 1; i >= 0; i-- {
+	for i := partNAFLen - 1; i >= 0; i-- {
 		pp.fromCompleted(&c)
 		c.double(&pp)
 		for j := range nafA {
@@ -147,16 +158,21 @@ func abs8(d int8) int {
 	return int(d)
 }
 
-// limbNAF returns the width-w NAF of v: v = Σ n_i·2^i over 65 positions,
+// part returns bits 32j..32j+31 of the little-endian limbs s.
+func part(s *[4]uint64, j int) uint32 {
+	return uint32(s[j/2] >> (splitBits * (j % 2)))
+}
+
+// partNAF returns the width-w NAF of v: v = Σ n_i·2^i over 33 positions,
 // every nonzero n_i odd with |n_i| < 2^(w−1), and at most one nonzero digit
 // in any w consecutive positions.
-func limbNAF(v uint64, w uint) [limbNAFLen]int8 {
-	var naf [limbNAFLen]int8
+func partNAF(v uint32, w uint) [partNAFLen]int8 {
+	var naf [partNAFLen]int8
 	width := uint64(1) << w
 	mask := width - 1
 	var carry uint64
-	for pos := uint(0); pos < limbNAFLen; {
-		window := carry + (v>>pos)&mask // v>>pos is 0 for pos ≥ 64
+	for pos := uint(0); pos < partNAFLen; {
+		window := carry + (uint64(v)>>pos)&mask // 0 for pos ≥ 32
 		if window&1 == 0 {
 			pos++
 			continue

@@ -116,3 +116,31 @@ func FuzzParseVerifyHex(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParsePath: an accepted name is exactly the path's String.
+func FuzzParsePath(f *testing.F) {
+	for _, s := range []string{"auto", "scalar", "vector", "", "Vector", "ifma"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePath(s)
+		if err == nil && p.String() != s {
+			t.Fatalf("ParsePath(%q) = %v", s, p)
+		}
+	})
+}
+
+func FuzzAdd(f *testing.F) {
+	f.Add(make([]byte, 64))
+	f.Add([]byte("\x30\x64\x4e\x72\xe1\x31\xa0\x29\xb8\x50\x45\xb6\x81\x81\x58\x5d\x28\x33\xe8\x48\x79\xb9\x70\x91\x43\xe1\xf5\x93\xf0\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 64 {
+			return
+		}
+		var x, y fr.Element
+		x.SetBytes(b[:32])
+		y.SetBytes(b[32:64])
+		checkAdd(t, x, y)
+	})
+}

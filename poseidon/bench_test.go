@@ -3,14 +3,17 @@ package poseidon
 import (
 	"math/big"
 	"testing"
-	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	gnarkp2 "github.com/consensys/gnark-crypto/ecc/bn254/fr/poseidon2"
 	iden3 "github.com/iden3/go-iden3-crypto/poseidon"
+
+	"worldid/internal/cryptotest"
 )
 
-func BenchmarkPermute8(b *testing.B) {
+func BenchmarkPermute8(b *testing.B) { cryptotest.ForEachPath(b, benchPermute8) }
+
+func benchPermute8(b *testing.B) {
 	var s [8]fr.Element
 	copy(s[:], randomFEs(8))
 	b.ReportAllocs()
@@ -19,7 +22,9 @@ func BenchmarkPermute8(b *testing.B) {
 	}
 }
 
-func BenchmarkPermute16(b *testing.B) {
+func BenchmarkPermute16(b *testing.B) { cryptotest.ForEachPath(b, benchPermute16) }
+
+func benchPermute16(b *testing.B) {
 	var s [16]fr.Element
 	copy(s[:], randomFEs(16))
 	b.ReportAllocs()
@@ -45,7 +50,9 @@ func BenchmarkGnarkPermute8(b *testing.B) { benchmarkGnark(b, 8) }
 // BenchmarkGnarkPermute16 is the peer of BenchmarkPermute16.
 func BenchmarkGnarkPermute16(b *testing.B) { benchmarkGnark(b, 16) }
 
-func BenchmarkHash7(b *testing.B) {
+func BenchmarkHash7(b *testing.B) { cryptotest.ForEachPath(b, benchHash7) }
+
+func benchHash7(b *testing.B) {
 	in := randomFEs(7)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -55,7 +62,9 @@ func BenchmarkHash7(b *testing.B) {
 
 // BenchmarkHashBytes1KiB covers 34 chunks, i.e. 3 width-16 permutations
 // plus the SHA3-256 tag.
-func BenchmarkHashBytes1KiB(b *testing.B) {
+func BenchmarkHashBytes1KiB(b *testing.B) { cryptotest.ForEachPath(b, benchHashBytes1KiB) }
+
+func benchHashBytes1KiB(b *testing.B) {
 	data := make([]byte, 1024)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
@@ -95,32 +104,26 @@ func BenchmarkHashV1x2(b *testing.B) {
 	}
 }
 
-// benchmarkSpeedup alternates our permutation and gnark-crypto's at one
-// width within each iteration, so that load changes on a shared machine hit
-// both equally, and reports their times and the speedup ratio.
+// benchmarkSpeedup times our permutation against gnark-crypto's at one
+// width (cryptotest.Speedup).
 func benchmarkSpeedup(b *testing.B, width int, ours func(s []fr.Element)) {
 	g := gnarkp2.NewPermutation(width, p2FullRounds, len(paramsFor(b, width).inner))
 	s := randomFEs(width)
-	var oursTotal, gnarkTotal time.Duration
-	for b.Loop() {
-		start := time.Now()
-		ours(s)
-		mid := time.Now()
+	cryptotest.Speedup(b, "gnark", func() { ours(s) }, func() {
 		if err := g.Permutation(s); err != nil {
 			b.Fatal(err)
 		}
-		oursTotal += mid.Sub(start)
-		gnarkTotal += time.Since(mid)
-	}
-	b.ReportMetric(float64(oursTotal.Nanoseconds())/float64(b.N), "ours-ns/perm")
-	b.ReportMetric(float64(gnarkTotal.Nanoseconds())/float64(b.N), "gnark-ns/perm")
-	b.ReportMetric(float64(gnarkTotal)/float64(oursTotal), "speedup")
+	})
 }
 
-func BenchmarkSpeedup8(b *testing.B) {
+func BenchmarkSpeedup8(b *testing.B) { cryptotest.ForEachPath(b, benchSpeedup8) }
+
+func benchSpeedup8(b *testing.B) {
 	benchmarkSpeedup(b, 8, func(s []fr.Element) { Permute8((*[8]fr.Element)(s)) })
 }
 
-func BenchmarkSpeedup16(b *testing.B) {
+func BenchmarkSpeedup16(b *testing.B) { cryptotest.ForEachPath(b, benchSpeedup16) }
+
+func benchSpeedup16(b *testing.B) {
 	benchmarkSpeedup(b, 16, func(s []fr.Element) { Permute16((*[16]fr.Element)(s)) })
 }

@@ -72,10 +72,12 @@
 //
 // The permutations work in place on fixed-size arrays and allocate nothing;
 // neither do Hash, HashV1, Compress and HashBytes. Element-wise products (the
-// full-round S-boxes, the M_I diagonal) go through fr.Vector.Mul, which uses
-// AVX-512 IFMA when the CPU has it and scalar products otherwise. Additions
-// use a branch-free modular add (arith.go) equal to fr.Element.Add, whose
-// reduction branch is unpredictable on random data. HashV1 runs circomlib's
+// full-round S-boxes; M_I as s[i]·diag[i] + Σs) go through worldid/field's
+// MulVec and MulAddVec, on the scalar or the vector (AVX-512 IFMA) path
+// chosen per width by a calibration on the width's first use ([Paths];
+// field.ForcePath overrides it); widths below 8 always take the scalar
+// path. Additions use field.Add, a branch-free modular add equal to
+// fr.Element.Add, whose reduction branch is unpredictable on random data. HashV1 runs circomlib's
 // rounds in the equivalent form of the Poseidon paper's appendix B (constants
 // moved to slot 0, sparse partial-round matrices; v1sched.go), checked
 // against the literal rounds for every width. Apart from the sponge's loop

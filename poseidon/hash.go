@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/field"
 )
 
 const (
@@ -69,7 +71,7 @@ func tagElement(tag string) fr.Element {
 func Compress(l, r fr.Element) fr.Element {
 	s := [2]fr.Element{l, r}
 	Permute2(&s)
-	add(&s[0], &s[0], &l)
+	field.Add(&s[0], &s[0], &l)
 	return s[0]
 }
 
@@ -91,7 +93,7 @@ func HashBytes(tag string, data []byte) (fr.Element, error) {
 		for j := 0; j < spongeRate && len(data) > 0; j++ {
 			n := min(chunkLen, len(data))
 			c := chunkElement(data[:n])
-			add(&s[j], &s[j], &c)
+			field.Add(&s[j], &s[j], &c)
 			data = data[n:]
 		}
 		Permute16(&s)
@@ -136,7 +138,7 @@ func reduce256(b [fr.Bytes]byte) fr.Element {
 	low.SetBytes(b[:])
 	high.SetUint64(top)
 	high.Mul(&high, &twoTo253)
-	add(&low, &low, &high)
+	field.Add(&low, &low, &high)
 	return low
 }
 

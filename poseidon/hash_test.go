@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/internal/cryptotest"
 )
 
 type spongeVector struct {
@@ -73,7 +75,9 @@ func TestHashModeDomainSeparators(t *testing.T) {
 	}
 }
 
-func TestHashModeVectors(t *testing.T) {
+func TestHashModeVectors(t *testing.T) { cryptotest.ForEachPath(t, testHashModeVectors) }
+
+func testHashModeVectors(t *testing.T) {
 	f, c := loadPoseidon2(t)
 	for _, v := range f.HashMode.Vectors {
 		t.Run(v.Name, func(t *testing.T) {
@@ -116,7 +120,9 @@ func TestCompressVectors(t *testing.T) {
 	}
 }
 
-func TestSpongeVectors(t *testing.T) {
+func TestSpongeVectors(t *testing.T) { cryptotest.ForEachPath(t, testSpongeVectors) }
+
+func testSpongeVectors(t *testing.T) {
 	f, c := loadPoseidon2(t)
 	for _, v := range f.Sponge.Vectors {
 		t.Run(v.Name, func(t *testing.T) {

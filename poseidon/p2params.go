@@ -1,6 +1,7 @@
 package poseidon
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
@@ -86,6 +87,10 @@ type p2Params struct {
 	ext   [p2FullRounds]fr.Vector // external_rc rows, t each
 	inner []fr.Element            // internal_rc, R_P values
 	diag  fr.Vector               // mat_internal_diag_m_1
+	// choice is the path of the element-wise products, calibrated when
+	// the width is first used (widths ≥ 8; narrower ones are always
+	// Scalar, since gnark-crypto vectorizes only 8 elements at a time).
+	choice field.Choice
 }
 
 func newP2Params(t int) *p2Params {
@@ -109,7 +114,39 @@ func newP2Params(t int) *p2Params {
 		p.ext[r] = fullRow()
 	}
 	p.diag = diagonal(t)
+	p.choice = field.Choice{Op: p2OpName(t), Path: field.Scalar}
+	if t >= p2MinVectorWidth {
+		p.choice = field.Calibrate(p.choice.Op, p.calibrationRun())
+	}
 	return p
+}
+
+// p2MinVectorWidth is the narrowest width whose products can use the
+// Vector path.
+const p2MinVectorWidth = 8
+
+func p2OpName(t int) string { return fmt.Sprintf("poseidon2-t%d", t) }
+
+// calibrationRun returns one permutation of a fixed state on a given path,
+// for field.Calibrate.
+func (p *p2Params) calibrationRun() func(field.Path) {
+	s := make(fr.Vector, len(p.diag))
+	for i := range s {
+		s[i].SetUint64(uint64(i + 1))
+	}
+	return func(path field.Path) { p.permuteOn(s, path) }
+}
+
+// Paths returns the calibrated path of each width that can use the Vector
+// path (8, 12 and 16), calibrating those not used yet; the server logs them
+// at start-up. Each calibration takes a few milliseconds at most.
+// field.ForcePath overrides them.
+func Paths() []field.Choice {
+	var out []field.Choice
+	for t := p2MinVectorWidth; t <= p2MaxWidth; t += 4 {
+		out = append(out, p2Instances[t]().choice)
+	}
+	return out
 }
 
 // diagonal returns mat_internal_diag_m_1 for width t.

@@ -1,6 +1,10 @@
 package poseidon
 
-import "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+import (
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/field"
+)
 
 // Permute2 applies the Poseidon2 permutation P2_2 to s in place.
 func Permute2(s *[2]fr.Element) { p2Instances[2]().permute(s[:]) }
@@ -20,12 +24,18 @@ func Permute12(s *[12]fr.Element) { p2Instances[12]().permute(s[:]) }
 // Permute16 applies the Poseidon2 permutation P2_16 to s in place.
 func Permute16(s *[16]fr.Element) { p2Instances[16]().permute(s[:]) }
 
-// permute runs P2_t on s (len t) as in doc/crypto.md §b: M_E, 4 full rounds,
-// R_P partial rounds, 4 full rounds; no feed-forward.
+// permute runs P2_t on s (len t) on the path chosen for this width.
 func (p *p2Params) permute(s fr.Vector) {
+	p.permuteOn(s, field.Effective(p.choice.Path))
+}
+
+// permuteOn runs P2_t on s (len t) as in doc/crypto.md §b: M_E, 4 full
+// rounds, R_P partial rounds, 4 full rounds; no feed-forward. The
+// element-wise products use path.
+func (p *p2Params) permuteOn(s fr.Vector, path field.Path) {
 	external(s)
 	for r := range p2HalfFull {
-		fullRound(s, p.ext[r])
+		fullRound(s, p.ext[r], path)
 	}
 	if len(s) <= 3 {
 		for i := range p.inner {
@@ -33,46 +43,44 @@ func (p *p2Params) permute(s fr.Vector) {
 		}
 	} else {
 		for i := range p.inner {
-			partialRound(s, p.diag, &p.inner[i])
+			partialRound(s, p.diag, &p.inner[i], path)
 		}
 	}
 	for r := p2HalfFull; r < p2FullRounds; r++ {
-		fullRound(s, p.ext[r])
+		fullRound(s, p.ext[r], path)
 	}
 }
 
 // fullRound adds the round constants, applies x^5 to every slot, then M_E.
-// The S-boxes are element-wise vector products, which gnark-crypto runs
-// 8 lanes at a time on AVX-512 IFMA CPUs.
-func fullRound(s, rc fr.Vector) {
+// The S-boxes are element-wise vector products (8 lanes at a time on the
+// Vector path).
+func fullRound(s, rc fr.Vector, path field.Path) {
 	s.Add(s, rc)
 	var buf [p2MaxWidth]fr.Element
 	x4 := fr.Vector(buf[:len(s)])
-	x4.Mul(s, s)
-	x4.Mul(x4, x4)
-	s.Mul(s, x4)
+	field.MulVec(path, x4, s, s)
+	field.MulVec(path, x4, x4, x4)
+	field.MulVec(path, s, s, x4)
 	external(s)
 }
 
 // partialRound is one partial round for t ≥ 4: s[0] += c, s[0] ← s[0]^5,
-// then M_I: out[i] = s[i]·diag[i] + Σ s, the product taken as one vector
-// (IFMA) multiplication.
-func partialRound(s, diag fr.Vector, c *fr.Element) {
-	add(&s[0], &s[0], c)
+// then M_I: out[i] = s[i]·diag[i] + Σ s in one call (field.MulAddVec).
+func partialRound(s, diag fr.Vector, c *fr.Element, path field.Path) {
+	field.Add(&s[0], &s[0], c)
 	sbox(&s[0])
 	sum := sumOf(s)
-	s.Mul(s, diag)
-	addToAll(s, &sum)
+	field.MulAddVec(path, s, s, diag, &sum)
 }
 
 // partialRoundSmall is the partial round for t = 2, 3, where
 // diag = [1, …, 1, 2] needs no multiplication.
 func partialRoundSmall(s fr.Vector, c *fr.Element) {
-	add(&s[0], &s[0], c)
+	field.Add(&s[0], &s[0], c)
 	sbox(&s[0])
 	sum := sumOf(s)
 	last := &s[len(s)-1]
-	add(last, last, last)
+	field.Add(last, last, last)
 	addToAll(s, &sum)
 }
 
@@ -91,12 +99,12 @@ func external(s fr.Vector) {
 		col := *(*[4]fr.Element)(s[:4])
 		for k := 4; k < len(s); k += 4 {
 			for j := range col {
-				add(&col[j], &col[j], &s[k+j])
+				field.Add(&col[j], &col[j], &s[k+j])
 			}
 		}
 		for k := 0; k < len(s); k += 4 {
 			for j := range col {
-				add(&s[k+j], &s[k+j], &col[j])
+				field.Add(&s[k+j], &s[k+j], &col[j])
 			}
 		}
 	}
@@ -106,26 +114,26 @@ func external(s fr.Vector) {
 // additions only (Poseidon2 paper, eprint 2023/323, §5.1).
 func m4(x *[4]fr.Element) {
 	var t0, t1, t2, t3, t4, t5 fr.Element
-	add(&t0, &x[0], &x[1])
-	add(&t1, &x[2], &x[3])
-	add(&t2, &x[1], &x[1])
-	add(&t2, &t2, &t1) // 2x1 + x2 + x3
-	add(&t3, &x[3], &x[3])
-	add(&t3, &t3, &t0) // x0 + x1 + 2x3
-	add(&t4, &t1, &t1)
-	add(&t4, &t4, &t4)
-	add(&t4, &t4, &t3) // x0 + x1 + 4x2 + 6x3
-	add(&t5, &t0, &t0)
-	add(&t5, &t5, &t5)
-	add(&t5, &t5, &t2) // 4x0 + 6x1 + x2 + x3
-	add(&x[0], &t3, &t5)
+	field.Add(&t0, &x[0], &x[1])
+	field.Add(&t1, &x[2], &x[3])
+	field.Add(&t2, &x[1], &x[1])
+	field.Add(&t2, &t2, &t1) // 2x1 + x2 + x3
+	field.Add(&t3, &x[3], &x[3])
+	field.Add(&t3, &t3, &t0) // x0 + x1 + 2x3
+	field.Add(&t4, &t1, &t1)
+	field.Add(&t4, &t4, &t4)
+	field.Add(&t4, &t4, &t3) // x0 + x1 + 4x2 + 6x3
+	field.Add(&t5, &t0, &t0)
+	field.Add(&t5, &t5, &t5)
+	field.Add(&t5, &t5, &t2) // 4x0 + 6x1 + x2 + x3
+	field.Add(&x[0], &t3, &t5)
 	x[1] = t5
-	add(&x[2], &t2, &t4)
+	field.Add(&x[2], &t2, &t4)
 	x[3] = t4
 }
 
 func addToAll(s []fr.Element, x *fr.Element) {
 	for i := range s {
-		add(&s[i], &s[i], x)
+		field.Add(&s[i], &s[i], x)
 	}
 }

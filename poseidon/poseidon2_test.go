@@ -9,6 +9,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	gnarkp2 "github.com/consensys/gnark-crypto/ecc/bn254/fr/poseidon2"
 
+	"worldid/field"
+	"worldid/internal/cryptotest"
 	"worldid/internal/vectors"
 )
 
@@ -147,7 +149,9 @@ func loadPoseidon2(t *testing.T) (*p2File, *vectors.Counter) {
 	return &f, vectors.NewCounter(t, poseidon2Vectors)
 }
 
-func TestP2Permutation(t *testing.T) {
+func TestP2Permutation(t *testing.T) { cryptotest.ForEachPath(t, testP2Permutation) }
+
+func testP2Permutation(t *testing.T) {
 	f, c := loadPoseidon2(t)
 	for _, v := range f.Permutation {
 		t.Run(fmt.Sprintf("t%d/%s", v.T, v.Name), func(t *testing.T) {
@@ -189,7 +193,9 @@ func checkReduced(t *testing.T, literal, reduced []string) {
 // TestP2AgainstGnark is the differential test of doc/crypto.md §b "Library
 // note": gnark-crypto v0.21.0's ecc/bn254/fr/poseidon2 carries the reference
 // constants for t = 4, 8, 12 and 16, so both must agree there.
-func TestP2AgainstGnark(t *testing.T) {
+func TestP2AgainstGnark(t *testing.T) { cryptotest.ForEachPath(t, testP2AgainstGnark) }
+
+func testP2AgainstGnark(t *testing.T) {
 	for _, width := range []int{4, 8, 12, 16} {
 		g := gnarkp2.NewPermutation(width, p2FullRounds, len(paramsFor(t, width).inner))
 		for range 20 {
@@ -225,7 +231,9 @@ func TestP2GnarkDiffersAtSmallWidths(t *testing.T) {
 	}
 }
 
-func TestP2Linear(t *testing.T) {
+func TestP2Linear(t *testing.T) { cryptotest.ForEachPath(t, testP2Linear) }
+
+func testP2Linear(t *testing.T) {
 	// M4 against the matrix of doc/crypto.md §b, column by column.
 	m := [4][4]uint64{{5, 7, 1, 3}, {4, 6, 1, 1}, {1, 3, 5, 7}, {1, 1, 4, 6}}
 	for j := range 4 {
@@ -237,5 +245,52 @@ func TestP2Linear(t *testing.T) {
 				t.Errorf("M4[%d][%d] = %s, want %d", i, j, x[i].String(), m[i][j])
 			}
 		}
+	}
+}
+
+// TestP2PathsAgree compares the scalar and vector paths on random states
+// of every width that can use the vector path.
+func TestP2PathsAgree(t *testing.T) {
+	if !field.VectorAvailable() {
+		t.Skip("no AVX-512 IFMA here (or a noavx/purego build): only the scalar path can run")
+	}
+	for _, width := range []int{8, 12, 16} {
+		p := paramsFor(t, width)
+		for range 20 {
+			scalar := fr.Vector(randomFEs(width))
+			vector := append(fr.Vector(nil), scalar...)
+			p.permuteOn(scalar, field.Scalar)
+			p.permuteOn(vector, field.Vector)
+			if !scalar.Equal(vector) {
+				t.Fatalf("width %d: the scalar and vector paths disagree", width)
+			}
+		}
+	}
+}
+
+// TestPaths: every width that can vectorize reports a calibrated choice,
+// measured exactly where the vector path can run, and ForcePath overrides
+// it.
+func TestPaths(t *testing.T) {
+	choices := Paths()
+	if len(choices) != 3 {
+		t.Fatalf("Paths() = %d choices, want 3 (t = 8, 12, 16)", len(choices))
+	}
+	for i, c := range choices {
+		if want := p2OpName(8 + 4*i); c.Op != want {
+			t.Errorf("choice %d is for %q, want %q", i, c.Op, want)
+		}
+		if c.Path != field.Scalar && c.Path != field.Vector {
+			t.Errorf("%s: path %v", c.Op, c.Path)
+		}
+		if c.Measured != field.VectorAvailable() {
+			t.Errorf("%s: measured = %v, vector path available = %v", c.Op, c.Measured, field.VectorAvailable())
+		}
+		t.Logf("%s: %v (scalar %v, vector %v)", c.Op, c.Path, c.ScalarTime, c.VectorTime)
+	}
+	cryptotest.MustForce(t, field.Scalar)
+	defer cryptotest.MustForce(t, field.Auto)
+	if got := field.Effective(choices[0].Path); got != field.Scalar {
+		t.Errorf("forced scalar, effective path %v", got)
 	}
 }

@@ -1,6 +1,10 @@
 package poseidon
 
-import "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+import (
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"worldid/field"
+)
 
 // v1Schedule is circomlib's Poseidon rewritten with the two equivalences of
 // the Poseidon paper (eprint 2019/458, appendix B), derived here from C and
@@ -167,7 +171,7 @@ func (sc *v1Schedule) permute(s []fr.Element) {
 		sc.fullRound(s, sc.full[r])
 	}
 	for k := range sc.sparse {
-		add(&s[0], &s[0], &sc.partial[k])
+		field.Add(&s[0], &s[0], &sc.partial[k])
 		sbox(&s[0])
 		sc.sparse[k].mul(s)
 	}
@@ -179,7 +183,7 @@ func (sc *v1Schedule) permute(s []fr.Element) {
 
 func (sc *v1Schedule) fullRound(s, c []fr.Element) {
 	for i := range s {
-		add(&s[i], &s[i], &c[i])
+		field.Add(&s[i], &s[i], &c[i])
 		sbox(&s[i])
 	}
 	mulDense(s, sc.m)
@@ -191,11 +195,11 @@ func (sp *v1Sparse) mul(s []fr.Element) {
 	s0.Mul(&sp.a, &s[0])
 	for j := range sp.v {
 		p.Mul(&sp.v[j], &s[j+1])
-		add(&s0, &s0, &p)
+		field.Add(&s0, &s0, &p)
 	}
 	for i := range sp.w {
 		p.Mul(&sp.w[i], &s[0])
-		add(&s[i+1], &s[i+1], &p)
+		field.Add(&s[i+1], &s[i+1], &p)
 	}
 	s[0] = s0
 }
@@ -207,7 +211,7 @@ func mulDense(s []fr.Element, m [][]fr.Element) {
 	for i, row := range m {
 		for j := range s {
 			p.Mul(&row[j], &s[j])
-			add(&out[i], &out[i], &p)
+			field.Add(&out[i], &out[i], &p)
 		}
 	}
 	copy(s, out[:len(s)])

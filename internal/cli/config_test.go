@@ -71,6 +71,8 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{[]string{"-tls-cert", "missing.pem", "-tls-key", "missing.key"}, nil, "tls-cert, tls-key:"},
 		{[]string{"-data", ""}, nil, "data:"},
 		{[]string{"-refresh-proof-checks", "-1"}, nil, "refresh-proof-checks:"},
+		{[]string{"-crypto-path", "ifma"}, nil, "crypto-path:"},
+		{nil, map[string]string{"WORLDID_CRYPTO_PATH": "fast"}, "crypto-path:"},
 		{nil, map[string]string{"WORLDID_KEY_ROTATION": "soon"}, "WORLDID_KEY_ROTATION"},
 		{[]string{"-no-such-flag"}, nil, "no-such-flag"},
 		{[]string{"extra"}, nil, "unexpected arguments"},

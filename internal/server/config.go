@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"worldid/field"
 	"worldid/internal/forwarded"
 	"worldid/oidc"
 	"worldid/refresh"
@@ -43,6 +44,7 @@ type Config struct {
 	Reissue       bool          // -refresh-reissue: a repeat refresh issues a new credential
 	ProofChecks   int           // -refresh-proof-checks: x-zkp-proof checks at once (0: GOMAXPROCS−1)
 	NoBatching    bool          // -no-batching: verify Groth16 proofs one by one (for comparison)
+	CryptoPath    string        // -crypto-path: auto (or empty), scalar or vector (field.Path)
 	// AcceptDataLoss opens a JSON store whose files hold less than it had
 	// acknowledged (store.ErrDataLoss) with what they hold.
 	AcceptDataLoss bool // -accept-data-loss
@@ -57,6 +59,7 @@ type Config struct {
 	TrustedProxies  string // -trusted-proxies: CIDRs whose X-Forwarded-For is believed
 
 	sunset         time.Time // parsed Sunset
+	cryptoPath     field.Path
 	rootsRPC       map[string]string
 	rootsContracts []rootsource.Contract
 	tls            *tls.Config    // loaded TLSCert/TLSKey, or nil
@@ -81,6 +84,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate chain: serve the public listener over HTTPS (with -tls-key)")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key for -tls-cert")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the client (default: none)")
+	fs.StringVar(&c.CryptoPath, "crypto-path", "auto", "field products of Poseidon2 and BabyJubJub signing: auto (per operation, the faster of scalar and vector in a start-up calibration, logged), scalar, or vector (AVX-512 IFMA; refused on CPUs without it)")
 	fs.BoolVar(&c.NoBatching, "no-batching", false, "verify concurrent Groth16 proofs one by one instead of in batches")
 	fs.BoolVar(&c.AcceptDataLoss, "accept-data-loss", false, "start even though the JSON store's files hold less than it had acknowledged (a missing or older state.json or journal.jsonl); use once, after deciding that no backup is better")
 	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
@@ -139,6 +143,13 @@ func (c *Config) Validate() error {
 	}
 	if c.MinExpiration < 0 {
 		errs = append(errs, errors.New("min-expiration: must not be negative"))
+	}
+	if c.CryptoPath == "" { // a Config built in code: the flag's default
+		c.cryptoPath = field.Auto
+	} else if c.cryptoPath, err = field.ParsePath(c.CryptoPath); err != nil {
+		errs = append(errs, fmt.Errorf("crypto-path: %w", err))
+	} else if c.cryptoPath == field.Vector && !field.VectorAvailable() {
+		errs = append(errs, errors.New("crypto-path: vector needs a CPU with AVX-512 IFMA and a build without the noavx and purego tags"))
 	}
 	errs = append(errs, c.parseRoots())
 	errs = append(errs, c.loadTLS())

@@ -106,6 +106,9 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 			s.Shutdown()
 		}
 	}()
+	if err := chooseCryptoPaths(cfg, log); err != nil {
+		return nil, err
+	}
 	token, err := prepareDataDir(cfg.DataDir, rand.Reader)
 	if err != nil {
 		return nil, err
