@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,20 +20,37 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "worldid:", err)
-		if errors.As(err, new(cli.UsageError)) {
-			os.Exit(2)
+	var usage cli.UsageError
+	switch {
+	case err == nil:
+	case errors.As(err, &usage):
+		if !usage.Shown {
+			fmt.Fprintln(os.Stderr, "worldid:", err)
 		}
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "worldid:", err)
 		os.Exit(1)
 	}
 }
 
-// run dispatches a subcommand; "serve" is the default.
+// run dispatches a subcommand; "serve" is the default. Asking for help
+// (worldid -h, worldid CMD -h) prints the usage and is a success.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || cli.IsHelp(args[0])) {
 		cmd, args = args[0], args[1:]
+	}
+	if cli.IsHelp(cmd) {
+		cmd = "help"
 	}
 	switch cmd {
 	case "serve":

@@ -64,6 +64,8 @@
 //     credential back, unless the operator started the server with
 //     -refresh-reissue (Options.Reissue): this is not a general
 //     re-issuance endpoint (doc/interfaces.md §1). Only the proof is spent.
+//     A PCP the held credential was not issued for is new evidence and
+//     goes on to step 12 (doc/design.md §7 step 11).
 //  12. Otherwise build, sign, self-verify (re-serialize, re-parse, re-hash,
 //     verify) and record the refresh in one atomic store operation, which
 //     spends the proof, pins sub on the first refresh, binds the hashes.json

@@ -23,8 +23,10 @@ type spentProof struct {
 }
 
 // issue answers an authorized refresh. An identity that holds a valid
-// credential gets that same credential back unless Options.Reissue; else
-// a new one is built, signed, self-verified and recorded. genesis_issued_at
+// credential gets that same credential back unless Options.Reissue, or
+// unless the request carries a PCP the held credential was not issued
+// for (its claims[0] must come from that hashes.json); else a new one is
+// built, signed, self-verified and recorded. genesis_issued_at
 // is the time of the identity's first issuance (doc/interfaces.md §2.5), so
 // neither re-issuance nor a re-imported signup moves it.
 func (h *Handler) issue(ctx context.Context, env *envelope, f *form, claim0 fr.Element, spent spentProof, now time.Time) (*response, error) {
@@ -40,7 +42,7 @@ func (h *Handler) issue(ctx context.Context, env *envelope, f *form, claim0 fr.E
 			return nil, subMismatch()
 		}
 		genesis = past[0].At
-		if held := past[len(past)-1]; !h.o.Reissue && h.stillValid(held, now) {
+		if held := past[len(past)-1]; !h.o.Reissue && coveredBy(held, f) && h.stillValid(held, now) {
 			return h.returnHeld(ctx, held, spent)
 		}
 	}
@@ -70,6 +72,15 @@ func (h *Handler) issue(ctx context.Context, env *envelope, f *form, claim0 fr.E
 	}
 	h.o.Log.Info("refresh: credential issued", "credential_id", c.ID, "with_pcp", rec.PCPDigest != "")
 	return success(data), nil
+}
+
+// coveredBy reports whether the held credential answers the request's
+// evidence: a request without a PCP is answered by any credential (a PCP
+// credential is not downgraded), one with a PCP only by a credential
+// issued for that same hashes.json.
+func coveredBy(held record.Refresh, f *form) bool {
+	digest := f.pcpDigestHex()
+	return digest == "" || held.PCPDigest == digest
 }
 
 // stillValid reports whether a recorded credential can be returned again:

@@ -325,7 +325,12 @@ func Admin(ctx context.Context, name string, args []string, stdout, stderr io.Wr
 			}
 		}
 		sort.Strings(subs)
-		return UsageError{Err: fmt.Errorf("usage: worldid %s %s [flags]", name, strings.Join(subs, "|"))}
+		usage := fmt.Sprintf("usage: worldid %s %s [flags]   (worldid %s SUBCOMMAND -h: its flags)", name, strings.Join(subs, "|"), name)
+		if IsHelp(sub) {
+			fmt.Fprintln(stdout, usage)
+			return nil
+		}
+		return UsageError{Err: errors.New(usage)}
 	}
 	var af adminFlags
 	fs := NewFlagSet(name+" "+sub, stderr)

@@ -63,8 +63,8 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "usage: worldid bench [flags] SCENARIO...   scenarios: %s\n", strings.Join(benchScenarios, " "))
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return UsageError{Err: err}
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	if err := fillFromEnv(fs, os.Getenv); err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"worldid/admin"
+	"worldid/credential"
 	"worldid/internal/server"
 	"worldid/internal/wallet"
 	"worldid/record"
@@ -250,6 +251,7 @@ func (d *demo) refreshCredentials(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	first := cred.ID
 	d.say("credential-only refresh → credential id %d, sub %s, expires %s", cred.ID, fieldHex(cred.Sub.Bytes()), time.Unix(int64(cred.ExpiresAt), 0).UTC().Format(time.DateOnly))
 	d.say("  claims[0] %s (sponge over idComm‖sub‖ts); EdDSA signature verified against /api/v1/refresh/issuer", fieldHex(cred.Claims[0].Bytes()))
 
@@ -261,8 +263,17 @@ func (d *demo) refreshCredentials(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.say("PCP refresh (synthetic PCP v2.3, hashes.sign by the test Orb key) → credential id %d", cred.ID)
-	d.say("  claims[0] %s = sponge over hashes.json (%d bytes); signature verified", fieldHex(cred.Claims[0].Bytes()), len(req.PCP.HashesJSON))
+	// The PCP is new evidence: the held credential-only credential is
+	// replaced by one whose claims[0] commits to hashes.json.
+	want, err := credential.ClaimFromBytes(req.PCP.HashesJSON)
+	if err != nil {
+		return err
+	}
+	if cred.ID == first || !cred.Claims[0].Equal(&want) {
+		return fmt.Errorf("the PCP refresh returned credential %d, whose claims[0] is not the sponge over hashes.json", cred.ID)
+	}
+	d.say("PCP refresh (synthetic PCP v2.3, hashes.sign by the test Orb key) → new credential id %d (the held one lacked this PCP)", cred.ID)
+	d.say("  claims[0] %s = sponge over hashes.json (%d bytes), checked; signature verified", fieldHex(cred.Claims[0].Bytes()), len(req.PCP.HashesJSON))
 
 	req.PCP, req.Sub, req.Now = nil, "0x"+strings.Repeat("cd", 16), time.Now()
 	_, err = wallet.Refresh(ctx, d.wallet.HTTP, req, issuer)

@@ -10,7 +10,12 @@ import (
 )
 
 // UsageError marks errors caused by the command line; main exits 2 for them.
-type UsageError struct{ Err error }
+// Shown is set when the flag package has already printed the error (with
+// the usage), so that main does not print it a second time.
+type UsageError struct {
+	Err   error
+	Shown bool
+}
 
 func (e UsageError) Error() string { return e.Err.Error() }
 func (e UsageError) Unwrap() error { return e.Err }
@@ -25,8 +30,8 @@ func NewFlagSet(name string, out io.Writer) *flag.FlagSet {
 // ParseFlags parses args into fs, then fills every flag not given on the
 // command line from its WORLDID_* environment variable.
 func ParseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
-	if err := fs.Parse(args); err != nil {
-		return UsageError{Err: err}
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return UsageError{Err: fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
@@ -59,13 +64,33 @@ func fillFromEnv(fs *flag.FlagSet, getenv func(string) string) error {
 // parseFlagsWithArgs is parseFlags for commands taking exactly n
 // positional arguments after the flags, or any number if n < 0.
 func parseFlagsWithArgs(fs *flag.FlagSet, args []string, n int) error {
-	if err := fs.Parse(args); err != nil {
-		return UsageError{Err: err}
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	if n >= 0 && fs.NArg() != n {
 		return UsageError{Err: fmt.Errorf("%s takes %d argument(s), got %d", fs.Name(), n, fs.NArg())}
 	}
 	return fillFromEnv(fs, os.Getenv)
+}
+
+// parse runs fs.Parse. For -h it returns flag.ErrHelp (the usage has been
+// printed: a success, exit 0); any other error the flag package has
+// printed already, with the usage.
+func parse(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return UsageError{Err: err, Shown: true}
+}
+
+// IsHelp reports whether args ask for help: -h, -help, --help or help.
+func IsHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
 }
 
 func envName(flagName string) string {

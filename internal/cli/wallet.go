@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -39,8 +40,13 @@ func (wf *walletFlags) open() (*wallet.Wallet, error) {
 
 // Wallet runs `worldid wallet <sub>`: the development wallet.
 func Wallet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	const usage = "usage: worldid wallet new|prove|signin|pcp|refresh [flags]   (worldid wallet SUBCOMMAND -h: its flags)"
 	if len(args) == 0 {
-		return UsageError{Err: fmt.Errorf("usage: worldid wallet new|prove|signin|pcp|refresh [flags]")}
+		return UsageError{Err: errors.New(usage)}
+	}
+	if IsHelp(args[0]) {
+		fmt.Fprintln(stdout, usage)
+		return nil
 	}
 	var wf walletFlags
 	fs := NewFlagSet("wallet "+args[0], stderr)

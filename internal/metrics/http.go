@@ -1,7 +1,9 @@
 package metrics
 
 import (
+	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -12,16 +14,19 @@ type HTTP struct {
 	requests *Counter
 	latency  *Histogram
 	log      *slog.Logger
+	ids      *RequestIDs
 }
 
 // NewHTTP registers the request metrics. Requests are logged to log at Info
-// level with method, route, status and duration only: never the query string,
-// headers or body, which may carry codes, tokens or secrets.
-func NewHTTP(r *Registry, log *slog.Logger) *HTTP {
+// level with the request id, client address, method, route, status and
+// duration only: never the query string, headers or body, which may carry
+// codes, tokens or secrets.
+func NewHTTP(r *Registry, log *slog.Logger, ids *RequestIDs) *HTTP {
 	return &HTTP{
 		requests: r.NewCounter("worldid_http_requests_total", "HTTP requests served, by listener, route and status.", "server", "route", "code"),
 		latency:  r.NewHistogram("worldid_http_request_duration_seconds", "HTTP request latency, by listener and route.", DefaultLatencyBuckets(), "server", "route"),
 		log:      log,
+		ids:      ids,
 	}
 }
 
@@ -30,6 +35,9 @@ func NewHTTP(r *Registry, log *slog.Logger) *HTTP {
 func (m *HTTP) Wrap(server string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		id := m.ids.Next()
+		w.Header().Set(RequestIDHeader, id)
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(sw, r)
 		route := r.Pattern // set by http.ServeMux on this request
@@ -39,9 +47,21 @@ func (m *HTTP) Wrap(server string, h http.Handler) http.Handler {
 		elapsed := time.Since(start)
 		m.requests.Inc(server, route, strconv.Itoa(sw.status))
 		m.latency.Observe(elapsed.Seconds(), server, route)
-		m.log.Info("request", "server", server, "method", r.Method, "route", route,
-			"status", sw.status, "duration_ms", float64(elapsed.Microseconds())/1000)
+		// Background: the id is named here, not added by LogHandler.
+		m.log.LogAttrs(context.Background(), slog.LevelInfo, "request", slog.String("request_id", id),
+			slog.String("server", server), slog.String("client", clientHost(r.RemoteAddr)),
+			slog.String("method", r.Method), slog.String("route", route),
+			slog.Int("status", sw.status), slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000))
 	})
+}
+
+// clientHost is the client's address without the port: the peer, or the
+// address internal/forwarded found behind trusted proxies.
+func clientHost(remoteAddr string) string {
+	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
+		return host
+	}
+	return remoteAddr
 }
 
 type statusWriter struct {

@@ -26,6 +26,9 @@ type family struct {
 	name, help, kind string
 	labels           []string
 	buckets          []float64 // histograms only
+	// read, for a family whose values are read at scrape time, reports
+	// each series' value with its label values.
+	read func(report func(v float64, labelValues ...string))
 
 	mu     sync.Mutex
 	series map[string]*series
@@ -93,6 +96,19 @@ func (g *Gauge) Set(v float64, labelValues ...string) {
 	g.f.with(labelValues).sumBits.Store(math.Float64bits(v))
 }
 
+// NewGaugeFunc registers a gauge family whose series are read at every
+// scrape: read calls report once per series. For values the program keeps
+// anyway (a tree's size, a key's age), so nothing has to keep them in sync.
+func (r *Registry) NewGaugeFunc(name, help string, read func(report func(v float64, labelValues ...string)), labels ...string) {
+	r.register(name, help, "gauge", nil, labels).read = read
+}
+
+// NewCounterFunc is NewGaugeFunc for a value that only grows (counted by
+// someone else: the Go runtime, the kernel).
+func (r *Registry) NewCounterFunc(name, help string, read func(report func(v float64, labelValues ...string)), labels ...string) {
+	r.register(name, help, "counter", nil, labels).read = read
+}
+
 // Histogram counts observations into fixed buckets, partitioned by labels.
 type Histogram struct{ f *family }
 
@@ -141,6 +157,10 @@ func (r *Registry) WriteTo(w io.Writer) (int64, error) {
 
 func (f *family) write(b *strings.Builder) {
 	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.kind)
+	if f.read != nil {
+		f.writeRead(b)
+		return
+	}
 	f.mu.Lock()
 	all := make([]*series, 0, len(f.series))
 	for _, s := range f.series {
@@ -168,6 +188,23 @@ func (f *family) write(b *strings.Builder) {
 		fmt.Fprintf(b, "%s_bucket%s %d\n", f.name, braces(append(labels, `le="+Inf"`)), s.count.Load())
 		fmt.Fprintf(b, "%s_sum%s %s\n", f.name, braces(labels), formatFloat(math.Float64frombits(s.sumBits.Load())))
 		fmt.Fprintf(b, "%s_count%s %d\n", f.name, braces(labels), s.count.Load())
+	}
+}
+
+// writeRead writes the series a func-valued family reports now, sorted by
+// label values like the others.
+func (f *family) writeRead(b *strings.Builder) {
+	type line struct{ key, text string }
+	var lines []line
+	f.read(func(v float64, values ...string) {
+		if len(values) != len(f.labels) {
+			panic(fmt.Sprintf("metrics: %s takes %d label values, got %d", f.name, len(f.labels), len(values)))
+		}
+		lines = append(lines, line{strings.Join(values, "\xff"), f.name + braces(f.labelPairs(values)) + " " + formatFloat(v) + "\n"})
+	})
+	sort.Slice(lines, func(i, j int) bool { return lines[i].key < lines[j].key })
+	for _, l := range lines {
+		b.WriteString(l.text)
 	}
 }
 

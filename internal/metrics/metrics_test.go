@@ -1,12 +1,14 @@
 package metrics
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestTextFormat(t *testing.T) {
@@ -44,7 +46,7 @@ up 0.5
 
 func TestHTTPRecordsRoutePatternNotPath(t *testing.T) {
 	r := NewRegistry()
-	m := NewHTTP(r, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := NewHTTP(r, slog.New(slog.NewTextHandler(io.Discard, nil)), testIDs(t))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
 	srv := m.Wrap("public", mux)
@@ -76,4 +78,76 @@ func TestDuplicateRegistrationPanics(t *testing.T) {
 		}
 	}()
 	r.NewCounter("a", "A.")
+}
+
+func testIDs(t *testing.T) *RequestIDs {
+	t.Helper()
+	ids, err := NewRequestIDs(strings.NewReader("abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// The request line names the request id (also sent as X-Request-Id) and
+// the client address, and never the query string; a handler's own line
+// logged with the request's context carries the same id.
+func TestRequestLogLine(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(LogHandler(slog.NewTextHandler(&logs, nil)))
+	m := NewHTTP(NewRegistry(), log, testIDs(t))
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		log.ErrorContext(r.Context(), "store failed")
+	})
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", "/token?code=secret-code", nil)
+	req.RemoteAddr = "192.0.2.7:51000"
+	m.Wrap("public", mux).ServeHTTP(rec, req)
+	id := rec.Header().Get(RequestIDHeader)
+	if id != "616263646566-1" {
+		t.Fatalf("X-Request-Id %q", id)
+	}
+	out := logs.String()
+	for _, want := range []string{
+		`msg="store failed" request_id=616263646566-1`,
+		`msg=request request_id=616263646566-1 server=public client=192.0.2.7 method=POST route="POST /token" status=200`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "secret-code") {
+		t.Errorf("the query string was logged:\n%s", out)
+	}
+}
+
+func TestFuncFamilies(t *testing.T) {
+	r := NewRegistry()
+	r.NewGaugeFunc("tree_leaves", "Leaves.", func(report func(float64, ...string)) {
+		report(3, "orb")
+		report(1.5, "device")
+	}, "tree")
+	r.NewCounterFunc("cpu_seconds_total", "CPU.", func(report func(float64, ...string)) { report(2.25) })
+	var b strings.Builder
+	r.WriteTo(&b)
+	want := "# HELP tree_leaves Leaves.\n# TYPE tree_leaves gauge\ntree_leaves{tree=\"device\"} 1.5\ntree_leaves{tree=\"orb\"} 3\n" +
+		"# HELP cpu_seconds_total CPU.\n# TYPE cpu_seconds_total counter\ncpu_seconds_total 2.25\n"
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestRuntimeFamilies(t *testing.T) {
+	r := NewRegistry()
+	r.RegisterRuntime(time.Unix(1700000000, 0))
+	r.RegisterBuildInfo()
+	var b strings.Builder
+	r.WriteTo(&b)
+	for _, want := range []string{"\ngo_goroutines ", "\ngo_memstats_heap_alloc_bytes ", "\nprocess_start_time_seconds 1.7e+09\n",
+		"\nprocess_resident_memory_bytes ", "\nprocess_cpu_seconds_total ", "\nprocess_open_fds ", "worldid_build_info{version="} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in\n%s", want, b.String())
+		}
+	}
 }

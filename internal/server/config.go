@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,6 +58,16 @@ type Config struct {
 	// Deployment: TLS and reverse proxies (doc/design.md §1).
 	TLSCert, TLSKey string // -tls-cert, -tls-key: PEM files; HTTPS on the public listener
 	TrustedProxies  string // -trusted-proxies: CIDRs whose X-Forwarded-For is believed
+	MaxConns        int    // -max-conns: open connections on the public listener
+	MaxConnsPerIP   int    // -max-conns-per-client: open connections from one address
+	// Metrics is where GET /metrics is served: "public", "admin", or
+	// "auto" (the admin listener when -addr is not a loopback address).
+	Metrics string // -metrics
+	// ShutdownTimeout bounds the drain of in-flight requests on SIGTERM.
+	ShutdownTimeout time.Duration // -shutdown-timeout
+	// DemoApp creates the demo app on the first start: "on", "off", or
+	// "auto" (on only for a loopback base URL).
+	DemoApp string // -demo-app
 
 	sunset         time.Time // parsed Sunset
 	cryptoPath     field.Path
@@ -92,6 +103,11 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.RootsContract, "roots-contract", "", "root source: comma-separated tree=chain:kind:0xaddress, kind identity-manager (3.0 roots), registry (4.0 roots), issuer-registry or oprf-key-registry (4.0 trust anchors, tree issuer_key/ENV or oprf_key/ENV); added to, or replacing per tree, World's defaults")
 	fs.DurationVar(&c.MinExpiration, "min-expiration", registry.DefaultMinExpiration, "World ID 4.0: how far in the past a proof's expires_at_min may lie (0: the default)")
 	fs.BoolVar(&c.Simulator, "simulator", false, "DEVELOPMENT ONLY: the sign-in simulator; test identities that can sign in to every app are accepted while this process runs with it (kept in memory, never stored), and the simulator page answers loopback clients only")
+	fs.IntVar(&c.MaxConns, "max-conns", 10000, "open connections on the public listener, in all; more are refused at once (keep it below the process's file limit)")
+	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-client", 256, "open connections on the public listener from one client address (trusted proxies count only toward -max-conns)")
+	fs.StringVar(&c.Metrics, "metrics", "auto", "where GET /metrics is served: public, admin, or auto (admin unless -addr is a loopback address)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long in-flight requests may finish before their connections are cut")
+	fs.StringVar(&c.DemoApp, "demo-app", "auto", "create a demo app (localhost redirect, secret printed) on the first start: on, off, or auto (on only for a loopback base URL)")
 	fs.StringVar(&c.EmailDomain, "email-domain", "", "domain of the sign-in email claim <sub>@<domain> (default: the base URL's host, or worldid.invalid when that is an IP address)")
 }
 
@@ -140,6 +156,18 @@ func (c *Config) Validate() error {
 	}
 	if c.trustedProxies, err = forwarded.ParsePrefixes(c.TrustedProxies); err != nil {
 		errs = append(errs, fmt.Errorf("trusted-proxies: %w", err))
+	}
+	if c.MaxConns < 1 || c.MaxConnsPerIP < 1 {
+		errs = append(errs, errors.New("max-conns, max-conns-per-client: must be at least 1"))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("shutdown-timeout: must be positive"))
+	}
+	if !slices.Contains([]string{"auto", "public", "admin"}, c.Metrics) {
+		errs = append(errs, errors.New("metrics: must be public, admin or auto"))
+	}
+	if !slices.Contains([]string{"auto", "on", "off"}, c.DemoApp) {
+		errs = append(errs, errors.New("demo-app: must be on, off or auto"))
 	}
 	if c.MinExpiration < 0 {
 		errs = append(errs, errors.New("min-expiration: must not be negative"))
@@ -215,6 +243,37 @@ func (c *Config) batchRand() io.Reader {
 		return nil
 	}
 	return rand.Reader
+}
+
+// metricsOnAdmin reports whether /metrics is served on the admin listener
+// only: asked for, or by default when the public listener is reachable
+// from other hosts (the metrics name routes, apps' traffic and the build).
+func (c *Config) metricsOnAdmin() bool {
+	return c.Metrics == "admin" || c.Metrics == "auto" && !isLoopbackAddr(c.Addr)
+}
+
+// demoAppWanted reports whether a first start creates the demo app: asked
+// for, or by default for a base URL on loopback (a developer's machine); a
+// production first start creates no app whose secret ends up in its logs.
+func (c *Config) demoAppWanted(baseURL string) bool {
+	if c.DemoApp != "auto" {
+		return c.DemoApp == "on"
+	}
+	u, err := url.Parse(baseURL)
+	return err == nil && isLoopbackHost(u.Hostname())
+}
+
+func isLoopbackAddr(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	return err == nil && isLoopbackHost(host)
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // withListenerDefaults fills the public URLs from the bound public address.

@@ -29,8 +29,8 @@ func TestDemoAppAfterInterruptedFirstStart(t *testing.T) {
 	printed := func() (id, secret string) {
 		t.Helper()
 		var out bytes.Buffer
-		if err := createDemoApp(ctx, db, dir, &out); err != nil {
-			t.Fatal(err)
+		if created, err := createDemoApp(ctx, db, dir, &out); err != nil || !created {
+			t.Fatal(created, err)
 		}
 		m := demoLine.FindStringSubmatch(out.String())
 		if m == nil {
@@ -61,7 +61,7 @@ func TestDemoAppAfterInterruptedFirstStart(t *testing.T) {
 
 	// A replica joining a store with apps (no pending demo app) adds none.
 	var out bytes.Buffer
-	if err := createDemoApp(ctx, db, t.TempDir(), &out); err != nil || out.Len() != 0 {
+	if created, err := createDemoApp(ctx, db, t.TempDir(), &out); err != nil || created || out.Len() != 0 {
 		t.Errorf("a replica's first start: %v, printed %q", err, out.String())
 	}
 }
@@ -79,10 +79,52 @@ func TestDemoAppNamedButNotStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := createDemoApp(context.Background(), db, dir, &out); err != nil || !demoLine.MatchString(out.String()) {
+	if _, err := createDemoApp(context.Background(), db, dir, &out); err != nil || !demoLine.MatchString(out.String()) {
 		t.Fatalf("%v, printed %q", err, out.String())
 	}
 	if apps, _ := db.Apps(context.Background()); len(apps) != 1 {
 		t.Fatalf("%d apps, want the demo app", len(apps))
+	}
+}
+
+// A first start creates the demo app only for a loopback base URL, unless
+// -demo-app says otherwise.
+func TestDemoAppWanted(t *testing.T) {
+	for _, tc := range []struct {
+		flag, baseURL string
+		want          bool
+	}{
+		{"auto", "http://127.0.0.1:8080", true},
+		{"auto", "http://localhost:8080", true},
+		{"auto", "http://[::1]:8080", true},
+		{"auto", "https://id.example.com", false},
+		{"auto", "http://10.0.0.1:8080", false},
+		{"on", "https://id.example.com", true},
+		{"off", "http://127.0.0.1:8080", false},
+	} {
+		c := Config{DemoApp: tc.flag}
+		if got := c.demoAppWanted(tc.baseURL); got != tc.want {
+			t.Errorf("-demo-app %s, base URL %s: %v, want %v", tc.flag, tc.baseURL, got, tc.want)
+		}
+	}
+}
+
+// /metrics moves to the admin listener by default when the public one
+// faces other hosts.
+func TestMetricsOnAdmin(t *testing.T) {
+	for _, tc := range []struct {
+		flag, addr string
+		want       bool
+	}{
+		{"auto", "127.0.0.1:8080", false},
+		{"auto", "0.0.0.0:8080", true},
+		{"auto", "[::]:8080", true},
+		{"public", "0.0.0.0:8080", false},
+		{"admin", "127.0.0.1:8080", true},
+	} {
+		c := Config{Metrics: tc.flag, Addr: tc.addr}
+		if got := c.metricsOnAdmin(); got != tc.want {
+			t.Errorf("-metrics %s, -addr %s: %v, want %v", tc.flag, tc.addr, got, tc.want)
+		}
 	}
 }

@@ -86,7 +86,8 @@ func TestHealthzJoinsTheCheckUnderWay(t *testing.T) {
 
 func TestAcceptDataLossOnlyForTheJSONStore(t *testing.T) {
 	c := Config{DataDir: "d", Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:1", LogLevel: "info", Sunset: "2026-01-31",
-		KeyRotation: 720 * 60 * 60 * 1e9, AcceptDataLoss: true, Store: "postgres://h/db"}
+		KeyRotation: 720 * 60 * 60 * 1e9, AcceptDataLoss: true, Store: "postgres://h/db",
+		MaxConns: 1, MaxConnsPerIP: 1, Metrics: "auto", DemoApp: "auto", ShutdownTimeout: 1e9}
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "accept-data-loss") {
 		t.Fatalf("Validate: %v", err)
 	}

@@ -15,10 +15,12 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"worldid/admin"
 	"worldid/backup"
+	"worldid/internal/connlimit"
 	"worldid/internal/forwarded"
 	"worldid/internal/metrics"
 	"worldid/internal/simulator"
@@ -40,7 +42,6 @@ const (
 	writeTimeout      = 30 * time.Second
 	idleTimeout       = 120 * time.Second
 	maxHeaderBytes    = 64 << 10
-	shutdownTimeout   = 10 * time.Second
 	// RegistryFollowInterval bounds how long an identity added through
 	// another replica takes to become provable and verifiable here.
 	RegistryFollowInterval = 2 * time.Second
@@ -51,10 +52,11 @@ type Server struct {
 	cfg         Config // with the public URLs resolved
 	adminURL    string
 	db          backend
-	httpServers []*http.Server
+	httpServers []listening
 	closers     []func() error // run in reverse order on shutdown
 	errc        chan error
 	log         *slog.Logger
+	drainTime   time.Duration // -shutdown-timeout
 }
 
 // backend is every storage interface the handlers declare; both the
@@ -100,7 +102,9 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (backend, er
 // Start opens the data dir and store, wires every handler and starts
 // both listeners. It returns once they accept connections.
 func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) (_ *Server, err error) {
-	s := &Server{errc: make(chan error, 2), log: log}
+	// Every line logged with a request's context names its request id.
+	log = slog.New(metrics.LogHandler(log.Handler()))
+	s := &Server{errc: make(chan error, 2), log: log, drainTime: cfg.ShutdownTimeout}
 	defer func() {
 		if err != nil {
 			s.Shutdown()
@@ -118,6 +122,12 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	}
 	s.closers = append(s.closers, s.db.Close)
 	m := metrics.NewRegistry()
+	m.RegisterBuildInfo()
+	m.RegisterRuntime(time.Now())
+	requestIDs, err := metrics.NewRequestIDs(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
 	health := newStoreHealth(s.db.Health, m, log)
 	health.update(ctx)
 	s.background(ctx, health.run)
@@ -180,10 +190,12 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	s.cfg = cfg.withListenerDefaults(publicLn.Addr())
 	s.adminURL = "http://" + adminLn.Addr().String()
 
-	instrument := metrics.NewHTTP(m, log)
+	instrument := metrics.NewHTTP(m, log, requestIDs)
 	public := http.NewServeMux()
 	public.Handle("GET /healthz", health)
-	public.Handle("GET /metrics", m.Handler())
+	if !cfg.metricsOnAdmin() {
+		public.Handle("GET /metrics", m.Handler())
+	}
 	wallets, err := registry.NewHandler(registry.HandlerOptions{Registry: ids, ProvingKeyFile: pkPath, Log: log})
 	if err != nil {
 		return nil, err
@@ -226,19 +238,23 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 		return nil, err
 	}
 
-	s.serve(publicLn, forwarded.Middleware(cfg.trustedProxies, instrument.Wrap("public", public)), cfg.tls)
-	s.serve(adminLn, instrument.Wrap("admin", adminAPI), nil)
+	adminMux := http.NewServeMux()
+	adminMux.Handle("/", adminAPI)
+	if cfg.metricsOnAdmin() {
+		adminMux.Handle("GET /metrics", m.Handler())
+	}
+	log.Info("metrics", "served_on", map[bool]string{true: "admin", false: "public"}[cfg.metricsOnAdmin()])
+	refused := m.NewCounter("worldid_connections_refused_total", "Connections closed at once for exceeding -max-conns (limit=total) or -max-conns-per-client (limit=client).", "limit")
+	publicConns := connlimit.New(publicLn, connlimit.Options{Total: cfg.MaxConns, PerClient: cfg.MaxConnsPerIP,
+		Exempt: cfg.trustedProxies, PlainHTTP: cfg.tls == nil, Refused: func(limit string) { refused.Inc(limit) }})
+	m.NewGaugeFunc("worldid_connections_open", "Open connections, by listener.", func(report func(float64, ...string)) {
+		report(float64(publicConns.Open()), "public")
+	}, "server")
+	s.serve("public", publicConns, forwarded.Middleware(cfg.trustedProxies, instrument.Wrap("public", public)), cfg.tls)
+	s.serve("admin", adminLn, instrument.Wrap("admin", adminMux), nil)
 
-	if done, err := firstStartDone(cfg.DataDir); err != nil || !done {
-		if err == nil {
-			err = createDemoApp(ctx, s.db, cfg.DataDir, stdout)
-		}
-		if err == nil {
-			err = markFirstStartDone(cfg.DataDir)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("first start: %w", err)
-		}
+	if err := s.finishFirstStart(ctx, cfg, stdout); err != nil {
+		return nil, fmt.Errorf("first start: %w", err)
 	}
 	printListeners(stdout, listenerURL, s.cfg.BaseURL, s.adminURL, filepath.Join(cfg.DataDir, AdminTokenFile))
 	log.Info("started", "public", s.cfg.BaseURL, "admin", s.adminURL, "data", cfg.DataDir)
@@ -272,7 +288,7 @@ func (s *Server) listen(addr, setting string) (net.Listener, error) {
 	return ln, nil
 }
 
-func (s *Server) serve(ln net.Listener, h http.Handler, tlsConfig *tls.Config) {
+func (s *Server) serve(name string, ln net.Listener, h http.Handler, tlsConfig *tls.Config) {
 	hs := &http.Server{
 		TLSConfig:         tlsConfig,
 		Handler:           h,
@@ -283,7 +299,16 @@ func (s *Server) serve(ln net.Listener, h http.Handler, tlsConfig *tls.Config) {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	s.httpServers = append(s.httpServers, hs)
+	var open atomic.Int64 // connections not yet closed, for the shutdown's report
+	hs.ConnState = func(_ net.Conn, state http.ConnState) {
+		switch state {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	s.httpServers = append(s.httpServers, listening{name, hs, &open})
 	go func() {
 		var err error
 		if tlsConfig != nil {
@@ -310,18 +335,63 @@ func (s *Server) Wait(ctx context.Context) error {
 }
 
 // Shutdown stops accepting, drains in-flight requests for at most
-// shutdownTimeout, then closes what startServer opened, newest first.
+// -shutdown-timeout, then closes what startServer opened, newest first. A
+// connection still busy when the drain time is over (a client stalling
+// its request body, say) is cut: an orderly stop, logged with how many
+// were cut, not a failure.
 func (s *Server) Shutdown() error {
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.drainTime)
 	defer cancel()
+	errc := make(chan error, len(s.httpServers))
+	for _, l := range s.httpServers {
+		go func() { errc <- s.drain(ctx, l) }()
+	}
 	var errs []error
-	for _, hs := range s.httpServers {
-		errs = append(errs, hs.Shutdown(ctx))
+	for range s.httpServers {
+		errs = append(errs, <-errc)
 	}
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		errs = append(errs, s.closers[i]())
 	}
 	return errors.Join(errs...)
+}
+
+// listening is a started http.Server and its count of open connections.
+type listening struct {
+	name string
+	*http.Server
+	open *atomic.Int64
+}
+
+// drain shuts l down gracefully until ctx ends, then cuts what is left.
+func (s *Server) drain(ctx context.Context, l listening) error {
+	err := l.Shutdown(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	cut := l.open.Load()
+	s.log.Warn("shutdown: drain time over, connections cut", "listener", l.name, "cut", cut, "drain", s.drainTime)
+	return l.Close()
+}
+
+// finishFirstStart completes a data dir's first start: the demo app, if
+// wanted (Config.demoAppWanted), then the record that the first start is
+// done. Both choices are logged.
+func (s *Server) finishFirstStart(ctx context.Context, cfg Config, stdout io.Writer) error {
+	done, err := firstStartDone(cfg.DataDir)
+	if err != nil || done {
+		return err
+	}
+	if cfg.demoAppWanted(s.cfg.BaseURL) {
+		created, err := createDemoApp(ctx, s.db, cfg.DataDir, stdout)
+		if err != nil {
+			return err
+		}
+		s.log.Info("first start: demo app (loopback base URL or -demo-app on)", "created", created)
+	} else {
+		s.log.Info("first start: no demo app (base URL off loopback, or -demo-app off); register apps with worldid app create")
+	}
+	return markFirstStartDone(cfg.DataDir)
 }
 
 // createDemoApp registers the app a newcomer signs in to on first start and
@@ -331,43 +401,43 @@ func (s *Server) Shutdown() error {
 // id and prints it with a new secret, rather than leaving an app whose
 // secret nobody has. A store that already has other apps gets none: a
 // replica joining a shared store, or a data dir from before FirstStartFile.
-func createDemoApp(ctx context.Context, db admin.Store, dir string, stdout io.Writer) error {
+func createDemoApp(ctx context.Context, db admin.Store, dir string, stdout io.Writer) (created bool, err error) {
 	id, err := pendingDemoApp(dir)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if id != "" {
 		secret, hash, err := admin.NewSecret(rand.Reader)
 		if err != nil {
-			return err
+			return false, err
 		}
 		app, err := db.UpdateApp(ctx, id, func(a *record.App) error { a.SecretHash = hash; return nil })
 		if err == nil {
 			printDemoApp(stdout, app, secret)
-			return nil
+			return true, nil
 		}
 		if !errors.Is(err, record.ErrNotFound) {
-			return err
+			return false, err
 		}
 		// Killed before the app was stored: create one now.
 	}
 	if apps, err := db.Apps(ctx); err != nil || len(apps) > 0 {
-		return err
+		return false, err
 	}
 	app, secret, err := admin.NewApp(rand.Reader, time.Now(), admin.CreateAppRequest{
 		Name: "Demo app", RedirectURIs: []string{demoRedirectURI},
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := writeFileAtomic(filepath.Join(dir, DemoAppFile), []byte(app.ID+"\n"), 0o600); err != nil {
-		return err
+		return false, err
 	}
 	if err := db.CreateApp(ctx, app); err != nil {
-		return err
+		return false, err
 	}
 	printDemoApp(stdout, app, secret)
-	return nil
+	return true, nil
 }
 
 func printDemoApp(stdout io.Writer, app record.App, secret string) {
