@@ -14,6 +14,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/secp256k1/ecdsa"
 
+	"worldid/bridge"
 	"worldid/field"
 	"worldid/internal/wallet"
 	"worldid/record"
@@ -40,7 +41,7 @@ func (wf *walletFlags) open() (*wallet.Wallet, error) {
 // Wallet runs `worldid wallet <sub>`: the development wallet.
 func Wallet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return UsageError{Err: fmt.Errorf("usage: worldid wallet new|prove|signin|pcp|refresh [flags]")}
+		return UsageError{Err: fmt.Errorf("usage: worldid wallet new|prove|signin|approve|pcp|refresh [flags]")}
 	}
 	var wf walletFlags
 	fs := NewFlagSet("wallet "+args[0], stderr)
@@ -52,6 +53,8 @@ func Wallet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return walletProve(ctx, fs, &wf, args[1:], stdout)
 	case "signin":
 		return walletSignIn(ctx, fs, &wf, args[1:], stdout)
+	case "approve":
+		return walletApprove(ctx, fs, &wf, args[1:], stdout)
 	case "pcp":
 		return walletPCP(fs, &wf, args[1:], stdout)
 	case "refresh":
@@ -115,6 +118,9 @@ func walletSignIn(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args [
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	if isConnectURL(fs.Arg(0)) {
+		return approveBridge(ctx, w, fs.Arg(0), level, false, stdout)
+	}
 	res, err := w.SignIn(ctx, fs.Arg(0), level)
 	if err != nil {
 		return err
@@ -127,6 +133,60 @@ func walletSignIn(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args [
 		return nil
 	}
 	fmt.Fprint(stdout, strings.TrimRight(res.FormPage, "\n")+"\n")
+	return nil
+}
+
+// walletApprove answers a Wallet Bridge request named by a connect URL
+// (the text of a scanned QR code), as the World App does.
+func walletApprove(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args []string, stdout io.Writer) error {
+	var level string
+	var refuse bool
+	fs.StringVar(&level, "level", "", "verification level to prove: orb or device (default: the one the request asks for)")
+	fs.BoolVar(&refuse, "refuse", false, "decline: answer verification_rejected instead of a proof")
+	if err := parseFlagsWithArgs(fs, args, 1); err != nil {
+		return err
+	}
+	w, err := wf.open()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	return approveBridge(ctx, w, fs.Arg(0), level, refuse, stdout)
+}
+
+// isConnectURL: a World ID connect URL rather than an authorization URL.
+func isConnectURL(s string) bool {
+	for _, base := range []string{bridge.ProductionVerify, bridge.StagingVerify, bridge.SandboxVerify} {
+		if strings.HasPrefix(s, base+"?") {
+			return true
+		}
+	}
+	return false
+}
+
+// approveBridge reads the request, shows what it asks and answers it.
+func approveBridge(ctx context.Context, w *wallet.Wallet, link, level string, refuse bool, stdout io.Writer) error {
+	r, err := w.ReadBridgeRequest(ctx, link)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "request from app %s (action %q, %s)\n", r.Request.AppID, r.Request.Action, r.Environment())
+	if host := r.ReturnHost(); host != "" {
+		fmt.Fprintf(stdout, "returns you to %s\n", host)
+	}
+	if refuse {
+		if err := w.RefuseBridgeRequest(ctx, r, bridge.ErrCodeVerificationRejected, rand.Reader); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "declined through the bridge")
+		return nil
+	}
+	resp, err := w.AnswerBridgeRequest(ctx, r, level, rand.Reader)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "approved through the bridge (%s proof)\n", resp.VerificationLevel)
 	return nil
 }
 
