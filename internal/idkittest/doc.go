@@ -7,7 +7,7 @@
 // and says why.
 //
 // The requester (idkit_requester.mjs) creates a World ID 3.0 request for an
-// app, the empty action and a signal, prints IDKit's connect URL, polls
+// app, an action and a signal, prints IDKit's connect URL, polls
 // until the wallet answers and prints what IDKit returns to the relying
 // party. For IDKit 4 it passes an rp_context signed by bridge/rpsig.
 package idkittest

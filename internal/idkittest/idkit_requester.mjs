@@ -1,11 +1,11 @@
 // A relying party's requester, played by World's own IDKit client
 // (@worldcoin/idkit-core from npm, installed by .ci/run; see package
 // worldid/internal/idkittest): it creates a
-// World ID 3.0 request at the given bridge, prints the connect URL on one
+// World ID 3.0 request at the given bridge for an app, action and signal, prints the connect URL on one
 // line, polls until the wallet answers, and prints the outcome as one JSON
 // line ({"result": …} or {"error": …}).
 //
-// usage: node idkit_requester.mjs <2|4> <dir holding node_modules> <bridge URL> <app_id> <signal> [rp_context JSON]
+// usage: node idkit_requester.mjs <2|4> <dir holding node_modules> <bridge URL> <app_id> <action> <signal> [rp_context JSON]
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -23,7 +23,7 @@ globalThis.fetch = (input, init) => {
   return Promise.resolve(new Response(readFileSync(fileURLToPath(url)), { headers: { "Content-Type": "application/wasm" } }));
 };
 
-const [version, dir, bridgeURL, appID, signal, rpContext] = process.argv.slice(2);
+const [version, dir, bridgeURL, appID, action, signal, rpContext] = process.argv.slice(2);
 const require = createRequire(path.join(dir, "requester.cjs"));
 const idkit = require("@worldcoin/idkit-core");
 
@@ -40,7 +40,7 @@ async function idkit2() {
   }
   const store = idkit.createWorldBridgeStore();
   await store.getState().createClient({
-    bridge_url: bridgeURL, app_id: appID, action: "", signal, verification_level: "device",
+    bridge_url: bridgeURL, app_id: appID, action, signal, verification_level: "device",
   });
   process.stdout.write(store.getState().connectorURI + "\n");
   for (;;) {
@@ -54,7 +54,7 @@ async function idkit2() {
 
 async function idkit4() {
   const request = await idkit.IDKit.request({
-    app_id: appID, action: "", rp_context: JSON.parse(rpContext), bridge_url: bridgeURL,
+    app_id: appID, action, rp_context: JSON.parse(rpContext), bridge_url: bridgeURL,
     allow_legacy_proofs: true, environment: "staging",
   }).preset(idkit.orbLegacy({ signal }));
   process.stdout.write(request.connectorURI + "\n");

@@ -35,10 +35,9 @@ type IDKit struct {
 	lines      *bufio.Scanner
 }
 
-// Start runs IDKit version ("2" or "4") against the relay at bridgeURL for
-// appID (a staging app: IDKit accepts a loopback http bridge only for
-// those) and signal, and returns once IDKit printed its connect URL.
-func Start(t *testing.T, version, bridgeURL, appID, signal string) *IDKit {
+// Require skips the test, saying why, unless node and IDKit version's
+// npm package are there.
+func Require(t *testing.T, version string) string {
 	t.Helper()
 	env := dirEnv[version]
 	dir := os.Getenv(env)
@@ -48,11 +47,20 @@ func Start(t *testing.T, version, bridgeURL, appID, signal string) *IDKit {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed: IDKit's requester runs under Node")
 	}
+	return dir
+}
+
+// Start runs IDKit version ("2" or "4") against the relay at bridgeURL for
+// appID (a staging app: IDKit accepts a loopback http bridge only for
+// those), action and signal, and returns once IDKit printed its connect URL.
+func Start(t *testing.T, version, bridgeURL, appID, action, signal string) *IDKit {
+	t.Helper()
+	dir := Require(t, version)
 	script := filepath.Join(t.TempDir(), "idkit_requester.mjs")
 	if err := os.WriteFile(script, requester, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{script, version, dir, bridgeURL, appID, signal}
+	args := []string{script, version, dir, bridgeURL, appID, action, signal}
 	if version == "4" {
 		args = append(args, rpContext(t))
 	}
