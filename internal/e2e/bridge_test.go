@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"worldid/admin"
+	"worldid/field"
 	"worldid/internal/idkittest"
 	"worldid/internal/wallet"
 )
@@ -28,26 +31,24 @@ func TestIDKitThroughBuiltInBridge(t *testing.T) {
 			if _, err := p.adminClient.ImportApps(ctx, append(line, '\n'), false); err != nil {
 				t.Fatal(err)
 			}
-			w := keyedWallet(t, ctx, p, [2]string{"orb", "staging"})
+			w := newWallet(t, ctx, p, [2]string{"orb", "staging"})
+			if err := os.Symlink(sharedKeyFile(t), w.KeyCache); err != nil {
+				t.Fatal(err)
+			}
 
 			k := idkittest.Start(t, version, p.public, appID, "e2e-bridge", "e2e-bridge-signal")
-			r, err := w.ReadBridgeRequest(ctx, k.ConnectURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Request.AppID != appID || r.Request.Action != "e2e-bridge" || r.Environment() != "staging" {
-				t.Fatalf("request %+v in %s", r.Request, r.Environment())
-			}
-			answer, err := w.AnswerBridgeRequest(ctx, r, "orb", rand.Reader)
-			if err != nil {
-				t.Fatal(err)
+			out, err := exec.Command(worldidBinary(t), "wallet", "approve", "-wallet", strings.TrimSuffix(w.KeyCache, ".pk"),
+				"-server", p.public, "-level", "orb", k.ConnectURL).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "request from app "+appID+` (action "e2e-bridge", staging)`) ||
+				!strings.Contains(string(out), "approved through the bridge (orb proof)") {
+				t.Fatalf("worldid wallet approve: %v\n%s", err, out)
 			}
 			result, code := k.Outcome(t)
 			if code != "" {
 				t.Fatalf("IDKit %s failed: %s", version, code)
 			}
-			body := verifyBody(t, version, result, r)
-			if a := postVerify(t, ctx, p, rpID, body); a.status != 200 || !a.Success || a.Nullifier != answer.NullifierHash {
+			body, nullifier := verifyBody(t, version, result)
+			if a := postVerify(t, ctx, p, rpID, body); a.status != 200 || !a.Success || a.Nullifier != nullifier {
 				t.Fatalf("verify of IDKit %s's result: %+v", version, a)
 			}
 			checkNoServerErrors(t, p)
@@ -56,13 +57,19 @@ func TestIDKitThroughBuiltInBridge(t *testing.T) {
 }
 
 // verifyBody is what a relying party posts to /api/v4/verify for IDKit's
-// result: IDKit 4's result is that body already; IDKit 2's is the bare
-// World ID 3.0 answer, which the relying party wraps with the signal hash
-// it asked for.
-func verifyBody(t *testing.T, version string, result json.RawMessage, r wallet.BridgeRequest) []byte {
+// result, and the nullifier in it: IDKit 4's result is that body already;
+// IDKit 2's is the bare World ID 3.0 answer, which the relying party wraps
+// with the hash of the signal it asked for.
+func verifyBody(t *testing.T, version string, result json.RawMessage) ([]byte, string) {
 	t.Helper()
 	if version == "4" {
-		return result
+		var v4 struct {
+			Responses []wallet.ResponseItem `json:"responses"`
+		}
+		if err := json.Unmarshal(result, &v4); err != nil || len(v4.Responses) != 1 {
+			t.Fatalf("IDKit 4 result %s: %v", result, err)
+		}
+		return result, v4.Responses[0].Nullifier
 	}
 	var v3 struct {
 		Proof             string `json:"proof"`
@@ -73,8 +80,9 @@ func verifyBody(t *testing.T, version string, result json.RawMessage, r wallet.B
 	if err := json.Unmarshal(result, &v3); err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(map[string]any{"protocol_version": "3.0", "nonce": "idkit2", "action": r.Request.Action, "environment": "staging",
+	signalHash := wallet.SignalHash("e2e-bridge-signal")
+	body, _ := json.Marshal(map[string]any{"protocol_version": "3.0", "nonce": "idkit2", "action": "e2e-bridge", "environment": "staging",
 		"responses": []wallet.ResponseItem{{Identifier: v3.VerificationLevel, MerkleRoot: v3.MerkleRoot, Nullifier: v3.NullifierHash,
-			Proof: v3.Proof, SignalHash: r.Request.Signal}}})
-	return body
+			Proof: v3.Proof, SignalHash: field.Format(&signalHash)}}})
+	return body, v3.NullifierHash
 }
