@@ -2,16 +2,23 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
+	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"worldid/admin"
+	"worldid/bridge"
+	"worldid/bridge/client"
 	"worldid/field"
 	"worldid/internal/idkittest"
 	"worldid/internal/wallet"
+	"worldid/store/postgres/pgtest"
 )
 
 // TestIDKitThroughBuiltInBridge: World's own requester client (IDKit 2 and
@@ -85,4 +92,65 @@ func verifyBody(t *testing.T, version string, result json.RawMessage) ([]byte, s
 		"responses": []wallet.ResponseItem{{Identifier: v3.VerificationLevel, MerkleRoot: v3.MerkleRoot, Nullifier: v3.NullifierHash,
 			Proof: v3.Proof, SignalHash: field.Format(&signalHash)}}})
 	return body, v3.NullifierHash
+}
+
+// TestBridgeChoice: a loopback server serves the built-in relay and says
+// so at start-up; with World's relay chosen it serves none.
+func TestBridgeChoice(t *testing.T) {
+	dir := hardenedDataDir(t)
+	own := startProc(t, dir)
+	if code := postRequest(t, own.public); code != http.StatusOK {
+		t.Errorf("built-in relay: POST /request %d", code)
+	}
+	own.stop(t)
+	world := startProc(t, dir, "-bridge-url", bridge.DefaultURL)
+	defer world.stop(t)
+	if code := postRequest(t, world.public); code != http.StatusNotFound {
+		t.Errorf("with World's relay: POST /request %d, want 404", code)
+	}
+}
+
+func postRequest(t *testing.T, base string) int {
+	t.Helper()
+	resp, err := http.Post(base+"/request", "application/json", strings.NewReader(`{"iv":"aXYtaXYtaXYtaXYt","payload":"cGF5bG9hZA=="}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestBridgeAcrossReplicas: on PostgreSQL a bridge request created at one
+// replica's built-in relay is read and answered at the other's, and the
+// answer is fetched at the first.
+func TestBridgeAcrossReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two servers")
+	}
+	dsn := pgtest.FreshSchema(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a := startProc(t, hardenedDataDir(t), "-store", dsn)
+	defer a.stop(t)
+	b := startProc(t, hardenedDataDir(t), "-store", dsn)
+	defer b.stop(t)
+	var c client.Client
+	created, err := c.Create(ctx, a.public, rand.Reader, bridge.Request{AppID: "app_staging_0123456789abcdef0123456789abcdef", Signal: "0x01", VerificationLevel: "orb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	atB := bridge.Connect{Base: bridge.StagingVerify, RequestID: created.RequestID, Key: created.Key, Bridge: b.public}
+	if _, err := c.Fetch(ctx, atB); err != nil {
+		t.Fatalf("reading A's request at B: %v", err)
+	}
+	if err := c.Answer(ctx, atB, rand.Reader, bridge.Response{ErrorCode: bridge.ErrCodeVerificationRejected}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Poll(ctx, a.public, created.RequestID, created.Key)
+	if err != nil || p.Response.ErrorCode != bridge.ErrCodeVerificationRejected {
+		t.Fatalf("B's answer at A: %+v %v", p, err)
+	}
+	if _, err := c.Poll(ctx, b.public, created.RequestID, created.Key); !errors.Is(err, client.ErrGone) {
+		t.Fatalf("the answer was handed out twice: %v", err)
+	}
 }
