@@ -3,7 +3,7 @@ package client
 import (
 	"context"
 	"errors"
-	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,38 +11,15 @@ import (
 	"time"
 
 	"worldid/bridge"
-	"worldid/bridge/relay"
+	"worldid/bridge/relay/relaytest"
 )
-
-type counting struct{ next byte }
-
-func (c *counting) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = c.next
-		c.next++
-	}
-	return len(p), nil
-}
-
-func newRelay(t *testing.T) *httptest.Server {
-	t.Helper()
-	rl, err := relay.New(relay.Options{Store: relay.NewMemory(100, 1<<20), Now: time.Now, Rand: &counting{}, Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	rl.Register(mux, "")
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
-}
 
 var sample = bridge.Request{AppID: "app_staging_0123", Action: "", Signal: "0x00ab", VerificationLevel: "device"}
 
 func TestRoundTrip(t *testing.T) {
-	srv, ctx := newRelay(t), context.Background()
+	srv, ctx := relaytest.NewServer(t), context.Background()
 	var c Client
-	created, err := c.Create(ctx, srv.URL, &counting{next: 50}, sample)
+	created, err := c.Create(ctx, srv.URL, rand.NewChaCha8([32]byte{}), sample)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +42,11 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("poll: %+v %v", p, err)
 	}
 	answer := bridge.Response{Proof: "0x01", MerkleRoot: "0x02", NullifierHash: "0x03", VerificationLevel: "device"}
-	if err := c.Answer(ctx, parsed, &counting{next: 200}, answer); err != nil {
+	if err := c.Answer(ctx, parsed, rand.NewChaCha8([32]byte{}), answer); err != nil {
 		t.Fatal(err)
 	}
 	var se *StatusError
-	if err := c.Answer(ctx, parsed, &counting{next: 201}, answer); !errors.As(err, &se) || se.Status != http.StatusConflict {
+	if err := c.Answer(ctx, parsed, rand.NewChaCha8([32]byte{}), answer); !errors.As(err, &se) || se.Status != http.StatusConflict {
 		t.Fatalf("second answer: %v", err)
 	}
 	p, err := c.Poll(ctx, srv.URL, created.RequestID, created.Key)
@@ -82,9 +59,9 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestWrongKey(t *testing.T) {
-	srv, ctx := newRelay(t), context.Background()
+	srv, ctx := relaytest.NewServer(t), context.Background()
 	var c Client
-	created, err := c.Create(ctx, srv.URL, &counting{}, sample)
+	created, err := c.Create(ctx, srv.URL, rand.NewChaCha8([32]byte{}), sample)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +71,7 @@ func TestWrongKey(t *testing.T) {
 		t.Fatalf("fetch with another key: %v", err)
 	}
 	conn := bridge.Connect{RequestID: created.RequestID, Key: other, Bridge: srv.URL}
-	if err := c.Answer(ctx, conn, &counting{}, bridge.Response{ErrorCode: bridge.ErrCodeGenericError}); err != nil {
+	if err := c.Answer(ctx, conn, rand.NewChaCha8([32]byte{}), bridge.Response{ErrorCode: bridge.ErrCodeGenericError}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Poll(ctx, srv.URL, created.RequestID, created.Key); !errors.Is(err, bridge.ErrOpen) {
@@ -129,7 +106,7 @@ func TestBounds(t *testing.T) {
 		w.Write([]byte(`{"request_id":"../x"}`))
 	}))
 	defer bad.Close()
-	if _, err := c.Create(context.Background(), bad.URL, &counting{}, sample); !errors.Is(err, bridge.ErrRequestID) {
+	if _, err := c.Create(context.Background(), bad.URL, rand.NewChaCha8([32]byte{}), sample); !errors.Is(err, bridge.ErrRequestID) {
 		t.Fatalf("bad id from relay: %v", err)
 	}
 }

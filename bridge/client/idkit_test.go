@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"worldid/bridge"
+	"worldid/bridge/relay/relaytest"
 	"worldid/internal/idkittest"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestIDKitRequester(t *testing.T) {
 	for _, version := range idkittest.Versions {
 		t.Run("IDKit "+version, func(t *testing.T) {
-			relayURL, ctx := newRelay(t).URL, context.Background()
+			relayURL, ctx := relaytest.NewServer(t).URL, context.Background()
 			k := idkittest.Start(t, version, relayURL, "app_staging_0123456789abcdef0123456789abcdef", "", "user-1")
 			conn, err := bridge.ParseConnect(k.ConnectURL)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	mrand "math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,16 +15,6 @@ import (
 	"worldid/bridge"
 )
 
-type counting struct{ next byte }
-
-func (c *counting) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = c.next
-		c.next++
-	}
-	return len(p), nil
-}
-
 type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
@@ -31,7 +22,7 @@ func (c *clock) now() time.Time { return c.t }
 func newTestRelay(t *testing.T, prefix string) (*httptest.Server, *clock) {
 	t.Helper()
 	c := &clock{t: time.Unix(1.8e9, 0)}
-	rl, err := New(Options{Store: NewMemory(100, 1<<20), Now: c.now, Rand: &counting{}, Log: slog.New(slog.DiscardHandler), MaxBody: 1024})
+	rl, err := New(Options{Store: NewMemory(100, 1<<20), Now: c.now, Rand: mrand.NewChaCha8([32]byte{}), Log: slog.New(slog.DiscardHandler), MaxBody: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +56,14 @@ const env = `{"iv":"aXYtaXYtaXYtaXYt","payload":"cGF5bG9hZA=="}`
 func TestRoutes(t *testing.T) {
 	srv, clk := newTestRelay(t, "")
 	code, body, h := do(t, "POST", srv.URL+"/request", "application/json", env)
-	if code != 200 || body != `{"request_id":"00010203-0405-4607-8809-0a0b0c0d0e0f"}` || h.Get("Access-Control-Allow-Origin") != "*" {
+	var created bridge.Created
+	if code != 200 || json.Unmarshal([]byte(body), &created) != nil || h.Get("Access-Control-Allow-Origin") != "*" {
 		t.Fatalf("create: %d %s %v", code, body, h)
 	}
-	id := "00010203-0405-4607-8809-0a0b0c0d0e0f"
+	id := created.RequestID
+	if _, err := bridge.NormalizeRequestID(id); err != nil || len(id) != 36 || id[14] != '4' {
+		t.Fatalf("request id %q is not a UUID v4", id)
+	}
 	steps := []struct {
 		method, path, body string
 		code               int

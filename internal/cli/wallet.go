@@ -38,6 +38,15 @@ func (wf *walletFlags) open() (*wallet.Wallet, error) {
 	return &wallet.Wallet{Identity: id, Server: wf.server, HTTP: wallet.NewHTTPClient(), KeyCache: wf.file + ".pk"}, nil
 }
 
+// parseAndOpen parses the flags, requiring n arguments, and opens the
+// identity file.
+func (wf *walletFlags) parseAndOpen(fs *flag.FlagSet, args []string, n int) (*wallet.Wallet, error) {
+	if err := parseFlagsWithArgs(fs, args, n); err != nil {
+		return nil, err
+	}
+	return wf.open()
+}
+
 // Wallet runs `worldid wallet <sub>`: the development wallet.
 func Wallet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -109,10 +118,7 @@ func walletProve(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args []
 func walletSignIn(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args []string, stdout io.Writer) error {
 	var level string
 	fs.StringVar(&level, "level", "orb", "verification level to prove: orb or device")
-	if err := parseFlagsWithArgs(fs, args, 1); err != nil {
-		return err
-	}
-	w, err := wf.open()
+	w, err := wf.parseAndOpen(fs, args, 1)
 	if err != nil {
 		return err
 	}
@@ -143,10 +149,7 @@ func walletApprove(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args 
 	var refuse bool
 	fs.StringVar(&level, "level", "", "verification level to prove: orb or device (default: the one the request asks for)")
 	fs.BoolVar(&refuse, "refuse", false, "decline: answer verification_rejected instead of a proof")
-	if err := parseFlagsWithArgs(fs, args, 1); err != nil {
-		return err
-	}
-	w, err := wf.open()
+	w, err := wf.parseAndOpen(fs, args, 1)
 	if err != nil {
 		return err
 	}

@@ -3,48 +3,22 @@ package wallet
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
+	"math/rand/v2"
 	"testing"
-	"time"
 
 	"worldid/bridge"
 	"worldid/bridge/client"
-	"worldid/bridge/relay"
+	"worldid/bridge/relay/relaytest"
 )
-
-type counting struct{ next byte }
-
-func (c *counting) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = c.next
-		c.next++
-	}
-	return len(p), nil
-}
-
-func testRelay(t *testing.T) string {
-	t.Helper()
-	rl, err := relay.New(relay.Options{Store: relay.NewMemory(10, 1<<20), Now: time.Now, Rand: &counting{}, Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	rl.Register(mux, "")
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
 
 // TestBridgeReadAndRefuse: the wallet reads a request from its connect URL
 // (once), shows where the user returns to, and a refusal reaches the
 // requester as its error code.
 func TestBridgeReadAndRefuse(t *testing.T) {
-	ctx, relayURL := context.Background(), testRelay(t)
+	ctx, relayURL := context.Background(), relaytest.NewServer(t).URL
 	var requester client.Client
 	sent := bridge.Request{AppID: "app_staging_0123456789abcdef0123456789abcdef", Signal: "0x00ab", VerificationLevel: "orb", ReturnToURL: "https://rp.example/wait?x=1"}
-	created, err := requester.Create(ctx, relayURL, &counting{}, sent)
+	created, err := requester.Create(ctx, relayURL, rand.NewChaCha8([32]byte{}), sent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +37,10 @@ func TestBridgeReadAndRefuse(t *testing.T) {
 	if _, err := w.ReadBridgeRequest(ctx, link+"&x=1"); !errors.Is(err, bridge.ErrConnectURL) {
 		t.Fatalf("non-canonical link: %v", err)
 	}
-	if _, err := w.AnswerBridgeRequest(ctx, BridgeRequest{Connect: got.Connect, Request: bridge.Request{Signal: "yes"}}, "", &counting{}); err == nil {
+	if _, err := w.AnswerBridgeRequest(ctx, BridgeRequest{Connect: got.Connect, Request: bridge.Request{Signal: "yes"}}, "", rand.NewChaCha8([32]byte{})); err == nil {
 		t.Fatal("an unhashed signal was proven")
 	}
-	if err := w.RefuseBridgeRequest(ctx, got, bridge.ErrCodeVerificationRejected, &counting{next: 40}); err != nil {
+	if err := w.RefuseBridgeRequest(ctx, got, bridge.ErrCodeVerificationRejected, rand.NewChaCha8([32]byte{})); err != nil {
 		t.Fatal(err)
 	}
 	p, err := requester.Poll(ctx, relayURL, created.RequestID, created.Key)

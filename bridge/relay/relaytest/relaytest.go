@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -34,7 +38,8 @@ var (
 	res = bridge.Envelope{IV: "cmVzcG9uc2UtaXYx", Payload: "cmVzcG9uc2U="}
 )
 
-func id(t *testing.T) string { return fmt.Sprintf("conformance-%d-%s", time.Now().UnixNano(), "x") }
+// newID is an id no other subtest uses, on a shared database too.
+func newID() string { return fmt.Sprintf("conformance-%d", time.Now().UnixNano()) }
 
 func must(t *testing.T, err error) {
 	t.Helper()
@@ -60,7 +65,7 @@ func poll(t *testing.T, s relay.Store, id string, now time.Time, want bridge.Sta
 }
 
 func lifecycle(t *testing.T, s relay.Store) {
-	ctx, id := context.Background(), id(t)
+	ctx, id := context.Background(), newID()
 	must(t, s.CreateBridgeRequest(ctx, id, req, t0, ttl))
 	if ok, err := s.HasBridgeRequest(ctx, id, t0); !ok || err != nil {
 		t.Fatal("created request not there", err)
@@ -90,7 +95,7 @@ func lifecycle(t *testing.T, s relay.Store) {
 }
 
 func collision(t *testing.T, s relay.Store) {
-	ctx, id := context.Background(), id(t)
+	ctx, id := context.Background(), newID()
 	must(t, s.CreateBridgeRequest(ctx, id, req, t0, ttl))
 	wantErr(t, s.CreateBridgeRequest(ctx, id, req, t0, ttl), record.ErrExists)
 	_, err := s.TakeBridgeRequest(ctx, id, t0, ttl)
@@ -100,7 +105,7 @@ func collision(t *testing.T, s relay.Store) {
 }
 
 func expiry(t *testing.T, s relay.Store) {
-	ctx, id := context.Background(), id(t)
+	ctx, id := context.Background(), newID()
 	must(t, s.CreateBridgeRequest(ctx, id, req, t0, ttl))
 	// Reading renews the lifetime: still there ttl−1s after the read.
 	_, err := s.TakeBridgeRequest(ctx, id, t0.Add(ttl-time.Second), ttl)
@@ -120,7 +125,7 @@ func expiry(t *testing.T, s relay.Store) {
 }
 
 func answerBeforeRead(t *testing.T, s relay.Store) {
-	ctx, id := context.Background(), id(t)
+	ctx, id := context.Background(), newID()
 	must(t, s.CreateBridgeRequest(ctx, id, req, t0, ttl))
 	must(t, s.PutBridgeResponse(ctx, id, res, t0, ttl))
 	poll(t, s, id, t0, bridge.StatusCompleted)
@@ -130,7 +135,7 @@ func answerBeforeRead(t *testing.T, s relay.Store) {
 }
 
 func concurrentTake(t *testing.T, s relay.Store) {
-	ctx, id := context.Background(), id(t)
+	ctx, id := context.Background(), newID()
 	must(t, s.CreateBridgeRequest(ctx, id, req, t0, ttl))
 	must(t, s.PutBridgeResponse(ctx, id, res, t0, ttl))
 	var wg sync.WaitGroup
@@ -156,4 +161,20 @@ func concurrentTake(t *testing.T, s relay.Store) {
 	if requests > 1 || responses != 1 {
 		t.Fatalf("request read %d times, answer %d times; want at most once and once", requests, responses)
 	}
+}
+
+// NewServer serves a relay on Memory over loopback HTTP until t ends, for
+// the clients' tests.
+func NewServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	rl, err := relay.New(relay.Options{Store: relay.NewMemory(100, 1<<20), Now: time.Now,
+		Rand: rand.NewChaCha8([32]byte{}), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	rl.Register(mux, "")
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
 }
