@@ -24,8 +24,8 @@ import (
 // or through any chain of imports, only by the prover, the wallet, the
 // simulator, the commands and the wiring.
 var (
-	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/semaphore/prover", "worldid/credential", "worldid/oprfproof"}
-	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/signin", "worldid/verify"}
+	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/semaphore/prover", "worldid/credential", "worldid/oprfproof", "worldid/bridge/rpsig"}
+	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/signin", "worldid/verify", "worldid/bridge/relay"}
 	// leafPkgs know nothing of the protocol: the QR encoder and the page
 	// templates import only the standard library.
 	leafPkgs    = []string{"worldid/internal/qr", "worldid/internal/page"}
@@ -37,6 +37,7 @@ var (
 var allowedExternal = map[string][]string{
 	"worldid/semaphore":        {"golang.org/x/crypto/sha3"},
 	"worldid/semaphore/prover": {"github.com/consensys/gnark/"},
+	"worldid/bridge/rpsig":     {"golang.org/x/crypto/sha3"},
 }
 
 const proverPkg = "worldid/semaphore/prover"
@@ -170,6 +171,10 @@ func forbidden(pkg, dep string) string {
 		if !isStdlib(dep) {
 			return "record holds plain data and imports only the standard library"
 		}
+	case pkg == "worldid/bridge":
+		if !isStdlib(dep) {
+			return "bridge holds the Wallet Bridge protocol's data and imports only the standard library"
+		}
 	case pkg == "worldid/internal/cli" && dep == "worldid/admin":
 		return "" // the admin API's client
 	case !hasPkg(wiringPkgs, pkg) && (hasPkg(backendPkgs, dep) || hasPkg(handlerPkgs, dep)) && !strings.HasPrefix(pkg, dep+"/"):
@@ -227,6 +232,9 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/internal/httpapi", "worldid/verify"},
 		{"worldid/internal/httpapi", "worldid/internal/strictjson"},
 		{"worldid/internal/httpapi", "github.com/consensys/gnark-crypto/ecc/bn254/fr"},
+		{"worldid/bridge/relay", "worldid/store/postgres"},
+		{"worldid/bridge", "worldid/field"},
+		{"worldid/bridge/rpsig", "net/http"},
 	} {
 		if len(checkImports(map[string][]string{edge[0]: {edge[1]}})) != 1 {
 			t.Errorf("%s → %s not reported", edge[0], edge[1])
@@ -256,6 +264,8 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/internal/httpapi", "log/slog"},
 		{"worldid/verify", "worldid/internal/httpapi"},
 		{"worldid/registry", "worldid/internal/httpapi"},
+		{"worldid/bridge/rpsig", "golang.org/x/crypto/sha3"},
+		{"worldid/bridge/relay/relaytest", "worldid/bridge/relay"},
 	} {
 		if v := checkImports(map[string][]string{edge[0]: {edge[1]}}); len(v) != 0 {
 			t.Errorf("%s → %s wrongly reported: %v", edge[0], edge[1], v)

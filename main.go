@@ -98,7 +98,7 @@ const usageText = `usage: worldid <command> [flags]
   backup -o FILE        consistent, checksummed backup of the running server (admin API)
   restore [-store URL] [-force] FILE  restore a backup into an empty data dir or database
   migrate -from DIR -to URL  copy a stopped JSON-store deployment into PostgreSQL, verified
-  wallet new|prove|signin|pcp|refresh  the development wallet
+  wallet new|prove|signin|approve|pcp|refresh  the development wallet
   version               module version and VCS revision
   help                  this text
 

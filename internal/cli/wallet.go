@@ -15,6 +15,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/secp256k1/ecdsa"
 
+	"worldid/bridge"
 	"worldid/field"
 	"worldid/internal/wallet"
 	"worldid/record"
@@ -38,9 +39,18 @@ func (wf *walletFlags) open() (*wallet.Wallet, error) {
 	return &wallet.Wallet{Identity: id, Server: wf.server, HTTP: wallet.NewHTTPClient(), KeyCache: wf.file + ".pk"}, nil
 }
 
+// parseAndOpen parses the flags, requiring n arguments, and opens the
+// identity file.
+func (wf *walletFlags) parseAndOpen(fs *flag.FlagSet, args []string, n int) (*wallet.Wallet, error) {
+	if err := parseFlagsWithArgs(fs, args, n); err != nil {
+		return nil, err
+	}
+	return wf.open()
+}
+
 // Wallet runs `worldid wallet <sub>`: the development wallet.
 func Wallet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	const usage = "usage: worldid wallet new|prove|signin|pcp|refresh [flags]   (worldid wallet SUBCOMMAND -h: its flags)"
+	const usage = "usage: worldid wallet new|prove|signin|approve|pcp|refresh [flags]   (worldid wallet SUBCOMMAND -h: its flags)"
 	if len(args) == 0 {
 		return UsageError{Err: errors.New(usage)}
 	}
@@ -58,6 +68,8 @@ func Wallet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return walletProve(ctx, fs, &wf, args[1:], stdout)
 	case "signin":
 		return walletSignIn(ctx, fs, &wf, args[1:], stdout)
+	case "approve":
+		return walletApprove(ctx, fs, &wf, args[1:], stdout)
 	case "pcp":
 		return walletPCP(fs, &wf, args[1:], stdout)
 	case "refresh":
@@ -112,15 +124,15 @@ func walletProve(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args []
 func walletSignIn(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args []string, stdout io.Writer) error {
 	var level string
 	fs.StringVar(&level, "level", "orb", "verification level to prove: orb or device")
-	if err := parseFlagsWithArgs(fs, args, 1); err != nil {
-		return err
-	}
-	w, err := wf.open()
+	w, err := wf.parseAndOpen(fs, args, 1)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	if isConnectURL(fs.Arg(0)) {
+		return approveBridge(ctx, w, fs.Arg(0), level, false, stdout)
+	}
 	res, err := w.SignIn(ctx, fs.Arg(0), level)
 	if err != nil {
 		return err
@@ -133,6 +145,57 @@ func walletSignIn(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args [
 		return nil
 	}
 	fmt.Fprint(stdout, strings.TrimRight(res.FormPage, "\n")+"\n")
+	return nil
+}
+
+// walletApprove answers a Wallet Bridge request named by a connect URL
+// (the text of a scanned QR code), as the World App does.
+func walletApprove(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args []string, stdout io.Writer) error {
+	var level string
+	var refuse bool
+	fs.StringVar(&level, "level", "", "verification level to prove: orb or device (default: the one the request asks for)")
+	fs.BoolVar(&refuse, "refuse", false, "decline: answer verification_rejected instead of a proof")
+	w, err := wf.parseAndOpen(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	return approveBridge(ctx, w, fs.Arg(0), level, refuse, stdout)
+}
+
+// isConnectURL: a World ID connect URL rather than an authorization URL.
+func isConnectURL(s string) bool {
+	for _, base := range []string{bridge.ProductionVerify, bridge.StagingVerify, bridge.SandboxVerify} {
+		if strings.HasPrefix(s, base+"?") {
+			return true
+		}
+	}
+	return false
+}
+
+// approveBridge reads the request, shows what it asks and answers it.
+func approveBridge(ctx context.Context, w *wallet.Wallet, link, level string, refuse bool, stdout io.Writer) error {
+	r, err := w.ReadBridgeRequest(ctx, link)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "request from app %s (action %q, %s)\n", r.Request.AppID, r.Request.Action, r.Environment())
+	if host := r.ReturnHost(); host != "" {
+		fmt.Fprintf(stdout, "returns you to %s\n", host)
+	}
+	if refuse {
+		if err := w.RefuseBridgeRequest(ctx, r, bridge.ErrCodeVerificationRejected, rand.Reader); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "declined through the bridge")
+		return nil
+	}
+	resp, err := w.AnswerBridgeRequest(ctx, r, level, rand.Reader)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "approved through the bridge (%s proof)\n", resp.VerificationLevel)
 	return nil
 }
 

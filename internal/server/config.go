@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"worldid/bridge"
 	"worldid/field"
 	"worldid/internal/forwarded"
 	"worldid/oidc"
@@ -40,12 +41,16 @@ type Config struct {
 	SunsetEnforce bool          // -signin-sunset-enforce: 410 Gone after the date
 	KeyRotation   time.Duration // -key-rotation: signing key lifetime
 	EmailDomain   string        // -email-domain: domain of the email claim
-	Simulator     bool          // -simulator: the developer simulator (test identities; loopback only)
-	RefreshLimits bool          // -refresh-rate-limits: per-IP and per-idComm limits on /api/v1/refresh
-	Reissue       bool          // -refresh-reissue: a repeat refresh issues a new credential
-	ProofChecks   int           // -refresh-proof-checks: x-zkp-proof checks at once (0: GOMAXPROCS−1)
-	NoBatching    bool          // -no-batching: verify Groth16 proofs one by one (for comparison)
-	CryptoPath    string        // -crypto-path: auto (or empty), scalar or vector (field.Path)
+	// BridgeURL is -bridge-url: "self" serves the built-in Wallet Bridge
+	// relay on the public listener; a URL names another relay; "" picks
+	// self for a loopback base URL and World's bridge otherwise.
+	BridgeURL     string
+	Simulator     bool   // -simulator: the developer simulator (test identities; loopback only)
+	RefreshLimits bool   // -refresh-rate-limits: per-IP and per-idComm limits on /api/v1/refresh
+	Reissue       bool   // -refresh-reissue: a repeat refresh issues a new credential
+	ProofChecks   int    // -refresh-proof-checks: x-zkp-proof checks at once (0: GOMAXPROCS−1)
+	NoBatching    bool   // -no-batching: verify Groth16 proofs one by one (for comparison)
+	CryptoPath    string // -crypto-path: auto (or empty), scalar or vector (field.Path)
 	// AcceptDataLoss opens a JSON store whose files hold less than it had
 	// acknowledged (store.ErrDataLoss) with what they hold.
 	AcceptDataLoss bool // -accept-data-loss
@@ -108,6 +113,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Metrics, "metrics", "auto", "where GET /metrics is served: public, admin, or auto (admin unless -addr is a loopback address)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long in-flight requests may finish before their connections are cut")
 	fs.StringVar(&c.DemoApp, "demo-app", "auto", "create a demo app (localhost redirect, secret printed) on the first start: on, off, or auto (on only for a loopback base URL)")
+	fs.StringVar(&c.BridgeURL, "bridge-url", "", "Wallet Bridge relay for sign-in: 'self' serves the built-in relay on the public listener (development, tests, our own wallet); or a relay's URL, e.g. "+bridge.DefaultURL+", World's, the only one the World App accepts (default: self when the base URL is loopback, else World's)")
 	fs.StringVar(&c.EmailDomain, "email-domain", "", "domain of the sign-in email claim <sub>@<domain> (default: the base URL's host, or worldid.invalid when that is an IP address)")
 }
 
@@ -168,6 +174,9 @@ func (c *Config) Validate() error {
 	}
 	if !slices.Contains([]string{"auto", "on", "off"}, c.DemoApp) {
 		errs = append(errs, errors.New("demo-app: must be on, off or auto"))
+	}
+	if err := validateBridgeURL(c.BridgeURL); err != nil {
+		errs = append(errs, fmt.Errorf("bridge-url: %w", err))
 	}
 	if c.MinExpiration < 0 {
 		errs = append(errs, errors.New("min-expiration: must not be negative"))
@@ -291,7 +300,55 @@ func (c Config) withListenerDefaults(publicAddr net.Addr) Config {
 	if c.VerifyURL == "" {
 		c.VerifyURL = c.BaseURL
 	}
+	if c.BridgeURL == "" {
+		c.BridgeURL = bridge.DefaultURL
+		if isLoopbackURL(c.BaseURL) {
+			c.BridgeURL = bridgeSelf
+		}
+	}
 	return c
+}
+
+// bridgeSelf is the -bridge-url value that serves the built-in relay.
+const bridgeSelf = "self"
+
+// validateBridgeURL accepts "", "self", or an absolute http(s) URL without
+// path, query, fragment or userinfo: IDKit joins "/request" to a bridge
+// URL, which would drop a path (idkit rust/core/src/types.rs BridgeUrl).
+func validateBridgeURL(s string) error {
+	if s == "" || s == bridgeSelf {
+		return nil
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || !u.IsAbs() || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
+		return fmt.Errorf("%q is not 'self' or an absolute http(s) URL", s)
+	case u.Path != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.User != nil:
+		return fmt.Errorf("%q must not have a path, query, fragment or userinfo", s)
+	}
+	return nil
+}
+
+// isLoopbackURL: the URL's host is localhost or a loopback address.
+func isLoopbackURL(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil {
+		return false
+	}
+	if u.Hostname() == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(u.Hostname())
+	return err == nil && ip.IsLoopback()
+}
+
+// relayURL is the base URL of the relay sign-in uses: the public base URL
+// when the built-in one is served, else -bridge-url.
+func (c Config) relayURL() string {
+	if c.BridgeURL == bridgeSelf {
+		return c.BaseURL
+	}
+	return c.BridgeURL
 }
 
 // Version reports the module version and VCS revision from the

@@ -231,6 +231,11 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 		return nil, err
 	}
 	issuer.Register(public)
+	if s.cfg.BridgeURL == bridgeSelf {
+		if err := s.serveRelay(public); err != nil {
+			return nil, err
+		}
+	}
 	adminAPI, err := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: provider,
 		StoreName: storeName(cfg), Files: func(ctx context.Context) ([]backup.File, error) { return dataFiles(ctx, cfg.DataDir, shared) },
 		ParseOrbKey: func(pem []byte) error { _, err := refresh.ParseOrbKeyPEM(pem); return err }, Rand: rand.Reader, Now: time.Now, Log: log})
@@ -257,9 +262,13 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 		return nil, fmt.Errorf("first start: %w", err)
 	}
 	printListeners(stdout, listenerURL, s.cfg.BaseURL, s.adminURL, filepath.Join(cfg.DataDir, AdminTokenFile))
-	log.Info("started", "public", s.cfg.BaseURL, "admin", s.adminURL, "data", cfg.DataDir)
+	printBridge(stdout, s.cfg)
+	log.Info("started", "public", s.cfg.BaseURL, "admin", s.adminURL, "data", cfg.DataDir, "bridge", s.cfg.relayURL())
 	return s, nil
 }
+
+// BridgeURL is the base URL of the Wallet Bridge relay sign-in uses.
+func (s *Server) BridgeURL() string { return s.cfg.relayURL() }
 
 // BaseURL is the public URL of the sign-in interface.
 func (s *Server) BaseURL() string { return s.cfg.BaseURL }

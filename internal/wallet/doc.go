@@ -8,7 +8,9 @@
 //
 // Files: identity.go (the identity file), prove.go (inclusion proof,
 // proving key, IDKit-shaped proofs), signin.go (the sign-in page protocol
-// of package signin), pcp.go (synthetic PCP v2.3 signed by a test Orb key),
+// of package signin), bridge.go (a request named by a Wallet Bridge connect
+// URL: read from the relay once, proven for its app, action and hashed
+// signal, answered encrypted under the request's key; package bridge), pcp.go (synthetic PCP v2.3 signed by a test Orb key),
 // pcpfiles.go (PCP directories, the issuer key), refresh.go (the
 // /api/v1/refresh client with its x-zkp-proof, and credential checks).
 //

@@ -162,7 +162,7 @@ var derivedTables = []string{"trees"}
 // ephemeralTables hold nothing a backup keeps: signin_scans, the wallet's
 // best-effort scan marks. Restore empties them with the rest, but rows in
 // them do not make a target non-empty.
-var ephemeralTables = []string{"signin_scans"}
+var ephemeralTables = []string{"signin_scans", "bridge_requests"}
 
 // storeTables are every table Restore fills or empties: those exported,
 // those derived, and shared_files, which holds the backup's files. They

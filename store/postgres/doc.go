@@ -67,7 +67,11 @@
 // tokens, and only what happened to one is stored. Migration 7 adds the
 // UNLOGGED signin_scans (id PK, expires_ns indexed): the wallet's reads
 // (MarkScanned), visible to every replica without a WAL write, emptied by
-// a crash of PostgreSQL, and left out of backups.
+// a crash of PostgreSQL, and left out of backups. Migration 8 adds the
+// UNLOGGED bridge_requests (id PK, expires_ns indexed): the built-in Wallet
+// Bridge relay's ciphertexts (bridge.go implements bridge/relay.Store, one
+// atomic statement or batch per method), shared by replicas, left out of
+// backups; each creation deletes up to 16 dead rows.
 //
 // Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
 // JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero
