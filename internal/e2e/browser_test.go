@@ -18,6 +18,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -210,6 +211,21 @@ func (e *browserEnv) waitPage(t *testing.T, tab context.Context, mode string) (w
 	}
 	e.checkQR(t, tab, href.Value)
 	return waitURL, href.Value
+}
+
+// statusPolls reports each answer to the wait page's status polling in
+// the tab (dropped when nobody reads them).
+func statusPolls(tab context.Context) <-chan struct{} {
+	polled := make(chan struct{}, 16)
+	chromedp.Listen(tab, func(ev any) {
+		if ev, ok := ev.(*network.EventResponseReceived); ok && strings.Contains(ev.Response.URL, "/authorize/status?") {
+			select {
+			case polled <- struct{}{}:
+			default:
+			}
+		}
+	})
+	return polled
 }
 
 // checkQR decodes the page's QR code (the SVG's unit squares, rendered
@@ -464,6 +480,11 @@ func TestBrowserSimulator(t *testing.T) {
 		text, _ := chromedp.Run(sim, chromedp.Text(chromedp.ID("result")))
 		return text
 	}
+	polled := statusPolls(waiting)
+	// A mark on the wait page's document: a reload would drop it.
+	if _, err := chromedp.Run(waiting, chromedp.Evaluate[bool](`window.stillWaiting = true`)); err != nil {
+		t.Fatal(err)
+	}
 	open()
 	if err := chromedp.Do(sim, chromedp.Click(chromedp.ID("invalid")), chromedp.Click(chromedp.ID("approve"))); err != nil {
 		t.Fatal(err)
@@ -471,9 +492,21 @@ func TestBrowserSimulator(t *testing.T) {
 	if text := result(); !strings.HasPrefix(text, "Refused:") || !strings.Contains(text, "did not verify") {
 		t.Fatalf("an invalid proof: %q", text)
 	}
-	time.Sleep(2 * time.Second) // two polls
-	if loc, _ := chromedp.Run(waiting, chromedp.Location()); loc != waitURL {
-		t.Fatalf("after a refused proof the waiting tab is at %s", loc)
+	// The page polls one at a time: when the third answer after the refusal
+	// arrives, the second, asked for after the refusal, has been acted on.
+	for range len(polled) {
+		<-polled
+	}
+	for i := range 3 {
+		select {
+		case <-polled:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the waiting tab polled %d times in 30 s after the refusal", i)
+		}
+	}
+	still, _ := chromedp.Run(waiting, chromedp.Evaluate[bool](`window.stillWaiting === true`))
+	if loc, _ := chromedp.Run(waiting, chromedp.Location()); loc != waitURL || !still {
+		t.Fatalf("after a refused proof the waiting tab is at %s (same document: %v)", loc, still)
 	}
 	open()
 	if err := chromedp.Do(sim, chromedp.Click(chromedp.ID("identity-2")), chromedp.Click(chromedp.ID("level-device")), chromedp.Click(chromedp.ID("approve"))); err != nil {
