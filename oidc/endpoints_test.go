@@ -263,14 +263,6 @@ func TestAuthorizeScopeAndRedirectForms(t *testing.T) {
 	}
 }
 
-func parseFEBytes(s string) ([32]byte, error) {
-	b, _, e := parseFE("x", s)
-	if e != nil {
-		return b, e
-	}
-	return b, nil
-}
-
 // codeFor signs in with q and returns the code.
 func (f *fixture) codeFor(q url.Values) string {
 	f.t.Helper()
