@@ -47,6 +47,7 @@ func TestBackupWhileLoadedRestores(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts servers, proves and runs the bench")
 	}
+	t.Parallel()
 	bothStores(t, backupWhileLoaded)
 }
 
@@ -229,6 +230,7 @@ func TestMigrateToTwoReplicas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three servers")
 	}
+	t.Parallel()
 	dsn := pgtest.FreshSchema(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -334,6 +336,7 @@ func TestRoundTripsKeepCredentialsAndAnchors(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts servers and proves")
 	}
+	t.Parallel()
 	bothStores(t, roundTripsKeepCredentialsAndAnchors)
 }
 

@@ -298,6 +298,7 @@ func signedIn(t *testing.T, tab context.Context) string {
 }
 
 func TestBrowserSignIn(t *testing.T) {
+	t.Parallel()
 	e := newBrowserEnv(t)
 	// Without -simulator there is no simulator, even for loopback.
 	if r := call(http.MethodGet, e.p.public+"/simulator?link=worldid://signin", "", "")(t); r.status != http.StatusNotFound {
@@ -412,6 +413,7 @@ func TestBrowserSignIn(t *testing.T) {
 // provider's clock: the wait page turns into a clear page whose link
 // starts the same sign-in again.
 func TestBrowserExpiredRequest(t *testing.T) {
+	t.Parallel()
 	exe := browserPath(t)
 	h := newSigninHarness(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -449,6 +451,7 @@ func TestBrowserExpiredRequest(t *testing.T) {
 // proof is refused and the waiting tab keeps waiting; a test identity's
 // approval sends the waiting tab to the relying party by itself.
 func TestBrowserSimulator(t *testing.T) {
+	t.Parallel()
 	e := newBrowserEnv(t, "-simulator")
 	if out := strings.Join(e.p.startup, "\n"); !strings.Contains(out, "WARNING: -simulator is ON") {
 		t.Errorf("no start-up warning:\n%s", out)

@@ -30,6 +30,7 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two servers")
 	}
+	t.Parallel()
 	dsn := pgtest.FreshSchema(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
