@@ -2,15 +2,23 @@ module worldid
 
 go 1.26.0
 
+toolchain go1.26.8
+
+require (
+	github.com/consensys/gnark v0.16.0
+	github.com/consensys/gnark-crypto v0.21.0
+	github.com/jackc/pgx/v5 v5.12.0
+	golang.org/x/crypto v0.54.0
+)
+
+// Test-only: imported only by _test.go files, never built into the binary
+// (the browser test, independent OIDC client and verifier, the Poseidon and
+// BabyJubJub reference implementation the crypto tests compare against).
 require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
-	github.com/consensys/gnark v0.16.0
-	github.com/consensys/gnark-crypto v0.21.0
 	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/iden3/go-iden3-crypto v0.0.17
-	github.com/jackc/pgx/v5 v5.12.0
-	golang.org/x/crypto v0.54.0
 	golang.org/x/oauth2 v0.37.0
 )
 

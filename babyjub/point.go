@@ -95,14 +95,6 @@ type nielsPoint struct {
 	yMinusU, yPlusU, t2d fr.Element
 }
 
-func (p *point) setIdentity() *point {
-	p.u.SetZero()
-	p.y.SetOne()
-	p.z.SetOne()
-	p.t.SetZero()
-	return p
-}
-
 // fromAffine maps the circom point (x, y) to (λ·x : y : 1 : λ·x·y).
 func (p *point) fromAffine(a *affinePoint) *point {
 	p.u.Mul(&a.x, &isoLambda)

@@ -320,6 +320,23 @@ func TestLocalIdentityRoundTrip(t *testing.T) {
 	}
 }
 
+// rootsReads reports each read of the external roots once read is set.
+type rootsReads struct {
+	Store
+	read chan struct{}
+}
+
+func (s *rootsReads) ExternalRoots(ctx context.Context) ([]record.ExternalRoot, error) {
+	roots, err := s.Store.ExternalRoots(ctx)
+	if s.read != nil {
+		select {
+		case s.read <- struct{}{}:
+		case <-ctx.Done():
+		}
+	}
+	return roots, err
+}
+
 // TestReplicasFollowEachOther: two registries on one store, as two
 // replicas on one PostgreSQL; B sees A's identity and root after Follow
 // ticks, and B's own append lands after A's in index order.
@@ -327,7 +344,9 @@ func TestReplicasFollowEachOther(t *testing.T) {
 	st := newStore(t)
 	c := &clock{time.Unix(1_800_000_000, 0)}
 	key := mustKey(t, 16)
-	a, b := openTest(t, st, key, c, false), openTest(t, st, key, c, false)
+	bStore := &rootsReads{Store: st}
+	a, b := openTest(t, st, key, c, false), openTest(t, bStore, key, c, false)
+	bStore.read = make(chan struct{})
 	var x, y, root fr.Element
 	x.SetUint64(11)
 	y.SetUint64(12)
@@ -341,18 +360,18 @@ func TestReplicasFollowEachOther(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { defer close(done); b.Follow(ctx, time.Millisecond, func(err error) { t.Error(err) }) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, err := b.InclusionProof("orb", "production", x)
-		tr, _ := b.tree("device", "staging")
-		_, rootErr := b.keyFor(tr, root, time.Hour)
-		if err == nil && rootErr == nil {
-			break
+	// The second read of the roots begins after B's first Refresh ended.
+	for range 2 {
+		select {
+		case <-bStore.read:
+		case <-time.After(5 * time.Second):
+			t.Fatal("replica B does not follow")
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica B never caught up: %v / %v", err, rootErr)
-		}
-		time.Sleep(time.Millisecond)
+	}
+	_, err := b.InclusionProof("orb", "production", x)
+	tr, _ := b.tree("device", "staging")
+	if _, rootErr := b.keyFor(tr, root, time.Hour); err != nil || rootErr != nil {
+		t.Fatalf("replica B did not catch up: %v / %v", err, rootErr)
 	}
 	cancel()
 	<-done

@@ -5,19 +5,29 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
 func TestFloodCountsPerKind(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	t.Parallel()
+	// The flood ends when both kinds have been called often enough.
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	var calls [2]atomic.Int32
+	kind := func(i int, status func(seq int) int) func(context.Context, int, int) (int, error) {
+		return func(_ context.Context, _, seq int) (int, error) {
+			calls[i].Add(1)
+			if calls[0].Load() >= 20 && calls[1].Load() >= 20 {
+				cancel()
+			}
+			return status(seq), nil
+		}
+	}
 	kinds := []JunkKind{
-		{Name: "a", Op: func(context.Context, int, int) (int, error) { return 401, nil }},
-		{Name: "b", Op: func(_ context.Context, _, seq int) (int, error) {
-			time.Sleep(100 * time.Microsecond)
-			return []int{400, 0}[seq%2], nil
-		}},
+		{Name: "a", Op: kind(0, func(int) int { return 401 })},
+		{Name: "b", Op: kind(1, func(seq int) int { return []int{400, 0}[seq%2] })},
 	}
 	rs := Flood(ctx, 4, kinds)
 	if len(rs) != 2 || rs[0].Name != "a" || rs[1].Name != "b" {

@@ -28,7 +28,7 @@ func TestBenchAbuse(t *testing.T) {
 	p := startProc(t, dataDir)
 	keyedWallet(t, ctx, p) // the wallet's proving key cache: none; the bench downloads it
 	cmd := exec.CommandContext(ctx, worldidBinary(t), "bench", "-server", p.public, "-admin-url", p.adm, "-data", dataDir,
-		"-server-pid", fmt.Sprint(p.cmd.Process.Pid), "-duration", "9s", "-clients", "10", "-legit-rate", "1", "-json", "abuse")
+		"-server-pid", fmt.Sprint(p.cmd.Process.Pid), "-duration", "4s", "-clients", "10", "-legit-rate", "1", "-json", "abuse")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

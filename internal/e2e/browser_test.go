@@ -18,6 +18,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -212,6 +213,21 @@ func (e *browserEnv) waitPage(t *testing.T, tab context.Context, mode string) (w
 	return waitURL, href.Value
 }
 
+// statusPolls reports each answer to the wait page's status polling in
+// the tab (dropped when nobody reads them).
+func statusPolls(tab context.Context) <-chan struct{} {
+	polled := make(chan struct{}, 16)
+	chromedp.Listen(tab, func(ev any) {
+		if ev, ok := ev.(*network.EventResponseReceived); ok && strings.Contains(ev.Response.URL, "/authorize/status?") {
+			select {
+			case polled <- struct{}{}:
+			default:
+			}
+		}
+	})
+	return polled
+}
+
 // checkQR decodes the page's QR code (the SVG's unit squares, rendered
 // and read by zbarimg when it is installed) and compares it with the link.
 func (e *browserEnv) checkQR(t *testing.T, tab context.Context, link string) {
@@ -282,6 +298,7 @@ func signedIn(t *testing.T, tab context.Context) string {
 }
 
 func TestBrowserSignIn(t *testing.T) {
+	t.Parallel()
 	e := newBrowserEnv(t)
 	// Without -simulator there is no simulator, even for loopback.
 	if r := call(http.MethodGet, e.p.public+"/simulator?link=worldid://signin", "", "")(t); r.status != http.StatusNotFound {
@@ -396,6 +413,7 @@ func TestBrowserSignIn(t *testing.T) {
 // provider's clock: the wait page turns into a clear page whose link
 // starts the same sign-in again.
 func TestBrowserExpiredRequest(t *testing.T) {
+	t.Parallel()
 	exe := browserPath(t)
 	h := newSigninHarness(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -433,6 +451,7 @@ func TestBrowserExpiredRequest(t *testing.T) {
 // proof is refused and the waiting tab keeps waiting; a test identity's
 // approval sends the waiting tab to the relying party by itself.
 func TestBrowserSimulator(t *testing.T) {
+	t.Parallel()
 	e := newBrowserEnv(t, "-simulator")
 	if out := strings.Join(e.p.startup, "\n"); !strings.Contains(out, "WARNING: -simulator is ON") {
 		t.Errorf("no start-up warning:\n%s", out)
@@ -464,6 +483,11 @@ func TestBrowserSimulator(t *testing.T) {
 		text, _ := chromedp.Run(sim, chromedp.Text(chromedp.ID("result")))
 		return text
 	}
+	polled := statusPolls(waiting)
+	// A mark on the wait page's document: a reload would drop it.
+	if _, err := chromedp.Run(waiting, chromedp.Evaluate[bool](`window.stillWaiting = true`)); err != nil {
+		t.Fatal(err)
+	}
 	open()
 	if err := chromedp.Do(sim, chromedp.Click(chromedp.ID("invalid")), chromedp.Click(chromedp.ID("approve"))); err != nil {
 		t.Fatal(err)
@@ -471,9 +495,21 @@ func TestBrowserSimulator(t *testing.T) {
 	if text := result(); !strings.HasPrefix(text, "Refused:") || !strings.Contains(text, "did not verify") {
 		t.Fatalf("an invalid proof: %q", text)
 	}
-	time.Sleep(2 * time.Second) // two polls
-	if loc, _ := chromedp.Run(waiting, chromedp.Location()); loc != waitURL {
-		t.Fatalf("after a refused proof the waiting tab is at %s", loc)
+	// The page polls one at a time: when the third answer after the refusal
+	// arrives, the second, asked for after the refusal, has been acted on.
+	for range len(polled) {
+		<-polled
+	}
+	for i := range 3 {
+		select {
+		case <-polled:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the waiting tab polled %d times in 30 s after the refusal", i)
+		}
+	}
+	still, _ := chromedp.Run(waiting, chromedp.Evaluate[bool](`window.stillWaiting === true`))
+	if loc, _ := chromedp.Run(waiting, chromedp.Location()); loc != waitURL || !still {
+		t.Fatalf("after a refused proof the waiting tab is at %s (same document: %v)", loc, still)
 	}
 	open()
 	if err := chromedp.Do(sim, chromedp.Click(chromedp.ID("identity-2")), chromedp.Click(chromedp.ID("level-device")), chromedp.Click(chromedp.ID("approve"))); err != nil {

@@ -570,6 +570,7 @@ func TestConcurrentKeyRotation(t *testing.T) {
 	const issuers, rounds, rotators = 3, 3, 2
 	var mu sync.Mutex
 	var issued []tokens
+	issuedOne := make(chan struct{}, 1) // a token was issued since the last receive
 	issueAll := func(t *testing.T, during func()) {
 		together(issuers+1, func(i int) {
 			if i == issuers {
@@ -585,6 +586,10 @@ func TestConcurrentKeyRotation(t *testing.T) {
 				mu.Lock()
 				issued = append(issued, tok)
 				mu.Unlock()
+				select {
+				case issuedOne <- struct{}{}:
+				default:
+				}
 			}
 		})
 	}
@@ -620,12 +625,12 @@ func TestConcurrentKeyRotation(t *testing.T) {
 	// the old key's tokens stay valid: it stays published.
 	h.clock.Set(successor.ActivateAt.Add(-2 * time.Minute))
 	issued = nil
+	select {
+	case <-issuedOne:
+	default:
+	}
 	issueAll(t, func() {
-		for n := 0; n == 0; time.Sleep(time.Millisecond) {
-			mu.Lock()
-			n = len(issued)
-			mu.Unlock()
-		}
+		<-issuedOne
 		h.clock.Set(successor.ActivateAt.Add(2 * time.Minute))
 	})
 	// And rotating again, while the successor signs, schedules a third key.

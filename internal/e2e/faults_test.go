@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -72,15 +73,16 @@ type faultLoad struct {
 	last   *http.Request // a refresh of round 0's identity for a third sub
 	limit  string        // a verify request for the action limited to faultLimit
 
-	mu         sync.Mutex
-	verified   map[string]string // verify request → created_at of its nullifier
-	limitAcked int               // acknowledged verifications of the limited action
-	codes      map[string]bool   // acknowledged code → redemption acknowledged
-	leaves     map[string]int    // acknowledged identity commitment → leaf index
-	pins       map[string]*pinState
-	unanswered []signinWork // sign-ins whose answer was lost
-	lostFresh  []string     // fresh verifications whose answer was lost
-	retried    int          // how many of both were retried
+	mu           sync.Mutex
+	verified     map[string]string // verify request → created_at of its nullifier
+	someVerified chan struct{}     // closed when verified gets its first entry
+	limitAcked   int               // acknowledged verifications of the limited action
+	codes        map[string]bool   // acknowledged code → redemption acknowledged
+	leaves       map[string]int    // acknowledged identity commitment → leaf index
+	pins         map[string]*pinState
+	unanswered   []signinWork // sign-ins whose answer was lost
+	lostFresh    []string     // fresh verifications whose answer was lost
+	retried      int          // how many of both were retried
 }
 
 // TestFaultKillUnderLoad SIGKILLs the server repeatedly while verifications,
@@ -117,7 +119,7 @@ func TestFaultKillUnderLoad(t *testing.T) {
 }
 
 func newFaultLoad(t *testing.T, ctx context.Context, p *serverProc, dir string) *faultLoad {
-	f := &faultLoad{ctx: ctx, p: p, dir: dir, verified: map[string]string{}, codes: map[string]bool{}, leaves: map[string]int{}, pins: map[string]*pinState{}}
+	f := &faultLoad{ctx: ctx, p: p, dir: dir, verified: map[string]string{}, someVerified: make(chan struct{}), codes: map[string]bool{}, leaves: map[string]int{}, pins: map[string]*pinState{}}
 	var err error
 	if f.app, err = p.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "fault RP", RedirectURIs: []string{e2eRedirect}}); err != nil {
 		t.Fatal(err)
@@ -202,9 +204,11 @@ func (f *faultLoad) refreshRequest(t *testing.T, id semaphore.Identity, sub stri
 }
 
 // loadAndKill runs the round's single-use work and continuous writes, then
-// SIGKILLs the server: in round 0 after the single-use work is answered, so
-// that every kind of write is acknowledged at least once; later at a
-// random moment.
+// SIGKILLs the server: in round 0 once the single-use work is answered and
+// every continuous writer has since finished a request, so that every kind
+// of write is acknowledged at least once; later after a random number of
+// continuous requests, soon enough that the single-use work is often still
+// in flight.
 func (f *faultLoad) loadAndKill(t *testing.T, r int) {
 	ctx, stop := context.WithCancel(f.ctx)
 	defer stop()
@@ -215,24 +219,47 @@ func (f *faultLoad) loadAndKill(t *testing.T, r int) {
 	for _, req := range round.refresh {
 		once.Go(func() { f.sendRefresh(t, ctx, round.idComm, req) })
 	}
-	repeat := func(op func(*testing.T, context.Context)) {
+	ops := []func(*testing.T, context.Context){f.postReuse, f.postReuse, f.postReuse, f.postLimited, f.addLeaf}
+	done := make([]atomic.Int64, len(ops)) // requests finished by each writer
+	finished := make(chan struct{}, 1)     // some writer finished a request
+	for i, op := range ops {
 		load.Go(func() {
 			for ctx.Err() == nil {
 				op(t, ctx)
+				done[i].Add(1)
+				select {
+				case finished <- struct{}{}:
+				default:
+				}
 			}
 		})
 	}
-	for range 3 {
-		repeat(f.postReuse)
+	// waitFor waits until each writer i has finished atLeast(i) requests.
+	waitFor := func(atLeast func(i int) int64) {
+		for i := 0; i < len(ops); {
+			if done[i].Load() >= atLeast(i) {
+				i++
+				continue
+			}
+			select {
+			case <-finished:
+			case <-ctx.Done():
+				return
+			}
+		}
 	}
-	repeat(f.postLimited)
-	repeat(f.addLeaf)
 	if r == 0 {
 		once.Wait()
-		time.Sleep(100 * time.Millisecond)
+		// The second request each writer finishes from now began after
+		// the single-use work was answered.
+		began := make([]int64, len(ops))
+		for i := range ops {
+			began[i] = done[i].Load()
+		}
+		waitFor(func(i int) int64 { return began[i] + 2 })
 	} else {
-		// Soon enough that the single-use work is often still in flight.
-		time.Sleep(time.Duration(mathrand.IntN(40)) * time.Millisecond)
+		n := int64(mathrand.IntN(8))
+		waitFor(func(int) int64 { return n })
 	}
 	if err := f.p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -285,6 +312,9 @@ func (f *faultLoad) postFresh(t *testing.T, ctx context.Context, body string) {
 		f.mu.Unlock()
 	case r.status == http.StatusOK:
 		f.mu.Lock()
+		if len(f.verified) == 0 {
+			close(f.someVerified)
+		}
 		f.verified[body] = v.CreatedAt
 		f.mu.Unlock()
 	default:
@@ -297,7 +327,10 @@ func (f *faultLoad) postFresh(t *testing.T, ctx context.Context, body string) {
 func (f *faultLoad) postReuse(t *testing.T, ctx context.Context) {
 	body, created := f.anyVerified()
 	if body == "" {
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-f.someVerified:
+		case <-ctx.Done():
+		}
 		return
 	}
 	r, v := f.verify(ctx, body)
@@ -329,7 +362,6 @@ func (f *faultLoad) postLimited(t *testing.T, ctx context.Context) {
 		}
 		f.mu.Unlock()
 	case r.status == http.StatusBadRequest && v.Code == "max_verifications_reached":
-		time.Sleep(5 * time.Millisecond)
 	default:
 		t.Errorf("limited action: %d %s", r.status, r.body)
 	}
@@ -827,31 +859,20 @@ func metricValue(t *testing.T, p *serverProc, name string) string {
 // health is checked every second.
 func waitMetric(t *testing.T, p *serverProc, name, want string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		v := metricValue(t, p, name)
-		if v == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s is %q, want %q", name, v, want)
-		}
+	var v string
+	if !eventually(10*time.Second, 100*time.Millisecond, func() bool { v = metricValue(t, p, name); return v == want }) {
+		t.Fatalf("%s is %q, want %q", name, v, want)
 	}
 }
 
 // waitHealthz polls /healthz until it answers status.
 func waitHealthz(t *testing.T, p *serverProc, status int, limit time.Duration) reply {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		r := call(http.MethodGet, p.public+"/healthz", "", "")(t)
-		if r.status == status {
-			return r
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/healthz still answers %d %s after %v, want %d", r.status, r.body, limit, status)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var r reply
+	if !eventually(limit, 100*time.Millisecond, func() bool { r = call(http.MethodGet, p.public+"/healthz", "", "")(t); return r.status == status }) {
+		t.Fatalf("/healthz still answers %d %s after %v, want %d", r.status, r.body, limit, status)
 	}
+	return r
 }
 
 // TestFaultReadOnlyDataDir starts the server on a read-only bind mount of a
@@ -956,15 +977,15 @@ func TestFaultNoSilentReset(t *testing.T) {
 func waitMarkCatchesUp(t *testing.T, dir string) {
 	t.Helper()
 	want := acknowledgedWrites(t, dir)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	var b []byte
+	caughtUp := func() bool {
 		var mark struct{ LSN uint64 }
-		b, err := os.ReadFile(filepath.Join(dir, "store.mark"))
-		if err == nil && json.Unmarshal(b, &mark) == nil && mark.LSN >= want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("store.mark (%s) did not reach lsn %d", b, want)
-		}
+		var err error
+		b, err = os.ReadFile(filepath.Join(dir, "store.mark"))
+		return err == nil && json.Unmarshal(b, &mark) == nil && mark.LSN >= want
+	}
+	if !eventually(10*time.Second, 50*time.Millisecond, caughtUp) {
+		t.Fatalf("store.mark (%s) did not reach lsn %d", b, want)
 	}
 }
 

@@ -123,6 +123,23 @@ func (p *serverProc) stop(t testing.TB) {
 	}
 }
 
+// eventually calls ok every interval until it reports true or limit has
+// passed; it returns ok's last answer.
+func eventually(limit, interval time.Duration, ok func() bool) bool {
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for !ok() {
+		select {
+		case <-deadline.C:
+			return ok()
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer

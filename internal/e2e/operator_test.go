@@ -75,6 +75,7 @@ func TestOperatorAppsAndKeys(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts servers and proves")
 	}
+	t.Parallel()
 	bothStores(t, operatorAppsAndKeys)
 }
 

@@ -30,6 +30,7 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two servers")
 	}
+	t.Parallel()
 	dsn := pgtest.FreshSchema(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -63,16 +64,13 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	w := newWallet(t, ctx, a, [2]string{"orb", "production"})
 	w.Server = b.public
 	var item wallet.ResponseItem
-	deadline := time.Now().Add(3 * server.RegistryFollowInterval)
-	for {
-		var err error
-		if item, err = w.Prove(ctx, wallet.ProofRequest{AppID: rp.app.AppID, Action: "replicas", Signal: "x"}); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("identity added on A not provable on B after %v: %v", 3*server.RegistryFollowInterval, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var err error
+	provable := func() bool {
+		item, err = w.Prove(ctx, wallet.ProofRequest{AppID: rp.app.AppID, Action: "replicas", Signal: "x"})
+		return err == nil
+	}
+	if !eventually(3*server.RegistryFollowInterval, 100*time.Millisecond, provable) {
+		t.Fatalf("identity added on A not provable on B after %v: %v", 3*server.RegistryFollowInterval, err)
 	}
 
 	// max_verifications=1, the same nullifier sent to both at once: exactly one success.

@@ -27,8 +27,7 @@ func BenchmarkServerRSS(b *testing.B) {
 			fillNullifiers(b, dir, n)
 			for range b.N {
 				p := startProc(b, dir)
-				time.Sleep(2 * time.Second) // let start-up garbage be collected
-				b.ReportMetric(float64(rssBytes(b, p.cmd.Process.Pid))/(1<<20), "RSS-MiB")
+				b.ReportMetric(float64(settledRSS(b, p.cmd.Process.Pid))/(1<<20), "RSS-MiB")
 				p.stop(b)
 			}
 		})
@@ -63,6 +62,18 @@ func fillNullifiers(b *testing.B, dir string, n int) {
 		}()
 	}
 	wg.Wait()
+}
+
+// settledRSS is the resident memory once start-up is over: two samples a
+// quarter second apart within 1 % of each other (at most 10 s).
+func settledRSS(b *testing.B, pid int) int64 {
+	var last int64
+	eventually(10*time.Second, 250*time.Millisecond, func() bool {
+		prev := last
+		last = rssBytes(b, pid)
+		return max(last-prev, prev-last) <= prev/100
+	})
+	return last
 }
 
 func rssBytes(b *testing.B, pid int) int64 {

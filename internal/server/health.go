@@ -30,6 +30,8 @@ type storeHealth struct {
 	mu       sync.Mutex
 	last     error         // the newest result
 	inflight chan struct{} // closed when the check under way ends; nil if none
+
+	joined func() // a test's hook: called when a caller starts waiting for the check under way
 }
 
 func newStoreHealth(check func(context.Context) error, m *metrics.Registry, log *slog.Logger) *storeHealth {
@@ -47,6 +49,9 @@ func (h *storeHealth) update(ctx context.Context) error {
 	h.mu.Lock()
 	if ch := h.inflight; ch != nil {
 		h.mu.Unlock()
+		if h.joined != nil {
+			h.joined()
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"worldid/internal/metrics"
 	"worldid/record"
@@ -65,6 +64,8 @@ func TestHealthzJoinsTheCheckUnderWay(t *testing.T) {
 		}
 		return nil
 	}, metrics.NewRegistry(), slog.New(slog.DiscardHandler))
+	joined := make(chan struct{})
+	h.joined = func() { close(joined) }
 	h.update(context.Background())
 	go h.update(context.Background())
 	<-started
@@ -74,7 +75,7 @@ func TestHealthzJoinsTheCheckUnderWay(t *testing.T) {
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 		answered <- w.Code
 	}()
-	time.Sleep(50 * time.Millisecond) // let it join the check
+	<-joined
 	close(release)
 	if code := <-answered; code != http.StatusServiceUnavailable {
 		t.Fatalf("/healthz during a check that fails: %d, want 503", code)

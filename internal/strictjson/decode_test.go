@@ -19,14 +19,15 @@ type Embedded struct {
 
 type outer struct {
 	Embedded
-	Name    string            `json:"name"`
-	Items   []inner           `json:"items,omitempty"`
-	Ptr     *inner            `json:"ptr"`
-	Labels  map[string]inner  `json:"labels"`
-	Any     any               `json:"any"`
-	Untag   int               // matched by its Go name, exactly
-	Skipped string            `json:"-"`
-	private string            // unexported: never decoded
+	Name    string           `json:"name"`
+	Items   []inner          `json:"items,omitempty"`
+	Ptr     *inner           `json:"ptr"`
+	Labels  map[string]inner `json:"labels"`
+	Any     any              `json:"any"`
+	Untag   int              // matched by its Go name, exactly
+	Skipped string           `json:"-"`
+	//lint:ignore U1000 read by reflection: an unexported field is never decoded
+	private string
 	Raw     json.RawMessage   `json:"raw"`
 	Fixed   [2]inner          `json:"fixed"`
 	Nested  map[string][]byte `json:"nested"`

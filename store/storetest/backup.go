@@ -51,7 +51,7 @@ func RunBackup(t *testing.T, open BackupOpener) {
 	}
 
 	t.Run("RoundTrip", func(t *testing.T) {
-		dst, restore := open(t)
+		_, restore := open(t)
 		dst, err := restore(false, replay)
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +72,7 @@ func RunBackup(t *testing.T, open BackupOpener) {
 		}
 	})
 	t.Run("FailedRestoreWritesNothing", func(t *testing.T) {
-		dst, restore := open(t)
+		_, restore := open(t)
 		broken := errors.New("truncated input")
 		half := func(emit backup.Emit) error {
 			for _, r := range rows[:len(rows)/2] {
