@@ -1,4 +1,4 @@
-package store
+package engine
 
 import (
 	"bytes"
@@ -202,4 +202,13 @@ func withLineCRC(covered []byte) []byte {
 	line := append(bytes.Clone(covered), crcMember...)
 	line = appendCRC(line, covered)
 	return append(line, lineSuffix+"\n"...)
+}
+
+func mustOpen(t testing.TB, dir string, opts Options) *DB {
+	t.Helper()
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return db
 }
