@@ -11,9 +11,11 @@ import (
 	"testing"
 )
 
-// Import direction (doc/design.md §2): crypto packages depend only on the
-// standard library, gnark-crypto (semaphore: also x/crypto's legacy Keccak;
-// semaphore/prover: gnark) and lower crypto packages; handlers declare the
+// Import direction (doc/design.md §2): the ground floor, internal/leaf/…,
+// imports only the standard library, and every package may import it;
+// crypto packages depend only on the standard library, gnark-crypto
+// (semaphore: also x/crypto's legacy Keccak; semaphore/prover: gnark),
+// lower crypto packages and the ground floor; handlers declare the
 // storage interface they need and never import a backend or each other;
 // only the wiring (package main and internal/server) puts handlers and
 // backends together, and the commands (internal/cli) reach the admin API
@@ -23,7 +25,7 @@ import (
 var (
 	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/semaphore/prover", "worldid/credential", "worldid/oprfproof"}
 	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/verify"}
-	backendPkgs = []string{"worldid/store", "worldid/store/postgres"}
+	backendPkgs = []string{"worldid/store", "worldid/store/engine", "worldid/store/postgres"}
 	wiringPkgs  = []string{"worldid", "worldid/internal/server"}
 )
 
@@ -34,6 +36,13 @@ var allowedExternal = map[string][]string{
 }
 
 const proverPkg = "worldid/semaphore/prover"
+
+// leafFloor is internal/'s ground floor: plumbing (the strict JSON parser)
+// that imports only the standard library, so that every package, crypto
+// included, may import it.
+const leafFloor = "worldid/internal/leaf/"
+
+func isLeaf(pkg string) bool { return strings.HasPrefix(pkg, leafFloor) }
 
 // isGnark: gnark's packages; gnark-crypto is a different module path.
 func isGnark(pkg string) bool {
@@ -113,12 +122,15 @@ func checkImports(imports map[string][]string) []string {
 
 func forbidden(pkg, dep string) string {
 	switch {
+	case isLeaf(pkg):
+		if !isStdlib(dep) {
+			return "the ground floor (internal/leaf/…) imports only the standard library, so that every package may import it"
+		}
+	case isLeaf(dep):
+		return ""
 	case hasPkg(cryptoPkgs, pkg):
 		if dep == "net/http" || dep == "log/slog" || strings.HasPrefix(dep, "net/http/") {
 			return "crypto packages do no I/O or logging"
-		}
-		if dep == "worldid/internal/strictjson" {
-			return "" // stdlib-only JSON checking, for credential.Parse
 		}
 		if strings.HasPrefix(dep, "worldid/") {
 			if !hasPkg(cryptoPkgs, dep) {
@@ -145,10 +157,6 @@ func forbidden(pkg, dep string) string {
 	case hasPkg(backendPkgs, pkg):
 		if hasPkg(handlerPkgs, dep) {
 			return "backends implement handler interfaces without importing handlers"
-		}
-	case pkg == "worldid/internal/strictjson":
-		if !isStdlib(dep) {
-			return "crypto packages import strictjson, so it imports only the standard library"
 		}
 	case pkg == "worldid/record":
 		if !isStdlib(dep) {
@@ -197,16 +205,20 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/verify", "worldid/store"},
 		{"worldid/oidc", "worldid/verify"},
 		{"worldid/store", "worldid/oidc"},
+		{"worldid/oidc", "worldid/store/engine"},
+		{"worldid/store/engine", "worldid/verify"},
 		{"worldid/record", "github.com/consensys/gnark-crypto/ecc/bn254/fr"},
 		{"worldid/internal/wallet", "worldid/store"},
 		{"worldid/semaphore", "github.com/iden3/go-iden3-crypto/poseidon"},
+		{"worldid/internal/leaf/strictjson", "worldid/field"},
+		{"worldid/internal/leaf/strictjson", "worldid/internal/leaf/other"},
+		{"worldid/internal/leaf/new", "github.com/example/helper"},
+		{"worldid/credential", "worldid/internal/strictjson"}, // internal/, not its ground floor
+		{"worldid/poseidon", "worldid/internal/metrics"},
 	} {
 		if len(checkImports(map[string][]string{edge[0]: {edge[1]}})) != 1 {
 			t.Errorf("%s → %s not reported", edge[0], edge[1])
 		}
-	}
-	if len(checkImports(map[string][]string{"worldid/internal/strictjson": {"worldid/field"}})) != 1 {
-		t.Error("worldid/internal/strictjson → worldid/field not reported")
 	}
 	for _, edge := range [][2]string{
 		{"worldid/semaphore/prover", "github.com/consensys/gnark/backend/groth16/bn254"},
@@ -214,11 +226,15 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/semaphore", "github.com/consensys/gnark-crypto/ecc/bn254"},
 		{"worldid/semaphore", "golang.org/x/crypto/sha3"},
 		{"worldid/babyjub", "worldid/poseidon"},
-		{"worldid/credential", "worldid/internal/strictjson"},
+		{"worldid/credential", "worldid/internal/leaf/strictjson"},
+		{"worldid/poseidon", "worldid/internal/leaf/new"},
+		{"worldid/verify", "worldid/internal/leaf/strictjson"},
+		{"worldid/internal/leaf/strictjson", "unicode/utf16"},
 		{"worldid", "worldid/store"},
 		{"worldid/internal/server", "worldid/store/postgres"},
 		{"worldid/internal/cli", "worldid/admin"},
 		{"worldid/store/storetest", "worldid/store"},
+		{"worldid/store", "worldid/store/engine"},
 		{"worldid/verify", "worldid/semaphore"},
 	} {
 		if v := checkImports(map[string][]string{edge[0]: {edge[1]}}); len(v) != 0 {
@@ -247,7 +263,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/oidc", "worldid/internal/wallet"},
 		{"worldid/refresh", "worldid/internal/server"},
 		{"worldid/verify", "github.com/example/helper"},
-		{"worldid/internal/strictjson", "github.com/consensys/gnark"},
+		{"worldid/internal/leaf/strictjson", "github.com/consensys/gnark"},
 		{"worldid/internal/server/sub", proverPkg},
 	} {
 		if v := checkGnark(graph(edge)); len(v) != 1 {

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"worldid/backup"
-	"worldid/internal/strictjson"
+	"worldid/internal/leaf/strictjson"
 	"worldid/record"
 )
 

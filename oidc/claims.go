@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"worldid/internal/strictjson"
+	"worldid/internal/leaf/strictjson"
 )
 
 // Scopes (doc/interfaces.md §2.1) in the canonical order of a granted scope.

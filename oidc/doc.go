@@ -169,7 +169,7 @@
 // the expected typ (looked up, never parsed, so no none, HS*, crit, jku,
 // jwk, x5u…; RFC 7515 §4, RFC 8725 §3.1; the typ pins RS256 or ES256),
 // canonical unpadded base64url, a signature of the exact length, claims
-// read by internal/strictjson (exact member names, no duplicates, no
+// read by internal/leaf/strictjson (exact member names, no duplicates, no
 // unknown members), then exact iss, aud = client_id, now < exp with the
 // injected clock.
 //

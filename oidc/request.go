@@ -15,7 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"worldid/internal/strictjson"
+	"worldid/internal/leaf/strictjson"
 )
 
 // Pending sign-ins are not stored (doc.go "Pending sign-ins"): the

@@ -19,8 +19,8 @@ import (
 
 	"worldid/admin"
 	"worldid/field"
+	"worldid/internal/leaf/strictjson"
 	"worldid/internal/server"
-	"worldid/internal/strictjson"
 	"worldid/record"
 )
 
