@@ -18,16 +18,27 @@ import (
 // lower crypto packages and the ground floor; handlers declare the
 // storage interface they need and never import a backend or each other;
 // only the wiring (package main and internal/server) puts handlers and
-// backends together, and the commands (internal/cli) reach the admin API
-// through its client. gnark itself (not gnark-crypto) is linked, directly
-// or through any chain of imports, only by the prover, the wallet, the
-// simulator, the commands and the wiring.
+// backends together, and the commands (internal/cli, the load tools in
+// internal/bench, and cmd/…) reach the admin API through its client. gnark
+// itself (not gnark-crypto) is linked, directly or through any chain of
+// imports, only by the prover, the wallet, the simulator, the commands and
+// the wiring. The binary operators deploy (package main) never links the
+// load tools.
 var (
 	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/semaphore/prover", "worldid/credential", "worldid/oprfproof"}
 	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/verify"}
 	backendPkgs = []string{"worldid/store", "worldid/store/engine", "worldid/store/postgres"}
 	wiringPkgs  = []string{"worldid", "worldid/internal/server"}
+	commandPkgs = []string{"worldid/internal/cli", benchPkg}
 )
+
+const benchPkg = "worldid/internal/bench"
+
+// isCommand: the commands' packages and the main packages of the commands
+// besides worldid (cmd/…).
+func isCommand(pkg string) bool {
+	return hasPkg(commandPkgs, pkg) || strings.HasPrefix(pkg, "worldid/cmd/")
+}
 
 // allowedExternal lists, per crypto package, the non-stdlib import prefixes.
 var allowedExternal = map[string][]string{
@@ -54,7 +65,7 @@ func isGnark(pkg string) bool {
 // internal/server, for the first start's setup). Test code is not checked:
 // its fixtures prove.
 func mayLinkGnark(pkg string) bool {
-	return slices.Contains([]string{proverPkg, "worldid/internal/wallet", "worldid/internal/simulator", "worldid/internal/cli", "worldid/internal/server", "worldid"}, pkg)
+	return isCommand(pkg) || slices.Contains([]string{proverPkg, "worldid/internal/wallet", "worldid/internal/simulator", "worldid/internal/server", "worldid"}, pkg)
 }
 
 // checkGnark returns, for each package of this module outside mayLinkGnark,
@@ -66,20 +77,29 @@ func checkGnark(imports map[string][]string) []string {
 		if !isModule(pkg) || mayLinkGnark(pkg) {
 			continue
 		}
-		if chain := gnarkChain(imports, pkg); chain != nil {
+		if chain := importChain(imports, pkg, isGnark); chain != nil {
 			bad = append(bad, fmt.Sprintf("%s links gnark through %s: only the prover, the wallet, the simulator, the commands and the wiring link gnark; verifiers use gnark-crypto", pkg, strings.Join(chain, " → ")))
 		}
 	}
 	return bad
 }
 
-// gnarkChain walks the imports breadth first from pkg and returns the
-// first path to a gnark package, pkg excluded, or nil.
-func gnarkChain(imports map[string][]string, pkg string) []string {
+// checkDeployed returns the chain of imports through which the binary
+// operators deploy (package main) links the load tools, if it does.
+func checkDeployed(imports map[string][]string) []string {
+	if chain := importChain(imports, "worldid", func(p string) bool { return p == benchPkg }); chain != nil {
+		return []string{fmt.Sprintf("worldid links the load tools through %s: they are cmd/worldid-bench's, not the deployed binary's", strings.Join(chain, " → "))}
+	}
+	return nil
+}
+
+// importChain walks the imports breadth first from pkg and returns the
+// first path to a package that match accepts, pkg excluded, or nil.
+func importChain(imports map[string][]string, pkg string, match func(string) bool) []string {
 	parent := map[string]string{pkg: ""}
 	for queue := []string{pkg}; len(queue) > 0; queue = queue[1:] {
 		p := queue[0]
-		if isGnark(p) {
+		if p != pkg && match(p) {
 			var chain []string
 			for ; p != pkg; p = parent[p] {
 				chain = append(chain, p)
@@ -162,7 +182,7 @@ func forbidden(pkg, dep string) string {
 		if !isStdlib(dep) {
 			return "record holds plain data and imports only the standard library"
 		}
-	case pkg == "worldid/internal/cli" && dep == "worldid/admin":
+	case isCommand(pkg) && dep == "worldid/admin":
 		return "" // the admin API's client
 	case !hasPkg(wiringPkgs, pkg) && (hasPkg(backendPkgs, dep) || hasPkg(handlerPkgs, dep)) && !strings.HasPrefix(pkg, dep+"/"):
 		return "only the wiring (main, internal/server) puts handlers and backends together"
@@ -186,10 +206,13 @@ func TestImportRules(t *testing.T) {
 	if n := len(slices.DeleteFunc(slices.Collect(maps.Keys(imports)), func(p string) bool { return !isModule(p) })); n < 5 {
 		t.Fatalf("go list found only %d packages of this module", n)
 	}
-	if gnarkChain(imports, "worldid") == nil {
+	if importChain(imports, "worldid", isGnark) == nil {
 		t.Fatal("the import graph does not show the binary linking gnark; the gnark rule would pass vacuously")
 	}
-	for _, v := range append(checkImports(imports), checkGnark(imports)...) {
+	if importChain(imports, "worldid/cmd/worldid-bench", func(p string) bool { return p == benchPkg }) == nil {
+		t.Fatal("the import graph does not show worldid-bench linking the load tools; the deployed-binary rule would pass vacuously")
+	}
+	for _, v := range slices.Concat(checkImports(imports), checkGnark(imports), checkDeployed(imports)) {
 		t.Error(v)
 	}
 }
@@ -233,6 +256,8 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid", "worldid/store"},
 		{"worldid/internal/server", "worldid/store/postgres"},
 		{"worldid/internal/cli", "worldid/admin"},
+		{"worldid/internal/bench", "worldid/admin"},
+		{"worldid/internal/bench", "worldid/internal/cli"},
 		{"worldid/store/storetest", "worldid/store"},
 		{"worldid/store", "worldid/store/engine"},
 		{"worldid/verify", "worldid/semaphore"},
@@ -274,6 +299,8 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{proverPkg, "github.com/consensys/gnark/backend/groth16/bn254"},
 		{"worldid/internal/wallet", "github.com/consensys/gnark/std"},
 		{"worldid/internal/cli", "github.com/consensys/gnark/frontend"},
+		{"worldid/internal/bench", "worldid/internal/server"},
+		{"worldid/cmd/worldid-bench", "worldid/internal/bench"},
 		{"worldid/internal/simulator", proverPkg},
 		{"worldid", "worldid/internal/server"},
 		{"worldid/oidc", "worldid/semaphore"},
@@ -282,6 +309,20 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		if v := checkGnark(graph(edge)); len(v) != 0 {
 			t.Errorf("%s → %s wrongly reported: %v", edge[0], edge[1], v)
 		}
+	}
+
+	// The deployed binary links the load tools neither directly nor
+	// through any chain; worldid-bench does.
+	for _, g := range []map[string][]string{
+		{"worldid": {benchPkg}},
+		{"worldid": {"worldid/internal/cli"}, "worldid/internal/cli": {"worldid/internal/helper"}, "worldid/internal/helper": {benchPkg}},
+	} {
+		if len(checkDeployed(g)) != 1 {
+			t.Errorf("worldid linking the load tools in %v not reported", g)
+		}
+	}
+	if v := checkDeployed(map[string][]string{"worldid": {"worldid/internal/cli"}, "worldid/cmd/worldid-bench": {benchPkg, "worldid/internal/cli"}}); len(v) != 0 {
+		t.Errorf("worldid-bench linking the load tools wrongly reported: %v", v)
 	}
 }
 

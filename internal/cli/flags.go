@@ -31,12 +31,12 @@ func ParseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 	if fs.NArg() > 0 {
 		return UsageError{Err: fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
 	}
-	return fillFromEnv(fs, getenv)
+	return FillFromEnv(fs, getenv)
 }
 
-// fillFromEnv sets every flag not given on the command line from its
+// FillFromEnv sets every flag not given on the command line from its
 // WORLDID_* environment variable.
-func fillFromEnv(fs *flag.FlagSet, getenv func(string) string) error {
+func FillFromEnv(fs *flag.FlagSet, getenv func(string) string) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var errs []error
@@ -65,7 +65,7 @@ func parseFlagsWithArgs(fs *flag.FlagSet, args []string, n int) error {
 	if n >= 0 && fs.NArg() != n {
 		return UsageError{Err: fmt.Errorf("%s takes %d argument(s), got %d", fs.Name(), n, fs.NArg())}
 	}
-	return fillFromEnv(fs, os.Getenv)
+	return FillFromEnv(fs, os.Getenv)
 }
 
 func envName(flagName string) string {

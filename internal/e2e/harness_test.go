@@ -64,6 +64,29 @@ func worldidBinary(t testing.TB) string {
 	return binaryPath
 }
 
+var (
+	benchOnce sync.Once
+	benchPath string
+	benchErr  error
+)
+
+// benchBinary builds cmd/worldid-bench, the load tools, beside the worldid
+// binary, where its abuse scenario looks for the server.
+func benchBinary(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Dir(worldidBinary(t))
+	benchOnce.Do(func() {
+		benchPath = filepath.Join(dir, "worldid-bench")
+		if out, err := exec.Command("go", "build", "-o", benchPath, "worldid/cmd/worldid-bench").CombinedOutput(); err != nil {
+			benchErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if benchErr != nil {
+		t.Fatal(benchErr)
+	}
+	return benchPath
+}
+
 // serverProc is a running `worldid serve`.
 type serverProc struct {
 	cmd         *exec.Cmd
