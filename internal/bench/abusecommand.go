@@ -627,7 +627,8 @@ func loopbackHost(base string) bool {
 	return ip != nil && ip.IsLoopback() && ip.To4() != nil
 }
 
-// expectStatus sends req with c and checks the status.
+// expectStatus sends req with c and checks the status, draining the body
+// so the connection is reused.
 func expectStatus(c *http.Client, req *http.Request, status int) error {
 	resp, err := c.Do(req)
 	if err != nil {

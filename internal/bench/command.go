@@ -250,16 +250,7 @@ func (e *benchEnv) getOp(path string) Op {
 // expect sends req and checks the status, draining the body so the
 // connection is reused.
 func (e *benchEnv) expect(req *http.Request, status int) error {
-	resp, err := e.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != status {
-		return fmt.Errorf("%s %s: %d: %.200s", req.Method, req.URL.Path, resp.StatusCode, body)
-	}
-	return nil
+	return expectStatus(e.http, req, status)
 }
 
 // verifyProofs is how many distinct proofs the verify scenario cycles
