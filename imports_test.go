@@ -11,27 +11,38 @@ import (
 	"testing"
 )
 
-// Import direction (doc/design.md §2): crypto packages depend only on the
-// standard library, gnark-crypto (semaphore: also x/crypto's legacy Keccak;
-// semaphore/prover: gnark) and lower crypto packages; handlers declare the
-// storage interface they need and never import a backend or each other
-// (oidc and signin meet through interfaces the wiring fills); the QR
-// encoder and the page templates import only the standard library;
+// Import direction (doc/design.md §2): the ground floor, internal/leaf/…,
+// imports only the standard library, and every package may import it;
+// crypto packages depend only on the standard library, gnark-crypto
+// (semaphore: also x/crypto's legacy Keccak; semaphore/prover: gnark),
+// lower crypto packages and the ground floor; handlers declare the
+// storage interface they need and never import a backend or each other;
 // only the wiring (package main and internal/server) puts handlers and
-// backends together, and the commands (internal/cli) reach the admin API
-// through its client; the HTTP ground floor (internal/httpapi) is a leaf
-// every handler may stand on. gnark itself (not gnark-crypto) is linked, directly
-// or through any chain of imports, only by the prover, the wallet, the
-// simulator, the commands and the wiring.
+// backends together, and the commands (internal/cli, the load tools in
+// internal/bench, and cmd/…) reach the admin API through its client. gnark
+// itself (not gnark-crypto) is linked, directly or through any chain of
+// imports, only by the prover, the wallet, the simulator, the commands and
+// the wiring. The binary operators deploy (package main) never links the
+// load tools.
+// The QR encoder and the page templates live on the ground floor (they
+// know nothing of the protocol); oidc and signin meet through interfaces
+// the wiring fills; the HTTP ground floor of the handlers
+// (internal/httpapi) imports only the standard library and record.
 var (
 	cryptoPkgs  = []string{"worldid/field", "worldid/poseidon", "worldid/babyjub", "worldid/semaphore", "worldid/semaphore/prover", "worldid/credential", "worldid/oprfproof", "worldid/bridge/rpsig"}
 	handlerPkgs = []string{"worldid/admin", "worldid/oidc", "worldid/refresh", "worldid/signin", "worldid/verify", "worldid/bridge/relay"}
-	// leafPkgs know nothing of the protocol: the QR encoder and the page
-	// templates import only the standard library.
-	leafPkgs    = []string{"worldid/internal/qr", "worldid/internal/page"}
-	backendPkgs = []string{"worldid/store", "worldid/store/postgres"}
+	backendPkgs = []string{"worldid/store", "worldid/store/engine", "worldid/store/postgres"}
 	wiringPkgs  = []string{"worldid", "worldid/internal/server"}
+	commandPkgs = []string{"worldid/internal/cli", benchPkg}
 )
+
+const benchPkg = "worldid/internal/bench"
+
+// isCommand: the commands' packages and the main packages of the commands
+// besides worldid (cmd/…).
+func isCommand(pkg string) bool {
+	return hasPkg(commandPkgs, pkg) || strings.HasPrefix(pkg, "worldid/cmd/")
+}
 
 // allowedExternal lists, per crypto package, the non-stdlib import prefixes.
 var allowedExternal = map[string][]string{
@@ -41,6 +52,13 @@ var allowedExternal = map[string][]string{
 }
 
 const proverPkg = "worldid/semaphore/prover"
+
+// leafFloor is internal/'s ground floor: plumbing (the strict JSON parser)
+// that imports only the standard library, so that every package, crypto
+// included, may import it.
+const leafFloor = "worldid/internal/leaf/"
+
+func isLeaf(pkg string) bool { return strings.HasPrefix(pkg, leafFloor) }
 
 // isGnark: gnark's packages; gnark-crypto is a different module path.
 func isGnark(pkg string) bool {
@@ -52,7 +70,7 @@ func isGnark(pkg string) bool {
 // internal/server, for the first start's setup). Test code is not checked:
 // its fixtures prove.
 func mayLinkGnark(pkg string) bool {
-	return slices.Contains([]string{proverPkg, "worldid/internal/wallet", "worldid/internal/simulator", "worldid/internal/cli", "worldid/internal/server", "worldid"}, pkg)
+	return isCommand(pkg) || slices.Contains([]string{proverPkg, "worldid/internal/wallet", "worldid/internal/simulator", "worldid/internal/server", "worldid"}, pkg)
 }
 
 // checkGnark returns, for each package of this module outside mayLinkGnark,
@@ -64,20 +82,29 @@ func checkGnark(imports map[string][]string) []string {
 		if !isModule(pkg) || mayLinkGnark(pkg) {
 			continue
 		}
-		if chain := gnarkChain(imports, pkg); chain != nil {
+		if chain := importChain(imports, pkg, isGnark); chain != nil {
 			bad = append(bad, fmt.Sprintf("%s links gnark through %s: only the prover, the wallet, the simulator, the commands and the wiring link gnark; verifiers use gnark-crypto", pkg, strings.Join(chain, " → ")))
 		}
 	}
 	return bad
 }
 
-// gnarkChain walks the imports breadth first from pkg and returns the
-// first path to a gnark package, pkg excluded, or nil.
-func gnarkChain(imports map[string][]string, pkg string) []string {
+// checkDeployed returns the chain of imports through which the binary
+// operators deploy (package main) links the load tools, if it does.
+func checkDeployed(imports map[string][]string) []string {
+	if chain := importChain(imports, "worldid", func(p string) bool { return p == benchPkg }); chain != nil {
+		return []string{fmt.Sprintf("worldid links the load tools through %s: they are cmd/worldid-bench's, not the deployed binary's", strings.Join(chain, " → "))}
+	}
+	return nil
+}
+
+// importChain walks the imports breadth first from pkg and returns the
+// first path to a package that match accepts, pkg excluded, or nil.
+func importChain(imports map[string][]string, pkg string, match func(string) bool) []string {
 	parent := map[string]string{pkg: ""}
 	for queue := []string{pkg}; len(queue) > 0; queue = queue[1:] {
 		p := queue[0]
-		if isGnark(p) {
+		if p != pkg && match(p) {
 			var chain []string
 			for ; p != pkg; p = parent[p] {
 				chain = append(chain, p)
@@ -122,12 +149,15 @@ func forbidden(pkg, dep string) string {
 	switch {
 	case dep == "worldid/internal/fakechain":
 		return "internal/fakechain is test support: only tests import it"
+	case isLeaf(pkg):
+		if !isStdlib(dep) {
+			return "the ground floor (internal/leaf/…) imports only the standard library, so that every package may import it"
+		}
+	case isLeaf(dep):
+		return ""
 	case hasPkg(cryptoPkgs, pkg):
 		if dep == "net/http" || dep == "log/slog" || strings.HasPrefix(dep, "net/http/") {
 			return "crypto packages do no I/O or logging"
-		}
-		if dep == "worldid/internal/strictjson" {
-			return "" // stdlib-only JSON checking, for credential.Parse
 		}
 		if strings.HasPrefix(dep, "worldid/") {
 			if !hasPkg(cryptoPkgs, dep) {
@@ -155,14 +185,6 @@ func forbidden(pkg, dep string) string {
 		if hasPkg(handlerPkgs, dep) {
 			return "backends implement handler interfaces without importing handlers"
 		}
-	case hasPkg(leafPkgs, pkg):
-		if !isStdlib(dep) {
-			return "the QR encoder and the page templates know nothing of the protocol: they import only the standard library"
-		}
-	case pkg == "worldid/internal/strictjson":
-		if !isStdlib(dep) {
-			return "crypto packages import strictjson, so it imports only the standard library"
-		}
 	case pkg == "worldid/internal/httpapi":
 		if !isStdlib(dep) && dep != "worldid/record" {
 			return "the HTTP ground floor is a leaf under every handler: it imports only the standard library and record's storage sentinels"
@@ -175,7 +197,7 @@ func forbidden(pkg, dep string) string {
 		if !isStdlib(dep) {
 			return "bridge holds the Wallet Bridge protocol's data and imports only the standard library"
 		}
-	case pkg == "worldid/internal/cli" && dep == "worldid/admin":
+	case isCommand(pkg) && dep == "worldid/admin":
 		return "" // the admin API's client
 	case !hasPkg(wiringPkgs, pkg) && (hasPkg(backendPkgs, dep) || hasPkg(handlerPkgs, dep)) && !strings.HasPrefix(pkg, dep+"/"):
 		return "only the wiring (main, internal/server) puts handlers and backends together"
@@ -199,10 +221,13 @@ func TestImportRules(t *testing.T) {
 	if n := len(slices.DeleteFunc(slices.Collect(maps.Keys(imports)), func(p string) bool { return !isModule(p) })); n < 5 {
 		t.Fatalf("go list found only %d packages of this module", n)
 	}
-	if gnarkChain(imports, "worldid") == nil {
+	if importChain(imports, "worldid", isGnark) == nil {
 		t.Fatal("the import graph does not show the binary linking gnark; the gnark rule would pass vacuously")
 	}
-	for _, v := range append(checkImports(imports), checkGnark(imports)...) {
+	if importChain(imports, "worldid/cmd/worldid-bench", func(p string) bool { return p == benchPkg }) == nil {
+		t.Fatal("the import graph does not show worldid-bench linking the load tools; the deployed-binary rule would pass vacuously")
+	}
+	for _, v := range slices.Concat(checkImports(imports), checkGnark(imports), checkDeployed(imports)) {
 		t.Error(v)
 	}
 }
@@ -221,27 +246,31 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/oidc", "worldid/signin"},
 		{"worldid/signin", "worldid/oidc"},
 		{"worldid/signin", "worldid/store/postgres"},
-		{"worldid/internal/qr", "worldid/record"},
-		{"worldid/internal/page", "worldid/internal/oauth"},
-		{"worldid/internal/page", "worldid/oidc"},
+		{"worldid/internal/leaf/qr", "worldid/record"},
+		{"worldid/internal/leaf/page", "worldid/internal/oauth"},
+		{"worldid/internal/leaf/page", "worldid/oidc"},
 		{"worldid/internal/oauth", "worldid/signin"},
 		{"worldid/store", "worldid/oidc"},
+		{"worldid/oidc", "worldid/store/engine"},
+		{"worldid/store/engine", "worldid/verify"},
 		{"worldid/record", "github.com/consensys/gnark-crypto/ecc/bn254/fr"},
 		{"worldid/internal/wallet", "worldid/store"},
 		{"worldid/semaphore", "github.com/iden3/go-iden3-crypto/poseidon"},
 		{"worldid/internal/httpapi", "worldid/verify"},
-		{"worldid/internal/httpapi", "worldid/internal/strictjson"},
+		{"worldid/internal/httpapi", "worldid/field"},
 		{"worldid/internal/httpapi", "github.com/consensys/gnark-crypto/ecc/bn254/fr"},
 		{"worldid/bridge/relay", "worldid/store/postgres"},
 		{"worldid/bridge", "worldid/field"},
 		{"worldid/bridge/rpsig", "net/http"},
+		{"worldid/internal/leaf/strictjson", "worldid/field"},
+		{"worldid/internal/leaf/strictjson", "worldid/internal/leaf/other"},
+		{"worldid/internal/leaf/new", "github.com/example/helper"},
+		{"worldid/credential", "worldid/internal/strictjson"}, // internal/, not its ground floor
+		{"worldid/poseidon", "worldid/internal/httpapi"},
 	} {
 		if len(checkImports(map[string][]string{edge[0]: {edge[1]}})) != 1 {
 			t.Errorf("%s → %s not reported", edge[0], edge[1])
 		}
-	}
-	if len(checkImports(map[string][]string{"worldid/internal/strictjson": {"worldid/field"}})) != 1 {
-		t.Error("worldid/internal/strictjson → worldid/field not reported")
 	}
 	for _, edge := range [][2]string{
 		{"worldid/semaphore/prover", "github.com/consensys/gnark/backend/groth16/bn254"},
@@ -249,16 +278,22 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/semaphore", "github.com/consensys/gnark-crypto/ecc/bn254"},
 		{"worldid/semaphore", "golang.org/x/crypto/sha3"},
 		{"worldid/babyjub", "worldid/poseidon"},
-		{"worldid/credential", "worldid/internal/strictjson"},
+		{"worldid/credential", "worldid/internal/leaf/strictjson"},
+		{"worldid/poseidon", "worldid/internal/leaf/new"},
+		{"worldid/verify", "worldid/internal/leaf/strictjson"},
+		{"worldid/internal/leaf/strictjson", "unicode/utf16"},
 		{"worldid", "worldid/store"},
 		{"worldid/internal/server", "worldid/store/postgres"},
 		{"worldid/internal/cli", "worldid/admin"},
+		{"worldid/internal/bench", "worldid/admin"},
+		{"worldid/internal/bench", "worldid/internal/cli"},
 		{"worldid/store/storetest", "worldid/store"},
+		{"worldid/store", "worldid/store/engine"},
 		{"worldid/verify", "worldid/semaphore"},
-		{"worldid/internal/page", "html/template"},
+		{"worldid/internal/leaf/page", "html/template"},
 		{"worldid/signin", "worldid/internal/oauth"},
 		{"worldid/oidc", "worldid/internal/oauth"},
-		{"worldid/internal/oauth", "worldid/internal/page"},
+		{"worldid/internal/oauth", "worldid/internal/leaf/page"},
 		{"worldid/internal/server", "worldid/signin"},
 		{"worldid/internal/httpapi", "worldid/record"},
 		{"worldid/internal/httpapi", "log/slog"},
@@ -293,7 +328,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"worldid/oidc", "worldid/internal/wallet"},
 		{"worldid/refresh", "worldid/internal/server"},
 		{"worldid/verify", "github.com/example/helper"},
-		{"worldid/internal/strictjson", "github.com/consensys/gnark"},
+		{"worldid/internal/leaf/strictjson", "github.com/consensys/gnark"},
 		{"worldid/internal/server/sub", proverPkg},
 	} {
 		if v := checkGnark(graph(edge)); len(v) != 1 {
@@ -304,6 +339,8 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{proverPkg, "github.com/consensys/gnark/backend/groth16/bn254"},
 		{"worldid/internal/wallet", "github.com/consensys/gnark/std"},
 		{"worldid/internal/cli", "github.com/consensys/gnark/frontend"},
+		{"worldid/internal/bench", "worldid/internal/server"},
+		{"worldid/cmd/worldid-bench", "worldid/internal/bench"},
 		{"worldid/internal/simulator", proverPkg},
 		{"worldid", "worldid/internal/server"},
 		{"worldid/oidc", "worldid/semaphore"},
@@ -312,6 +349,20 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		if v := checkGnark(graph(edge)); len(v) != 0 {
 			t.Errorf("%s → %s wrongly reported: %v", edge[0], edge[1], v)
 		}
+	}
+
+	// The deployed binary links the load tools neither directly nor
+	// through any chain; worldid-bench does.
+	for _, g := range []map[string][]string{
+		{"worldid": {benchPkg}},
+		{"worldid": {"worldid/internal/cli"}, "worldid/internal/cli": {"worldid/internal/helper"}, "worldid/internal/helper": {benchPkg}},
+	} {
+		if len(checkDeployed(g)) != 1 {
+			t.Errorf("worldid linking the load tools in %v not reported", g)
+		}
+	}
+	if v := checkDeployed(map[string][]string{"worldid": {"worldid/internal/cli"}, "worldid/cmd/worldid-bench": {benchPkg, "worldid/internal/cli"}}); len(v) != 0 {
+		t.Errorf("worldid-bench linking the load tools wrongly reported: %v", v)
 	}
 }
 

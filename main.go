@@ -60,7 +60,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case "demo":
 		return cli.Demo(ctx, args, stdout, stderr)
 	case "bench":
-		return cli.Bench(ctx, args, stdout, stderr)
+		return cli.UsageError{Err: errors.New("the load tools are a command of their own, kept out of this binary: worldid-bench (go build ./cmd/worldid-bench)")}
 	case "backup":
 		return cli.Backup(ctx, args, stdout, stderr)
 	case "restore":
@@ -84,7 +84,6 @@ const usageText = `usage: worldid <command> [flags]
 
   serve                 run the server (default); flags: worldid serve -h
   demo                  run every flow against a throwaway in-process server
-  bench SCENARIO...     load-test endpoints: discovery jwks verify signin token refresh
   app create|list|import|update|rotate-secret|disable|enable|delete
                         manage relying-party apps (admin API)
   identity add C...     insert identity commitments (or -file F) into a tree (admin API)

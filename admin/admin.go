@@ -19,7 +19,7 @@ import (
 
 	"worldid/backup"
 	"worldid/internal/httpapi"
-	"worldid/internal/strictjson"
+	"worldid/internal/leaf/strictjson"
 	"worldid/record"
 )
 

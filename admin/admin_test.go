@@ -205,7 +205,7 @@ func TestBadRequests(t *testing.T) {
 }
 
 // TestDeepNestingNamesDepth: a 64 KiB body of nested arrays is refused as
-// too deep (internal/strictjson measures its memory), not as something else.
+// too deep (internal/leaf/strictjson measures its memory), not as something else.
 func TestDeepNestingNamesDepth(t *testing.T) {
 	srv, _ := newTestServer(t)
 	body := strings.Repeat("[", 32000) + strings.Repeat("]", 32000)

@@ -5,7 +5,7 @@
 // Every request must carry "Authorization: Bearer <admin token>"; the token
 // lives in the data directory with mode 0600 and is compared in constant time
 // (over SHA-256 digests, so its length leaks nothing either). Bodies are JSON
-// (exactly application/json, at most 64 KiB; internal/strictjson rejects
+// (exactly application/json, at most 64 KiB; internal/leaf/strictjson rejects
 // unknown, case-folded and duplicate member names, invalid UTF-8, nesting
 // over 64 and trailing data, in time and memory linear in the body), but
 // for an app import: JSON lines (application/x-ndjson, at most 4 MiB and

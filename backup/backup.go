@@ -14,7 +14,7 @@ import (
 	"slices"
 	"time"
 
-	"worldid/internal/strictjson"
+	"worldid/internal/leaf/strictjson"
 	"worldid/record"
 )
 

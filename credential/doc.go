@@ -23,7 +23,7 @@
 //     genesis_issued_at, expires_at, claims (always 16), associated_data_hash,
 //     signature (128 lowercase hex digits, or null), issuer {"pk":[x, y]}
 //     (canonical decimals).
-//   - [Parse] reads it strictly: JSON checked by internal/strictjson
+//   - [Parse] reads it strictly: JSON checked by internal/leaf/strictjson
 //     (duplicate member names at any depth, invalid UTF-8, nesting over 64
 //     and trailing data rejected), required members present, unknown
 //     members ignored, u64 values as bare JSON

@@ -11,7 +11,7 @@ import (
 
 	"worldid/babyjub"
 	"worldid/field"
-	"worldid/internal/strictjson"
+	"worldid/internal/leaf/strictjson"
 )
 
 // headClaims is the number of claims the HEAD serializer writes.
@@ -132,7 +132,7 @@ var requiredMembers = [...]string{"id", "version", "issuer_schema_id", "sub", "g
 	"expires_at", "claims", "associated_data_hash", "issuer"}
 
 // Parse reads a v0.3.0 credential strictly (doc/crypto.md §f "Parsing"):
-// JSON under internal/strictjson (no duplicate member names at any depth,
+// JSON under internal/leaf/strictjson (no duplicate member names at any depth,
 // no invalid UTF-8, nothing after the object), the required members
 // present, unknown members ignored, u64 values as bare JSON integers
 // < 2^64, version "V1", 0–16 claims (padded with zeros), field elements in

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"worldid/internal/oauth"
-	"worldid/internal/page"
+	"worldid/internal/leaf/page"
 	"worldid/record"
 )
 

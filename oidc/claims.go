@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"worldid/internal/oauth"
-	"worldid/internal/strictjson"
+	"worldid/internal/leaf/strictjson"
 )
 
 // Scopes (doc/interfaces.md §2.1) in the canonical order of a granted scope.

@@ -68,7 +68,7 @@
 // approval; the code is saved), or access_denied when the operator
 // disabled or deleted the app since; Respond delivers it to the
 // registered redirect URI in the request's mode (303 with query or
-// fragment, or the self-submitting form_post page of internal/page);
+// fragment, or the self-submitting form_post page of internal/leaf/page);
 // Denied is the access_denied response of a cancelled request; RestartURL
 // repeats the request with the app's state, nonce and PKCE challenge.
 // Seal and Open protect the flow's tokens (below, "Keys").
@@ -95,7 +95,7 @@
 // the expected typ (looked up, never parsed, so no none, HS*, crit, jku,
 // jwk, x5u…; RFC 7515 §4, RFC 8725 §3.1; the typ pins RS256 or ES256),
 // canonical unpadded base64url, a signature of the exact length, claims
-// read by internal/strictjson (exact member names, no duplicates, no
+// read by internal/leaf/strictjson (exact member names, no duplicates, no
 // unknown members), then exact iss, aud = client_id, now < exp with the
 // injected clock.
 //
@@ -162,7 +162,7 @@
 // 6750 §3.1); 499/500/503 for store failures (internal/httpapi's
 // triage). The body, its writer and the route wrapper are internal/oauth's,
 // shared with package signin. /authorize's errors are HTML pages
-// (internal/page). /introspect answers
+// (internal/leaf/page). /introspect answers
 // {"active":false} (200) for any invalid, expired, revoked or foreign
 // token, so its invalid_token code never appears.
 //

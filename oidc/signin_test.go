@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"worldid/internal/oauth"
-	"worldid/internal/qr"
+	"worldid/internal/leaf/qr"
 	"worldid/record"
 )
 

@@ -3,11 +3,11 @@ package refresh
 import (
 	"errors"
 
-	"worldid/internal/strictjson"
+	"worldid/internal/leaf/strictjson"
 )
 
 // readFlatObject reads exactly one JSON object whose values are scalars
-// (string, number, true, false or null), under internal/strictjson: no
+// (string, number, true, false or null), under internal/leaf/strictjson: no
 // invalid UTF-8 (which encoding/json would silently replace), no duplicate
 // member names (which it would silently overwrite), nothing after it.
 func readFlatObject(b []byte) (map[string]strictjson.Value, error) {

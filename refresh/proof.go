@@ -13,7 +13,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/field"
-	"worldid/internal/strictjson"
+	"worldid/internal/leaf/strictjson"
 	"worldid/record"
 	"worldid/semaphore"
 )

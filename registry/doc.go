@@ -91,7 +91,7 @@
 // would: POST /api/v1/inclusion-proof (a leaf's Merkle path and the root) and
 // GET /api/v1/semaphore/proving-key (the local proving key, public
 // parameters). The inclusion-proof body is at most 4 KiB of
-// application/json, decoded by internal/strictjson (exact member names, no
+// application/json, decoded by internal/leaf/strictjson (exact member names, no
 // duplicates, valid UTF-8, nesting at most 64, nothing after the object).
 //
 // Replicas sharing one store (PostgreSQL) see each other's identities and

@@ -12,7 +12,7 @@ import (
 
 	"worldid/field"
 	"worldid/internal/httpapi"
-	"worldid/internal/strictjson"
+	"worldid/internal/leaf/strictjson"
 	"worldid/record"
 )
 

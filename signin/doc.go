@@ -65,7 +65,7 @@
 // loading its page once it is over, expires that cookie. The page (200,
 // its own URL, so a reload shows the same request) shows the app's name,
 // the host it returns to, the QR code of the wallet link as inline SVG
-// (internal/qr: byte mode, level M, drawn server-side), the match code, the
+// (internal/leaf/qr: byte mode, level M, drawn server-side), the match code, the
 // expiry, the wallet link as "open the wallet on this device", a Cancel
 // button, and a warning never to scan a code someone sent. A nonce'd
 // script polls /authorize/status every 1.5 s and on visibilitychange; it

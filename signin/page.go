@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"worldid/internal/page"
-	"worldid/internal/qr"
+	"worldid/internal/leaf/page"
+	"worldid/internal/leaf/qr"
 )
 
-// The flow's pages (internal/page): the wait page and the expired page;
+// The flow's pages (internal/leaf/page): the wait page and the expired page;
 // errors are internal/oauth's error page, the form_post answer the
 // provider's.
 
@@ -26,7 +26,7 @@ type waitPageData struct {
 	page.Head
 	AppName, ClientID, ReturnHost string
 	Grants                        []string
-	QR                            template.HTML // server-rendered SVG (internal/qr)
+	QR                            template.HTML // server-rendered SVG (internal/leaf/qr)
 	MatchCode                     string
 	WalletLink                    template.URL // worldid:// is not a scheme html/template lets through
 	Token, CancelURL, StatusURL   string

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"worldid/internal/oauth"
-	"worldid/internal/strictjson"
+	"worldid/internal/leaf/strictjson"
 )
 
 // Pending sign-ins are not stored (doc.go "Pending sign-ins"): the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"worldid/record"
+	"worldid/store/engine"
 )
 
 // Apps. This file is the pattern for every domain: table names as constants,
@@ -20,7 +21,7 @@ const (
 // a.ID or a.RPID is taken; both constraints are checked in one Update, so a
 // failed create leaves nothing behind.
 func (db *DB) CreateApp(ctx context.Context, a record.App) error {
-	return db.Update(ctx, func(tx *Tx) error { return putApp(tx, a, false) })
+	return db.Update(ctx, func(tx *engine.Tx) error { return putApp(tx, a, false) })
 }
 
 // ImportApps stores apps in one Update, in order: each is created or, with
@@ -29,7 +30,7 @@ func (db *DB) CreateApp(ctx context.Context, a record.App) error {
 // one of apps refuses the batch with a *record.ItemError naming the app and
 // wrapping record.ErrExists; then nothing is written.
 func (db *DB) ImportApps(ctx context.Context, apps []record.App, replace bool) error {
-	return db.Update(ctx, func(tx *Tx) error {
+	return db.Update(ctx, func(tx *engine.Tx) error {
 		for i, a := range apps {
 			if err := putApp(tx, a, replace); err != nil {
 				return &record.ItemError{Index: i, Err: err}
@@ -40,7 +41,7 @@ func (db *DB) ImportApps(ctx context.Context, apps []record.App, replace bool) e
 }
 
 // putApp is CreateApp or, with replace, ImportApps of a within tx.
-func putApp(tx *Tx, a record.App, replace bool) error {
+func putApp(tx *engine.Tx, a record.App, replace bool) error {
 	if !replace {
 		if err := tx.Insert(tableApps, a.ID, a); err != nil {
 			return err
@@ -63,14 +64,14 @@ func putApp(tx *Tx, a record.App, replace bool) error {
 // App returns the app with the given ID or an error wrapping
 // record.ErrNotFound. Reads never wait for I/O, so ctx is unused.
 func (db *DB) App(_ context.Context, id string) (a record.App, err error) {
-	err = db.View(func(tx *ReadTx) error { return getJSON(tx, tableApps, id, &a) })
+	err = db.View(func(tx *engine.ReadTx) error { return getJSON(tx, tableApps, id, &a) })
 	return a, err
 }
 
 // AppByRP returns the app with the given rp_id or an error wrapping
 // record.ErrNotFound.
 func (db *DB) AppByRP(_ context.Context, rpID string) (a record.App, err error) {
-	err = db.View(func(tx *ReadTx) error {
+	err = db.View(func(tx *engine.ReadTx) error {
 		var id string
 		if err := getJSON(tx, tableRPs, rpID, &id); err != nil {
 			return err
@@ -82,7 +83,7 @@ func (db *DB) AppByRP(_ context.Context, rpID string) (a record.App, err error) 
 
 // Apps returns every app, sorted by ID.
 func (db *DB) Apps(_ context.Context) (apps []record.App, err error) {
-	err = db.View(func(tx *ReadTx) error {
+	err = db.View(func(tx *engine.ReadTx) error {
 		apps, err = scanJSON[record.App](tx, tableApps, "")
 		return err
 	})
@@ -95,7 +96,7 @@ func (db *DB) Apps(_ context.Context) (apps []record.App, err error) {
 // written.
 // SQL: SELECT … FOR UPDATE; UPDATE apps SET … WHERE id = $1; one transaction.
 func (db *DB) UpdateApp(ctx context.Context, id string, change func(*record.App) error) (a record.App, err error) {
-	err = db.Update(ctx, func(tx *Tx) error {
+	err = db.Update(ctx, func(tx *engine.Tx) error {
 		if err := getJSON(tx, tableApps, id, &a); err != nil {
 			return err
 		}
@@ -115,7 +116,7 @@ func (db *DB) UpdateApp(ctx context.Context, id string, change func(*record.App)
 // record.ErrNotFound. The app's actions and nullifiers stay, so that
 // importing it again does not make spent nullifiers fresh.
 func (db *DB) DeleteApp(ctx context.Context, id string) error {
-	return db.Update(ctx, func(tx *Tx) error {
+	return db.Update(ctx, func(tx *engine.Tx) error {
 		var a record.App
 		if err := getJSON(tx, tableApps, id, &a); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"worldid/record"
+	"worldid/store/engine"
 )
 
 // Sign-in (package oidc's Store). Bearer values (request ids, codes) arrive
@@ -31,7 +32,7 @@ type storedCode struct {
 
 // SigningKeys returns every signing key, sorted by ID.
 func (db *DB) SigningKeys(_ context.Context) (keys []record.SigningKey, err error) {
-	err = db.View(func(tx *ReadTx) error {
+	err = db.View(func(tx *engine.ReadTx) error {
 		keys, err = scanJSON[record.SigningKey](tx, tableSigningKeys, "")
 		return err
 	})
@@ -43,7 +44,7 @@ func (db *DB) SigningKeys(_ context.Context) (keys []record.SigningKey, err erro
 // SQL: INSERT … SELECT … WHERE NOT EXISTS (SELECT 1 FROM keys WHERE
 // activate_at > $pendingAfter).
 func (db *DB) AddSigningKey(ctx context.Context, k record.SigningKey, pendingAfter time.Time) error {
-	return db.Update(ctx, func(tx *Tx) error {
+	return db.Update(ctx, func(tx *engine.Tx) error {
 		keys, err := scanJSON[record.SigningKey](tx, tableSigningKeys, "")
 		if err != nil {
 			return err
@@ -60,7 +61,7 @@ func (db *DB) AddSigningKey(ctx context.Context, k record.SigningKey, pendingAft
 // DeleteSigningKey removes a key or returns an error wrapping
 // record.ErrNotFound.
 func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
-	return db.Update(ctx, func(tx *Tx) error {
+	return db.Update(ctx, func(tx *engine.Tx) error {
 		if _, ok := tx.Get(tableSigningKeys, id); !ok {
 			return fmt.Errorf("store: signing key %q: %w", id, record.ErrNotFound)
 		}
@@ -74,7 +75,7 @@ func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
 // record.ErrNotFound and changes nothing.
 // SQL: DELETE FROM keys WHERE id = $1; INSERT …; one transaction.
 func (db *DB) RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error {
-	return db.Update(ctx, func(tx *Tx) error {
+	return db.Update(ctx, func(tx *engine.Tx) error {
 		if _, ok := tx.Get(tableSigningKeys, id); !ok {
 			return fmt.Errorf("store: signing key %q: %w", id, record.ErrNotFound)
 		}
@@ -90,7 +91,7 @@ func (db *DB) RevokeSigningKey(ctx context.Context, id string, replacement *reco
 // scanned progress if MarkScanned marked it; else an error wrapping
 // record.ErrNotFound.
 func (db *DB) SigninProgress(_ context.Context, id string) (p record.SigninProgress, err error) {
-	err = db.View(func(tx *ReadTx) error { return getJSON(tx, tableSignins, id, &p) })
+	err = db.View(func(tx *engine.ReadTx) error { return getJSON(tx, tableSignins, id, &p) })
 	if errors.Is(err, record.ErrNotFound) {
 		if exp, ok := db.scans.get(id); ok {
 			return record.SigninProgress{ID: id, State: record.SigninScanned, ExpiresAt: exp}, nil
@@ -155,7 +156,7 @@ func (s *scanMarks) prune(now time.Time) {
 // SQL: INSERT … ON CONFLICT DO NOTHING, then SELECT … FOR UPDATE and UPDATE
 // in one transaction.
 func (db *DB) AdvanceSignin(ctx context.Context, p record.SigninProgress, from ...string) (prev record.SigninProgress, err error) {
-	err = db.Update(ctx, func(tx *Tx) error {
+	err = db.Update(ctx, func(tx *engine.Tx) error {
 		prev = record.SigninProgress{}
 		if err := getJSON(tx, tableSignins, p.ID, &prev); err != nil && !errors.Is(err, record.ErrNotFound) {
 			return err
@@ -170,12 +171,12 @@ func (db *DB) AdvanceSignin(ctx context.Context, p record.SigninProgress, from .
 
 // UseProofOnce records key; a key recorded before wraps record.ErrExists.
 func (db *DB) UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error {
-	return db.Update(ctx, func(tx *Tx) error { return tx.Insert(tableProofs, key, expiresAt) })
+	return db.Update(ctx, func(tx *engine.Tx) error { return tx.Insert(tableProofs, key, expiresAt) })
 }
 
 // SaveCode stores a new code; an existing ID wraps record.ErrExists.
 func (db *DB) SaveCode(ctx context.Context, c record.AuthCode) error {
-	return db.Update(ctx, func(tx *Tx) error { return tx.Insert(tableCodes, c.ID, storedCode{Code: c}) })
+	return db.Update(ctx, func(tx *engine.Tx) error { return tx.Insert(tableCodes, c.ID, storedCode{Code: c}) })
 }
 
 // Code returns a code without redeeming it if it was never redeemed and
@@ -185,7 +186,7 @@ func (db *DB) SaveCode(ctx context.Context, c record.AuthCode) error {
 // SQL: SELECT … FROM codes WHERE id = $1.
 func (db *DB) Code(_ context.Context, id string, now time.Time) (record.AuthCode, error) {
 	var sc storedCode
-	if err := db.View(func(tx *ReadTx) error { return getJSON(tx, tableCodes, id, &sc) }); err != nil {
+	if err := db.View(func(tx *engine.ReadTx) error { return getJSON(tx, tableCodes, id, &sc) }); err != nil {
 		return record.AuthCode{}, err
 	}
 	return checkStoredCode(id, sc, now)
@@ -210,7 +211,7 @@ func checkStoredCode(id string, sc storedCode, now time.Time) (record.AuthCode, 
 // grant_id FROM codes WHERE id = $1 AND redeemed.
 func (db *DB) RedeemCode(ctx context.Context, id string, now time.Time) (record.AuthCode, error) {
 	var sc storedCode
-	err := db.Update(ctx, func(tx *Tx) error {
+	err := db.Update(ctx, func(tx *engine.Tx) error {
 		if err := getJSON(tx, tableCodes, id, &sc); err != nil {
 			return err
 		}
@@ -235,7 +236,7 @@ func (db *DB) RedeemCode(ctx context.Context, id string, now time.Time) (record.
 
 // IsGrantRevoked reports whether a code replay revoked the grant.
 func (db *DB) IsGrantRevoked(_ context.Context, grantID string) (revoked bool, err error) {
-	err = db.View(func(tx *ReadTx) error {
+	err = db.View(func(tx *engine.ReadTx) error {
 		_, revoked = tx.Get(tableRevoked, grantID)
 		return nil
 	})
@@ -247,7 +248,7 @@ func (db *DB) IsGrantRevoked(_ context.Context, grantID string) (revoked bool, e
 // tables.
 func (db *DB) PruneExpired(ctx context.Context, now time.Time) error {
 	db.scans.prune(now)
-	return db.Update(ctx, func(tx *Tx) error {
+	return db.Update(ctx, func(tx *engine.Tx) error {
 		expired := func(table string, until func(json.RawMessage) (time.Time, error)) error {
 			var keys []string
 			var err error

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"worldid/record"
+	"worldid/store/engine"
 	"worldid/store/storetest"
 )
 
@@ -35,10 +36,9 @@ func TestScanMarksInMemory(t *testing.T) {
 	dir := t.TempDir()
 	db := mustOpen(t, dir, Options{})
 	ctx := context.Background()
-	lsn := func() uint64 {
-		db.writeMu.Lock()
-		defer db.writeMu.Unlock()
-		return db.lastLSN
+	lsn := func() (n uint64) {
+		db.View(func(tx *engine.ReadTx) error { n = tx.LSN(); return nil })
+		return n
 	}
 	before := lsn()
 	exp := time.Date(2025, 6, 1, 12, 11, 0, 0, time.UTC)

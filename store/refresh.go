@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"worldid/record"
+	"worldid/store/engine"
 )
 
 // Credential refresh (doc/design.md §7): signup records, trusted Orb keys, the
@@ -26,12 +27,12 @@ const (
 
 // SetRefreshEnabled turns the refresh endpoint on or off.
 func (db *DB) SetRefreshEnabled(ctx context.Context, on bool) error {
-	return db.Update(ctx, func(tx *Tx) error { return tx.Put(tableSettings, settingRefreshEnabled, on) })
+	return db.Update(ctx, func(tx *engine.Tx) error { return tx.Put(tableSettings, settingRefreshEnabled, on) })
 }
 
 // RefreshEnabled reports whether refresh is on; it is until turned off.
 func (db *DB) RefreshEnabled(_ context.Context) (on bool, err error) {
-	err = db.View(func(tx *ReadTx) error {
+	err = db.View(func(tx *engine.ReadTx) error {
 		err := getJSON(tx, tableSettings, settingRefreshEnabled, &on)
 		if errors.Is(err, record.ErrNotFound) {
 			on = true
@@ -56,7 +57,7 @@ func (db *DB) PutSignups(ctx context.Context, ss []record.Signup) error {
 			return fmt.Errorf("store: signup %d: %w", i, err)
 		}
 	}
-	return db.Update(ctx, func(tx *Tx) error {
+	return db.Update(ctx, func(tx *engine.Tx) error {
 		for _, s := range ss {
 			s.VerifiedAt = s.VerifiedAt.UTC()
 			if err := tx.Put(tableSignups, s.IDCommitment, s); err != nil {
@@ -70,7 +71,7 @@ func (db *DB) PutSignups(ctx context.Context, ss []record.Signup) error {
 // Signup returns the signup record of idComm or an error wrapping
 // record.ErrNotFound.
 func (db *DB) Signup(_ context.Context, idComm string) (s record.Signup, err error) {
-	err = db.View(func(tx *ReadTx) error { return getJSON(tx, tableSignups, idComm, &s) })
+	err = db.View(func(tx *engine.ReadTx) error { return getJSON(tx, tableSignups, idComm, &s) })
 	return s, err
 }
 
@@ -81,7 +82,7 @@ func (db *DB) AddOrbKey(ctx context.Context, orbID, pem string) error {
 	if orbID == "" || pem == "" {
 		return errors.New("store: orb_id and key must not be empty")
 	}
-	return db.Update(ctx, func(tx *Tx) error {
+	return db.Update(ctx, func(tx *engine.Tx) error {
 		var keys []string
 		if err := getJSON(tx, tableOrbKeys, orbID, &keys); err != nil && !errors.Is(err, record.ErrNotFound) {
 			return err
@@ -97,7 +98,7 @@ func (db *DB) AddOrbKey(ctx context.Context, orbID, pem string) error {
 // unknown orb has none.
 func (db *DB) OrbKeys(_ context.Context, orbID string) (keys []string, err error) {
 	keys = []string{}
-	err = db.View(func(tx *ReadTx) error {
+	err = db.View(func(tx *engine.ReadTx) error {
 		err := getJSON(tx, tableOrbKeys, orbID, &keys)
 		if errors.Is(err, record.ErrNotFound) {
 			return nil
@@ -110,7 +111,7 @@ func (db *DB) OrbKeys(_ context.Context, orbID string) (keys []string, err error
 // PinnedSub returns the sub the first refresh of idComm pinned, or an
 // error wrapping record.ErrNotFound.
 func (db *DB) PinnedSub(_ context.Context, idComm string) (sub string, err error) {
-	err = db.View(func(tx *ReadTx) error { return getJSON(tx, tablePinnedSubs, idComm, &sub) })
+	err = db.View(func(tx *engine.ReadTx) error { return getJSON(tx, tablePinnedSubs, idComm, &sub) })
 	return sub, err
 }
 
@@ -129,7 +130,7 @@ func (db *DB) RecordRefresh(ctx context.Context, r record.Refresh) error {
 		return err
 	}
 	r.At = r.At.UTC()
-	return db.Update(ctx, func(tx *Tx) error {
+	return db.Update(ctx, func(tx *engine.Tx) error {
 		if r.ProofKey != "" {
 			if err := tx.Insert(tableProofs, r.ProofKey, r.ProofExpiresAt); err != nil {
 				return err
@@ -149,7 +150,7 @@ func (db *DB) RecordRefresh(ctx context.Context, r record.Refresh) error {
 
 // bindOnce sets table/key to value if absent; a different stored value
 // is an error wrapping conflict.
-func bindOnce(tx *Tx, table, key, value string, conflict error) error {
+func bindOnce(tx *engine.Tx, table, key, value string, conflict error) error {
 	var stored string
 	err := getJSON(tx, table, key, &stored)
 	switch {
@@ -170,7 +171,7 @@ func refreshKey(r record.Refresh) string {
 
 // Refreshes returns the refreshes of idComm, oldest first.
 func (db *DB) Refreshes(_ context.Context, idComm string) (rs []record.Refresh, err error) {
-	err = db.View(func(tx *ReadTx) error {
+	err = db.View(func(tx *engine.ReadTx) error {
 		rs, err = scanJSON[record.Refresh](tx, tableRefreshes, idComm+"/")
 		return err
 	})

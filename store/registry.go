@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"worldid/record"
+	"worldid/store/engine"
 )
 
 // Identity trees: the ordered leaves of each tree and the operator's
@@ -41,7 +42,7 @@ func (db *DB) AppendLeaves(ctx context.Context, tree string, commitments []strin
 		return 0, errors.New("store: no commitments to append")
 	}
 	at = at.UTC()
-	err = db.Update(ctx, func(tx *Tx) error {
+	err = db.Update(ctx, func(tx *engine.Tx) error {
 		for i, c := range commitments {
 			n, err := tx.Increment(tableTreeSizes, tree, maxTreeLeaves)
 			if err != nil {
@@ -70,7 +71,7 @@ func (db *DB) AppendLeaves(ctx context.Context, tree string, commitments []strin
 // Leaves returns the leaves of tree in index order, starting at index from
 // (so a replica can catch up on what others appended).
 func (db *DB) Leaves(_ context.Context, tree string, from int) (leaves []record.Leaf, err error) {
-	err = db.View(func(tx *ReadTx) error {
+	err = db.View(func(tx *engine.ReadTx) error {
 		var size int64
 		if raw, ok := tx.Get(tableTreeSizes, tree); ok {
 			if err := json.Unmarshal(raw, &size); err != nil {
@@ -96,12 +97,12 @@ func (db *DB) Leaves(_ context.Context, tree string, from int) (leaves []record.
 // record.ErrExists.
 func (db *DB) AddExternalRoot(ctx context.Context, r record.ExternalRoot) error {
 	r.At = r.At.UTC()
-	return db.Update(ctx, func(tx *Tx) error { return tx.Insert(tableExternalRoots, r.Tree+"/"+r.Root, r) })
+	return db.Update(ctx, func(tx *engine.Tx) error { return tx.Insert(tableExternalRoots, r.Tree+"/"+r.Root, r) })
 }
 
 // ExternalRoots returns every external root, ordered by tree and root.
 func (db *DB) ExternalRoots(_ context.Context) (roots []record.ExternalRoot, err error) {
-	err = db.View(func(tx *ReadTx) error {
+	err = db.View(func(tx *engine.ReadTx) error {
 		roots, err = scanJSON[record.ExternalRoot](tx, tableExternalRoots, "")
 		return err
 	})
@@ -111,12 +112,12 @@ func (db *DB) ExternalRoots(_ context.Context) (roots []record.ExternalRoot, err
 // AddTrustAnchor stores a, replacing the anchor of the same kind and id.
 func (db *DB) AddTrustAnchor(ctx context.Context, a record.TrustAnchor) error {
 	a.At = a.At.UTC()
-	return db.Update(ctx, func(tx *Tx) error { return tx.Put(tableTrustAnchors, a.Kind+"/"+a.ID, a) })
+	return db.Update(ctx, func(tx *engine.Tx) error { return tx.Put(tableTrustAnchors, a.Kind+"/"+a.ID, a) })
 }
 
 // TrustAnchors returns every anchor, ordered by kind and id.
 func (db *DB) TrustAnchors(_ context.Context) (anchors []record.TrustAnchor, err error) {
-	err = db.View(func(tx *ReadTx) error {
+	err = db.View(func(tx *engine.ReadTx) error {
 		anchors, err = scanJSON[record.TrustAnchor](tx, tableTrustAnchors, "")
 		return err
 	})

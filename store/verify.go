@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"worldid/record"
+	"worldid/store/engine"
 )
 
 // Verification actions and their nullifiers (doc/design.md §5).
@@ -55,7 +56,7 @@ func (db *DB) RecordVerification(ctx context.Context, rpID, action, environment,
 		return record.Verification{}, err
 	}
 	var v record.Verification
-	err = db.Update(ctx, func(tx *Tx) error {
+	err = db.Update(ctx, func(tx *engine.Tx) error {
 		a, err := getOrCreateAction(tx, akey, rpID, action, environment, now)
 		if err != nil {
 			return err
@@ -87,7 +88,7 @@ func (db *DB) SetActionLimit(ctx context.Context, rpID, action, environment stri
 	if err != nil {
 		return err
 	}
-	return db.Update(ctx, func(tx *Tx) error {
+	return db.Update(ctx, func(tx *engine.Tx) error {
 		a, err := getOrCreateAction(tx, akey, rpID, action, environment, now)
 		if err != nil {
 			return err
@@ -103,11 +104,11 @@ func (db *DB) Action(_ context.Context, rpID, action, environment string) (a rec
 	if err != nil {
 		return a, err
 	}
-	err = db.View(func(tx *ReadTx) error { return getJSON(tx, tableActions, akey, &a) })
+	err = db.View(func(tx *engine.ReadTx) error { return getJSON(tx, tableActions, akey, &a) })
 	return a, err
 }
 
-func getOrCreateAction(tx *Tx, akey, rpID, action, environment string, now time.Time) (record.Action, error) {
+func getOrCreateAction(tx *engine.Tx, akey, rpID, action, environment string, now time.Time) (record.Action, error) {
 	var a record.Action
 	err := getJSON(tx, tableActions, akey, &a)
 	if !errors.Is(err, record.ErrNotFound) {

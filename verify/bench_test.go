@@ -44,7 +44,7 @@ func BenchmarkHandler(b *testing.B) {
 	}
 }
 
-// BenchmarkParseBody is the strict parser (internal/strictjson and the
+// BenchmarkParseBody is the strict parser (internal/leaf/strictjson and the
 // member policy) on its own.
 func BenchmarkParseBody(b *testing.B) {
 	body := benchBody(b)

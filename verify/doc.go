@@ -46,7 +46,7 @@
 // per-item verdict.
 //
 // Decisions on the parser (doc/design.md §8): the body is read by
-// internal/strictjson, so invalid UTF-8 anywhere (which encoding/json would
+// internal/leaf/strictjson, so invalid UTF-8 anywhere (which encoding/json would
 // turn into U+FFFD), unpaired surrogate escapes and nesting deeper than 64
 // are invalid_request; member names match exactly (no case folding); a
 // duplicate member name, at any depth, is a validation_error naming it

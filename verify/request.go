@@ -14,7 +14,7 @@ import (
 
 	"worldid/field"
 	"worldid/internal/httpapi"
-	"worldid/internal/strictjson"
+	"worldid/internal/leaf/strictjson"
 	"worldid/record"
 )
 
@@ -98,7 +98,7 @@ type rawItem struct {
 	v4                                                   rawItemV4 // request4.go
 }
 
-// decodeBody reads the body with internal/strictjson, which rejects
+// decodeBody reads the body with internal/leaf/strictjson, which rejects
 // invalid UTF-8, duplicate member names at any depth and anything after
 // the object: each would let two parsers read one body differently
 // (doc/design.md §8). Member names then match exactly (encoding/json folds

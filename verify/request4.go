@@ -8,7 +8,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
-	"worldid/internal/strictjson"
+	"worldid/internal/leaf/strictjson"
 	"worldid/oprfproof"
 	"worldid/record"
 	"worldid/semaphore"

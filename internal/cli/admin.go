@@ -19,33 +19,37 @@ import (
 
 	"worldid/admin"
 	"worldid/field"
+	"worldid/internal/leaf/strictjson"
 	"worldid/internal/server"
-	"worldid/internal/strictjson"
 	"worldid/record"
 )
 
-// adminFlags are the flags every admin CLI command shares.
-type adminFlags struct {
-	url, dataDir, token string
-	json                bool
+// AdminFlags are the flags every command that calls the admin API shares
+// (here and in the load tools, internal/bench).
+type AdminFlags struct {
+	URL, DataDir, Token string
+	JSON                bool
 }
 
-func (a *adminFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.url, "admin-url", "http://127.0.0.1:8081", "admin API base URL")
-	fs.StringVar(&a.dataDir, "data", "./worldid-data", "data directory holding admin.token")
-	fs.StringVar(&a.token, "admin-token", "", "admin token (default: read from the data directory)")
-	fs.BoolVar(&a.json, "json", false, "print JSON instead of text")
+// Register defines -admin-url, -data, -admin-token and -json on fs.
+func (a *AdminFlags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&a.URL, "admin-url", "http://127.0.0.1:8081", "admin API base URL")
+	fs.StringVar(&a.DataDir, "data", "./worldid-data", "data directory holding admin.token")
+	fs.StringVar(&a.Token, "admin-token", "", "admin token (default: read from the data directory)")
+	fs.BoolVar(&a.JSON, "json", false, "print JSON instead of text")
 }
 
-func (a *adminFlags) client() (*admin.Client, error) {
-	token := a.token
+// Client returns an admin API client for the flags, reading the token from
+// the data directory unless -admin-token is given.
+func (a *AdminFlags) Client() (*admin.Client, error) {
+	token := a.Token
 	if token == "" {
 		var err error
-		if token, err = server.ReadAdminToken(a.dataDir); err != nil {
+		if token, err = server.ReadAdminToken(a.DataDir); err != nil {
 			return nil, err
 		}
 	}
-	return &admin.Client{BaseURL: a.url, Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}, nil
+	return &admin.Client{BaseURL: a.URL, Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}, nil
 }
 
 // stringList is a repeatable string flag.
@@ -332,9 +336,9 @@ func Admin(ctx context.Context, name string, args []string, stdout, stderr io.Wr
 		}
 		return UsageError{Err: errors.New(usage)}
 	}
-	var af adminFlags
+	var af AdminFlags
 	fs := NewFlagSet(name+" "+sub, stderr)
-	af.register(fs)
+	af.Register(fs)
 	if cmd.flags != nil {
 		cmd.flags(fs)
 	}
@@ -345,7 +349,7 @@ func Admin(ctx context.Context, name string, args []string, stdout, stderr io.Wr
 	if err := parseFlagsWithArgs(fs, args, argCount); err != nil {
 		return err
 	}
-	c, err := af.client()
+	c, err := af.Client()
 	if err != nil {
 		return err
 	}
@@ -353,7 +357,7 @@ func Admin(ctx context.Context, name string, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	if af.json {
+	if af.JSON {
 		return json.NewEncoder(stdout).Encode(result)
 	}
 	_, err = io.WriteString(stdout, text)
@@ -443,13 +447,22 @@ func importSignups(ctx context.Context, c *admin.Client, args []string) (any, st
 	if err != nil {
 		return nil, "", err
 	}
+	if err := ImportSignups(ctx, c, records); err != nil {
+		return nil, "", err
+	}
+	return map[string]int{"imported": len(records)}, fmt.Sprintf("imported %d signup records\n", len(records)), nil
+}
+
+// ImportSignups sends records to the admin API signupBatch at a time; an
+// error names the batch's records (the earlier batches were imported).
+func ImportSignups(ctx context.Context, c *admin.Client, records []record.Signup) error {
 	for start := 0; start < len(records); start += signupBatch {
 		batch := records[start:min(start+signupBatch, len(records))]
 		if err := c.ImportSignups(ctx, admin.SignupImport{Signups: batch}); err != nil {
-			return nil, "", fmt.Errorf("records %d–%d: %w (earlier batches were imported)", start+1, start+len(batch), err)
+			return fmt.Errorf("records %d–%d: %w (earlier batches were imported)", start+1, start+len(batch), err)
 		}
 	}
-	return map[string]int{"imported": len(records)}, fmt.Sprintf("imported %d signup records\n", len(records)), nil
+	return nil
 }
 
 // readSignupLines parses a JSON-lines file strictly (unknown, case-folded

@@ -23,10 +23,10 @@ const secretWarning = "worldid: %s holds secrets (the issuer's EdDSA seed, the O
 // running server, checks it (checksum and counts), and only then moves it
 // to FILE, which must not exist.
 func Backup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var af adminFlags
+	var af AdminFlags
 	var out string
 	fs := NewFlagSet("backup", stderr)
-	af.register(fs)
+	af.Register(fs)
 	fs.StringVar(&out, "o", "", "file to write the backup to (must not exist)")
 	if err := parseFlagsWithArgs(fs, args, 0); err != nil {
 		return err
@@ -34,7 +34,7 @@ func Backup(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if out == "" {
 		return UsageError{Err: errors.New("backup: -o FILE is required")}
 	}
-	c, err := af.client()
+	c, err := af.Client()
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func Backup(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	fmt.Fprintf(stderr, secretWarning, out)
-	return printSummary(stdout, af.json, out, sum)
+	return printSummary(stdout, af.JSON, out, sum)
 }
 
 func checkBackup(path string) (backup.Summary, error) {

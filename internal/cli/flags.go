@@ -30,18 +30,18 @@ func NewFlagSet(name string, out io.Writer) *flag.FlagSet {
 // ParseFlags parses args into fs, then fills every flag not given on the
 // command line from its WORLDID_* environment variable.
 func ParseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
-	if err := parse(fs, args); err != nil {
+	if err := Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return UsageError{Err: fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
 	}
-	return fillFromEnv(fs, getenv)
+	return FillFromEnv(fs, getenv)
 }
 
-// fillFromEnv sets every flag not given on the command line from its
+// FillFromEnv sets every flag not given on the command line from its
 // WORLDID_* environment variable.
-func fillFromEnv(fs *flag.FlagSet, getenv func(string) string) error {
+func FillFromEnv(fs *flag.FlagSet, getenv func(string) string) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var errs []error
@@ -64,19 +64,19 @@ func fillFromEnv(fs *flag.FlagSet, getenv func(string) string) error {
 // parseFlagsWithArgs is parseFlags for commands taking exactly n
 // positional arguments after the flags, or any number if n < 0.
 func parseFlagsWithArgs(fs *flag.FlagSet, args []string, n int) error {
-	if err := parse(fs, args); err != nil {
+	if err := Parse(fs, args); err != nil {
 		return err
 	}
 	if n >= 0 && fs.NArg() != n {
 		return UsageError{Err: fmt.Errorf("%s takes %d argument(s), got %d", fs.Name(), n, fs.NArg())}
 	}
-	return fillFromEnv(fs, os.Getenv)
+	return FillFromEnv(fs, os.Getenv)
 }
 
-// parse runs fs.Parse. For -h it returns flag.ErrHelp (the usage has been
+// Parse runs fs.Parse. For -h it returns flag.ErrHelp (the usage has been
 // printed: a success, exit 0); any other error the flag package has
 // printed already, with the usage.
-func parse(fs *flag.FlagSet, args []string) error {
+func Parse(fs *flag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err

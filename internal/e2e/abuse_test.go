@@ -12,7 +12,7 @@ import (
 	"worldid/internal/bench"
 )
 
-// TestBenchAbuse runs `worldid bench abuse` briefly against a real server:
+// TestBenchAbuse runs `worldid-bench abuse` briefly against a real server:
 // legitimate verify, sign-in and refresh traffic under a flood
 // of every unauthenticated surface. It checks what must hold on any
 // machine — every legitimate request succeeds, no junk adds anything to
@@ -27,7 +27,7 @@ func TestBenchAbuse(t *testing.T) {
 	dataDir := hardenedDataDir(t)
 	p := startProc(t, dataDir)
 	keyedWallet(t, ctx, p) // the wallet's proving key cache: none; the bench downloads it
-	cmd := exec.CommandContext(ctx, worldidBinary(t), "bench", "-server", p.public, "-admin-url", p.adm, "-data", dataDir,
+	cmd := exec.CommandContext(ctx, benchBinary(t), "-server", p.public, "-admin-url", p.adm, "-data", dataDir,
 		"-server-pid", fmt.Sprint(p.cmd.Process.Pid), "-duration", "4s", "-clients", "10", "-legit-rate", "1", "-json", "abuse")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -60,10 +60,10 @@ func backupWhileLoaded(t *testing.T, storeArgs []string) {
 	w := keyedWallet(t, ctx, p, [2]string{"orb", "production"})
 	bodies := limitedProofs(t, ctx, p, w, rp.app, "backup", 10)
 
-	// `worldid bench verify` loads the server (reused nullifiers: every
+	// `worldid-bench verify` loads the server (reused nullifiers: every
 	// request writes a count); a client sends the limited proofs one by
 	// one and notes when each was acknowledged.
-	bench := exec.CommandContext(ctx, worldidBinary(t), "bench", "-server", p.public, "-admin-url", p.adm, "-data", dir,
+	bench := exec.CommandContext(ctx, benchBinary(t), "-server", p.public, "-admin-url", p.adm, "-data", dir,
 		"-clients", "4", "-duration", "20s", "verify")
 	benchErr, _ := bench.StderrPipe()
 	if err := bench.Start(); err != nil {

@@ -4,7 +4,7 @@
 // admin_test.go), crash and disk faults (faults_test.go), concurrency under
 // the race detector (concurrency_test.go), two replicas on one PostgreSQL
 // (replicas_test.go), TLS (tls_test.go), the server's memory
-// (rss_test.go) and `worldid bench abuse`, legitimate traffic under a flood
+// (rss_test.go) and `worldid-bench abuse`, legitimate traffic under a flood
 // of junk (abuse_test.go). harness_test.go is the one harness they share: building
 // the binary, starting and stopping a server, HTTP helpers and the
 // hostile-case runner.

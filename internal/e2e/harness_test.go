@@ -38,30 +38,43 @@ import (
 // temporary data dir and drives every interface over HTTP with the wallet
 // and coreos/go-oidc as an independent relying party.
 
-var (
-	binaryOnce sync.Once
-	binaryPath string
-	binaryErr  error
-)
+// binDir holds the binaries the suite builds, once per test process.
+var binDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "worldid-e2e-bin-") })
 
-func worldidBinary(t testing.TB) string {
+// binary is one command of this module, built once into binDir.
+type binary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+var worldidBin, benchBin binary
+
+func (b *binary) build(t testing.TB, name, pkg string) string {
 	t.Helper()
-	binaryOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "worldid-e2e-bin-")
+	b.once.Do(func() {
+		dir, err := binDir()
 		if err != nil {
-			binaryErr = err
+			b.err = err
 			return
 		}
-		binaryPath = filepath.Join(dir, "worldid")
-		out, err := exec.Command("go", "build", "-o", binaryPath, "worldid").CombinedOutput()
-		if err != nil {
-			binaryErr = fmt.Errorf("go build: %v\n%s", err, out)
+		b.path = filepath.Join(dir, name)
+		if out, err := exec.Command("go", "build", "-o", b.path, pkg).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}
 	})
-	if binaryErr != nil {
-		t.Fatal(binaryErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return binaryPath
+	return b.path
+}
+
+func worldidBinary(t testing.TB) string { return worldidBin.build(t, "worldid", "worldid") }
+
+// benchBinary is cmd/worldid-bench, the load tools, beside the worldid
+// binary, where its abuse scenario looks for the server.
+func benchBinary(t testing.TB) string {
+	return benchBin.build(t, "worldid-bench", "worldid/cmd/worldid-bench")
 }
 
 // serverProc is a running `worldid serve`.

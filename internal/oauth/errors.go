@@ -7,7 +7,7 @@ import (
 	"net/url"
 
 	"worldid/internal/httpapi"
-	"worldid/internal/page"
+	"worldid/internal/leaf/page"
 )
 
 // Error is every error Sign in with World ID answers with (doc/design.md
@@ -118,7 +118,7 @@ func (o Responder) WriteJSON(w http.ResponseWriter, status int, v any) {
 	httpapi.WriteJSON(w, status, v)
 }
 
-// RenderPage writes a page (internal/page); a failure is logged and
+// RenderPage writes a page (internal/leaf/page); a failure is logged and
 // answered with a plain 500.
 func (o Responder) RenderPage(w http.ResponseWriter, status int, name string, data func(page.Head) any) {
 	if err := page.Render(w, o.Rand, status, name, data); err != nil {

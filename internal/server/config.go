@@ -18,7 +18,7 @@ import (
 
 	"worldid/bridge"
 	"worldid/field"
-	"worldid/internal/forwarded"
+	"worldid/internal/leaf/forwarded"
 	"worldid/oidc"
 	"worldid/refresh"
 	"worldid/registry"

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"worldid/internal/metrics"
+	"worldid/internal/leaf/metrics"
 )
 
 // healthInterval is how often the store's health is checked: /healthz and

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"worldid/internal/metrics"
+	"worldid/internal/leaf/metrics"
 	"worldid/record"
 )
 

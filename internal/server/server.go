@@ -20,9 +20,9 @@ import (
 
 	"worldid/admin"
 	"worldid/backup"
-	"worldid/internal/connlimit"
-	"worldid/internal/forwarded"
-	"worldid/internal/metrics"
+	"worldid/internal/leaf/connlimit"
+	"worldid/internal/leaf/forwarded"
+	"worldid/internal/leaf/metrics"
 	"worldid/internal/simulator"
 	"worldid/oidc"
 	"worldid/record"

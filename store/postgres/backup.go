@@ -115,7 +115,7 @@ var exportQueries = []struct {
 // (stepDeadline), so a backup of any size streams to a client of any
 // speed, and a database that stops answering fails it within callTimeout.
 func (db *DB) Export(ctx context.Context, emit backup.Emit) error {
-	ctx, d, cancel := withStepDeadline(ctx)
+	ctx, d, cancel := db.withStepDeadline(ctx)
 	defer cancel()
 	return db.fail(ctx, pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		return exportTx(ctx, tx, d, emit)
@@ -189,7 +189,7 @@ var ErrNotEmpty = errors.New("the target database is not empty")
 // for the database has a deadline, the time load takes to emit rows does
 // not.
 func (db *DB) Restore(ctx context.Context, force bool, load func(backup.Emit) error, verify func(readBack func(backup.Emit) error) error) error {
-	ctx, d, cancel := withStepDeadline(ctx)
+	ctx, d, cancel := db.withStepDeadline(ctx)
 	defer cancel()
 	return db.fail(ctx, pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		defer d.waiting() // for the commit or rollback

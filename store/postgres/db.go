@@ -57,7 +57,18 @@ var errCallTimeout = errors.New("store: PostgreSQL did not answer in time")
 // DB is an open PostgreSQL store. Its methods are safe for concurrent use.
 type DB struct {
 	pool *pgxpool.Pool
+	// afterFunc arms the timer of a step deadline: time.AfterFunc, or a
+	// test's clock.
+	afterFunc func(time.Duration, func()) stepTimer
 }
+
+// stepTimer is what a stepDeadline needs of a *time.Timer.
+type stepTimer interface {
+	Reset(time.Duration) bool
+	Stop() bool
+}
+
+func afterFunc(d time.Duration, f func()) stepTimer { return time.AfterFunc(d, f) }
 
 // Open connects to the database the connection string names (a
 // postgres:// URL or key=value pairs, as libpq), checks that it answers,
@@ -93,7 +104,7 @@ func open(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: PostgreSQL at %s: %w", address(cfg.ConnConfig), err)
 	}
-	return &DB{pool: pool}, nil
+	return &DB{pool: pool, afterFunc: afterFunc}, nil
 }
 
 // Close closes every connection, waiting for those in use to be released.
@@ -115,14 +126,14 @@ func (db *DB) deadline(ctx context.Context, d time.Duration) (context.Context, c
 // between waits (emitting rows to a slow client, reading a backup file)
 // does not count.
 type stepDeadline struct {
-	timer *time.Timer
+	timer stepTimer
 }
 
 // withStepDeadline returns ctx under a stepDeadline that is waiting: an
 // operation begins with a call.
-func withStepDeadline(ctx context.Context) (context.Context, *stepDeadline, context.CancelFunc) {
+func (db *DB) withStepDeadline(ctx context.Context) (context.Context, *stepDeadline, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	d := &stepDeadline{timer: time.AfterFunc(callTimeout, func() { cancel(errCallTimeout) })}
+	d := &stepDeadline{timer: db.afterFunc(callTimeout, func() { cancel(errCallTimeout) })}
 	return ctx, d, func() { d.timer.Stop(); cancel(nil) }
 }
 

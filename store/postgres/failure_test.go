@@ -337,9 +337,58 @@ func openConns(t *testing.T, db *DB, n int) {
 	}
 }
 
+// stepClock replaces time.AfterFunc under step deadlines: expire does
+// what callTimeout passing would, firing every timer armed at that moment.
+type stepClock struct {
+	mu     sync.Mutex
+	timers []*stepClockTimer
+}
+
+type stepClockTimer struct {
+	clock *stepClock
+	fire  func()
+	armed bool
+}
+
+func (c *stepClock) afterFunc(_ time.Duration, fire func()) stepTimer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tm := &stepClockTimer{clock: c, fire: fire, armed: true}
+	c.timers = append(c.timers, tm)
+	return tm
+}
+
+func (tm *stepClockTimer) set(armed bool) bool {
+	tm.clock.mu.Lock()
+	defer tm.clock.mu.Unlock()
+	was := tm.armed
+	tm.armed = armed
+	return was
+}
+
+func (tm *stepClockTimer) Reset(time.Duration) bool { return tm.set(true) }
+func (tm *stepClockTimer) Stop() bool               { return tm.set(false) }
+
+// expire fires the armed timers and returns how many there were.
+func (c *stepClock) expire() int {
+	c.mu.Lock()
+	var due []*stepClockTimer
+	for _, tm := range c.timers {
+		if tm.armed {
+			tm.armed = false
+			due = append(due, tm)
+		}
+	}
+	c.mu.Unlock()
+	for _, tm := range due {
+		tm.fire()
+	}
+	return len(due)
+}
+
 // A backup's deadline bounds each wait for the database, not the time its
-// consumer or producer takes: an Export whose emit, and a Restore whose
-// load, pause longer than callTimeout still succeed.
+// consumer or producer takes: callTimeout passing while an Export's emit or
+// a Restore's load works fires no deadline, and both succeed.
 func TestBackupStepDeadline(t *testing.T) {
 	db, _ := openFresh(t)
 	ctx := context.Background()
@@ -347,23 +396,25 @@ func TestBackupStepDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	target, _ := openFresh(t)
-	pause := callTimeout + time.Second
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := db.Export(ctx, func(string, any) error { time.Sleep(pause); return nil }); err != nil {
-			t.Errorf("Export with a slow consumer: %v", err)
-		}
-	})
-	wg.Go(func() {
-		err := target.Restore(ctx, false, func(emit backup.Emit) error {
-			time.Sleep(pause)
-			return emit(backup.TableApps, record.App{ID: "app_2", RPID: "rp_2", RedirectURIs: []string{}})
-		}, nil)
-		if err != nil {
-			t.Errorf("Restore with a slow producer: %v", err)
-		}
-	})
-	wg.Wait()
+	var clock stepClock
+	db.afterFunc, target.afterFunc = clock.afterFunc, clock.afterFunc
+	fired := 0
+	if err := db.Export(ctx, func(string, any) error { fired += clock.expire(); return nil }); err != nil {
+		t.Errorf("Export with a slow consumer: %v", err)
+	}
+	err := target.Restore(ctx, false, func(emit backup.Emit) error {
+		fired += clock.expire()
+		return emit(backup.TableApps, record.App{ID: "app_2", RPID: "rp_2", RedirectURIs: []string{}})
+	}, nil)
+	if err != nil {
+		t.Errorf("Restore with a slow producer: %v", err)
+	}
+	if fired != 0 {
+		t.Errorf("%d step deadlines were running while the consumer or producer worked", fired)
+	}
+	if len(clock.timers) < 2 {
+		t.Fatalf("%d step deadlines armed: the test clock is not in use", len(clock.timers))
+	}
 }
 
 // A caller's own deadline still passes through as the context's error.

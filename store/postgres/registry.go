@@ -62,7 +62,7 @@ func (db *DB) AppendLeaves(ctx context.Context, tree string, commitments []strin
 // (so a replica can catch up on what others appended). A whole tree, read
 // at start, may take long: the deadline is per row (stepDeadline).
 func (db *DB) Leaves(ctx context.Context, tree string, from int) ([]record.Leaf, error) {
-	ctx, d, cancel := withStepDeadline(ctx)
+	ctx, d, cancel := db.withStepDeadline(ctx)
 	defer cancel()
 	rows := db.query(ctx, "SELECT idx, commitment, at_ns FROM leaves WHERE tree = $1 AND idx >= $2 ORDER BY idx", tree, from)
 	defer rows.Close()

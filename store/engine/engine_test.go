@@ -1,4 +1,4 @@
-package store
+package engine
 
 import (
 	"bufio"
@@ -95,7 +95,7 @@ func TestSnapshotDocExample(t *testing.T) {
 }
 `
 	var buf bytes.Buffer
-	if err := writeSnapshot(&buf, 3, tables{"apps": {"app_1": `{"id":"app_1","name":"A"}`}}); err != nil {
+	if err := writeSnapshot(&buf, 3, State{"apps": {"app_1": `{"id":"app_1","name":"A"}`}}); err != nil {
 		t.Fatal(err)
 	}
 	if buf.String() != want {
@@ -700,7 +700,7 @@ func TestTxReadsOwnWrites(t *testing.T) {
 	put(t, db, "t", "a2", 2)
 	put(t, db, "t", "b1", 3)
 	put(t, db, "u", "x", 4)
-	scan := func(r reader, prefix string) string {
+	scan := func(r Reader, prefix string) string {
 		var out []string
 		r.Scan("t", prefix, func(k string, v json.RawMessage) bool {
 			out = append(out, k+"="+string(v))

@@ -1,4 +1,4 @@
-package store
+package engine
 
 import (
 	"bufio"
@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -37,7 +38,9 @@ func crashValue(key string) string {
 
 // TestHelperWriter is the child process: it writes until killed and prints
 // "ack KEY" for each acknowledged Update. Each Update puts one key and
-// increments a counter, so the parent can also check atomicity.
+// increments a counter, so the parent can also check atomicity. It lives
+// as long as its standard input is open: the parent closes it only when
+// the kill failed, and a parent that dies takes the child with it.
 func TestHelperWriter(t *testing.T) {
 	dir := os.Getenv(crashDirEnv)
 	if dir == "" {
@@ -71,7 +74,7 @@ func TestHelperWriter(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(20 * time.Second) // the parent kills long before
+	io.Copy(io.Discard, os.Stdin)
 	fmt.Println("error: not killed")
 	os.Exit(4)
 }
@@ -109,10 +112,19 @@ func runCrashChild(t *testing.T, dir string, round int, delay time.Duration) []s
 	if err != nil {
 		t.Fatal(err)
 	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(delay, func() { cmd.Process.Signal(syscall.SIGKILL) })
+	time.AfterFunc(delay, func() {
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			stdin.Close() // the child reports that it was not killed
+		}
+	})
 	var keys []string
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {

@@ -1,4 +1,4 @@
-package store
+package engine
 
 import (
 	"bytes"
@@ -9,17 +9,23 @@ import (
 	"strings"
 )
 
-// reader is what domain reads need from ReadTx and Tx, so the same code
-// serves View and Update.
-type reader interface {
+// Reader is what reads need from ReadTx and Tx, so the same code serves
+// View and Update.
+type Reader interface {
 	Get(table, key string) (json.RawMessage, bool)
 	Scan(table, prefix string, fn func(key string, v json.RawMessage) bool)
 }
 
 // ReadTx is a read-only view of the durable state, valid during View's fn.
 type ReadTx struct {
-	base tables
+	base State
+	lsn  uint64
 }
+
+// LSN returns the LSN of the newest write this view holds: the store's
+// generation, which a file derived from the state can record to tell
+// whether it is current. It starts at 0 for a new or restored store.
+func (r *ReadTx) LSN() uint64 { return r.lsn }
 
 // Get returns a copy of the value at table/key.
 func (r *ReadTx) Get(table, key string) (json.RawMessage, bool) {

@@ -1,4 +1,4 @@
-package cli
+package bench
 
 import (
 	"bytes"
@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"worldid/internal/bench"
 )
 
 // TestFloodProcess runs the flood process's entry point from a spec file
@@ -41,7 +39,7 @@ func TestFloodProcess(t *testing.T) {
 	if err := runFlood(t.Context(), file, &out); err != nil {
 		t.Fatal(err)
 	}
-	var results []bench.FloodResult
+	var results []FloodResult
 	if err := json.Unmarshal(out.Bytes(), &results); err != nil || len(results) != len(junkKinds(&spec)) {
 		t.Fatalf("%d results (%v): %s", len(results), err, out.String())
 	}

@@ -16,7 +16,7 @@ import (
 // the same data, version and mask: function patterns, format and version
 // information, the EC tables, Reed-Solomon, interleaving and placement.
 func TestQRMatchesReference(t *testing.T) {
-	files, _ := filepath.Glob("../../testdata/qr/*.txt")
+	files, _ := filepath.Glob("../../../testdata/qr/*.txt")
 	if len(files) < 8 {
 		t.Fatalf("found %d reference symbols", len(files))
 	}

@@ -1,4 +1,4 @@
-package cli
+package bench
 
 import (
 	"context"
@@ -20,19 +20,19 @@ import (
 
 	"worldid/admin"
 	"worldid/field"
-	"worldid/internal/bench"
+	"worldid/internal/cli"
 	"worldid/internal/server"
 	"worldid/internal/wallet"
 	"worldid/record"
 )
 
-// benchScenarios are the scenarios of `worldid bench`, in run order.
+// benchScenarios are the scenarios of `worldid-bench`, in run order.
 // abuse runs alone (abuse.go).
 var benchScenarios = []string{"discovery", "jwks", "verify", "signin", "token", "refresh", "abuse"}
 
 // benchFlags configure a bench run.
 type benchFlags struct {
-	adminFlags
+	cli.AdminFlags
 	server   string
 	clients  int
 	duration time.Duration
@@ -41,15 +41,17 @@ type benchFlags struct {
 	rate     float64
 	// abuse only
 	serverPID int
+	worldid   string
 	legitRate float64
 	flood     string
 }
 
-// Bench runs `worldid bench SCENARIO...` against -server or an in-process server.
-func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// Main runs `worldid-bench SCENARIO...` against -server or an in-process
+// server (cmd/worldid-bench).
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var bf benchFlags
-	fs := NewFlagSet("bench", stderr)
-	bf.adminFlags.register(fs)
+	fs := cli.NewFlagSet("worldid-bench", stderr)
+	bf.AdminFlags.Register(fs)
 	fs.StringVar(&bf.server, "server", "", "public URL of a running server, or comma-separated URLs of replicas that clients round-robin over (default: start one in-process on a throwaway data dir)")
 	fs.IntVar(&bf.clients, "clients", 64, "concurrent clients")
 	fs.DurationVar(&bf.duration, "duration", 10*time.Second, "how long each scenario runs (single-use scenarios also stop when their prepared requests run out)")
@@ -57,16 +59,17 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&bf.rate, "rate", 0, "open-loop: schedule this many requests per second (default: closed loop, each client back to back)")
 	fs.BoolVar(&bf.batching, "batching", true, "in-process server only: batch concurrent Groth16 verifications")
 	fs.IntVar(&bf.serverPID, "server-pid", 0, "abuse with -server: the server's process id, to report its memory")
+	fs.StringVar(&bf.worldid, "worldid", "", "abuse without -server: the worldid binary to start as the server (default: worldid beside this command, else on PATH)")
 	fs.StringVar(&bf.flood, "flood", "", "internal: run only the junk flood a spec file describes (abuse starts it as its own process)")
 	fs.Float64Var(&bf.legitRate, "legit-rate", 2, "abuse: legitimate sign-ins and refreshes per second each (verify: ten times this); -clients is the junk clients")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: worldid bench [flags] SCENARIO...   scenarios: %s\n", strings.Join(benchScenarios, " "))
+		fmt.Fprintf(stderr, "usage: worldid-bench [flags] SCENARIO...   scenarios: %s\n", strings.Join(benchScenarios, " "))
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if err := fillFromEnv(fs, os.Getenv); err != nil {
+	if err := cli.FillFromEnv(fs, os.Getenv); err != nil {
 		return err
 	}
 	if bf.flood != "" {
@@ -75,15 +78,15 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	scenarios := fs.Args()
 	for _, s := range scenarios {
 		if !has(benchScenarios, s) {
-			return UsageError{Err: fmt.Errorf("unknown scenario %q (have %s)", s, strings.Join(benchScenarios, " "))}
+			return cli.UsageError{Err: fmt.Errorf("unknown scenario %q (have %s)", s, strings.Join(benchScenarios, " "))}
 		}
 	}
 	if len(scenarios) == 0 {
-		return UsageError{Err: fmt.Errorf("name at least one scenario: %s", strings.Join(benchScenarios, " "))}
+		return cli.UsageError{Err: fmt.Errorf("name at least one scenario: %s", strings.Join(benchScenarios, " "))}
 	}
 	if has(scenarios, "abuse") {
 		if len(scenarios) > 1 {
-			return UsageError{Err: errors.New("abuse runs alone")}
+			return cli.UsageError{Err: errors.New("abuse runs alone")}
 		}
 		return runAbuse(ctx, &bf, stdout, stderr)
 	}
@@ -92,7 +95,7 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stop()
-	var results []bench.Result
+	var results []Result
 	for _, name := range benchScenarios {
 		if !has(scenarios, name) {
 			continue
@@ -101,12 +104,12 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: prepare: %w", name, err)
 		}
-		results = append(results, bench.Run(ctx, bench.Config{Name: name, Clients: bf.clients, Duration: bf.duration, Rate: bf.rate, Progress: stderr}, op))
+		results = append(results, Run(ctx, Config{Name: name, Clients: bf.clients, Duration: bf.duration, Rate: bf.rate, Progress: stderr}, op))
 	}
-	if bf.json {
-		return bench.WriteJSON(stdout, results)
+	if bf.JSON {
+		return WriteJSON(stdout, results)
 	}
-	return bench.WriteTable(stdout, results)
+	return WriteTable(stdout, results)
 }
 
 func has(list []string, s string) bool {
@@ -153,7 +156,7 @@ func (bf *benchFlags) environment(ctx context.Context, stderr io.Writer) (*bench
 		}
 		stops = append(stops, func() { srv.Shutdown() })
 		env.base = srv.BaseURL()
-		bf.url, bf.dataDir = srv.AdminURL(), srv.DataDir()
+		bf.URL, bf.DataDir = srv.AdminURL(), srv.DataDir()
 		fmt.Fprintf(stderr, "bench: in-process server at %s (it shares this machine's cores with the load generator)\n", env.base)
 	} else {
 		for _, u := range strings.Split(bf.server, ",") {
@@ -164,7 +167,7 @@ func (bf *benchFlags) environment(ctx context.Context, stderr io.Writer) (*bench
 	if len(env.servers) == 0 {
 		env.servers = []string{env.base}
 	}
-	if env.admin, err = bf.client(); err != nil {
+	if env.admin, err = bf.Client(); err != nil {
 		stop()
 		return nil, nil, err
 	}
@@ -215,7 +218,7 @@ func (e *benchEnv) register(ctx context.Context) error {
 }
 
 // prepare returns the scenario's operation, doing its untimed setup.
-func (e *benchEnv) prepare(ctx context.Context, name string, n int, progress io.Writer) (bench.Op, error) {
+func (e *benchEnv) prepare(ctx context.Context, name string, n int, progress io.Writer) (Op, error) {
 	switch name {
 	case "discovery":
 		return e.getOp("/.well-known/openid-configuration"), nil
@@ -237,7 +240,7 @@ func (e *benchEnv) target(worker int, path string) string {
 	return e.servers[worker%len(e.servers)] + path
 }
 
-func (e *benchEnv) getOp(path string) bench.Op {
+func (e *benchEnv) getOp(path string) Op {
 	return func(ctx context.Context, worker, _ int) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.target(worker, path), nil)
 		return e.expect(req, http.StatusOK)
@@ -247,23 +250,14 @@ func (e *benchEnv) getOp(path string) bench.Op {
 // expect sends req and checks the status, draining the body so the
 // connection is reused.
 func (e *benchEnv) expect(req *http.Request, status int) error {
-	resp, err := e.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != status {
-		return fmt.Errorf("%s %s: %d: %.200s", req.Method, req.URL.Path, resp.StatusCode, body)
-	}
-	return nil
+	return expectStatus(e.http, req, status)
 }
 
 // verifyProofs is how many distinct proofs the verify scenario cycles
 // through; reuse is accepted (v4 semantics), so each stays valid.
 const verifyProofs = 16
 
-func (e *benchEnv) verifyOp(ctx context.Context) (bench.Op, error) {
+func (e *benchEnv) verifyOp(ctx context.Context) (Op, error) {
 	bodies, err := parallelPrepare(ctx, verifyProofs, func(ctx context.Context, i int) ([]byte, error) {
 		action := fmt.Sprintf("bench-%d", i)
 		item, err := e.wallet.Prove(ctx, wallet.ProofRequest{AppID: e.app.AppID, Action: action, Signal: "bench"})
@@ -295,12 +289,12 @@ func (e *benchEnv) signinSubmissions(ctx context.Context, n int, progress io.Wri
 // signinOp times the wallet's submission and the browser's finish (proof
 // check, approval, then code issuance at the wait page); the codes it
 // yields feed the token scenario.
-func (e *benchEnv) signinOp(ctx context.Context, n int, progress io.Writer) (bench.Op, error) {
+func (e *benchEnv) signinOp(ctx context.Context, n int, progress io.Writer) (Op, error) {
 	subs, err := e.signinSubmissions(ctx, n, progress)
 	if err != nil {
 		return nil, err
 	}
-	pool := bench.NewPool(subs)
+	pool := NewPool(subs)
 	var mu sync.Mutex
 	return func(ctx context.Context, _, _ int) error {
 		s, err := pool.Take()
@@ -323,7 +317,7 @@ func (e *benchEnv) signinOp(ctx context.Context, n int, progress io.Writer) (ben
 
 // tokenOp times code redemption at /token (an RS256 ID token and an ES256
 // access token each).
-func (e *benchEnv) tokenOp(ctx context.Context, n int, progress io.Writer) (bench.Op, error) {
+func (e *benchEnv) tokenOp(ctx context.Context, n int, progress io.Writer) (Op, error) {
 	if len(e.codes) == 0 {
 		subs, err := e.signinSubmissions(ctx, n, progress)
 		if err != nil {
@@ -337,7 +331,7 @@ func (e *benchEnv) tokenOp(ctx context.Context, n int, progress io.Writer) (benc
 			e.codes = append(e.codes, res.Params.Get("code"))
 		}
 	}
-	pool := bench.NewPool(e.codes)
+	pool := NewPool(e.codes)
 	e.codes = nil
 	return func(ctx context.Context, worker, _ int) error {
 		code, err := pool.Take()
@@ -358,7 +352,7 @@ const refreshPerIdentity = 200
 
 // refreshOp times credential-only refreshes, each with its own
 // x-zkp-proof. The server must run with -refresh-rate-limits=false.
-func (e *benchEnv) refreshOp(ctx context.Context, n int, progress io.Writer) (bench.Op, error) {
+func (e *benchEnv) refreshOp(ctx context.Context, n int, progress io.Writer) (Op, error) {
 	fmt.Fprintf(progress, "bench: preparing %d credential-only refreshes (one proof each)…\n", n)
 	pk, err := e.wallet.ProvingKey(ctx)
 	if err != nil {
@@ -375,10 +369,8 @@ func (e *benchEnv) refreshOp(ctx context.Context, n int, progress io.Writer) (be
 		signups = append(signups, record.Signup{IDCommitment: field.Format(&c), SignupID: fmt.Sprint("bench-", i), VerifiedAt: time.Now().UTC()})
 		ids[i] = wallet.RefreshRequest{IssuerURL: e.base, Identity: id, ProvingKey: pk, Sub: fmt.Sprintf("0x%x", i+1)}
 	}
-	for start := 0; start < len(signups); start += signupBatch {
-		if err := e.admin.ImportSignups(ctx, admin.SignupImport{Signups: signups[start:min(start+signupBatch, len(signups))]}); err != nil {
-			return nil, err
-		}
+	if err := cli.ImportSignups(ctx, e.admin, signups); err != nil {
+		return nil, err
 	}
 	now := time.Now()
 	reqs, err := parallelPrepare(ctx, n, func(ctx context.Context, i int) (*http.Request, error) {
@@ -389,7 +381,7 @@ func (e *benchEnv) refreshOp(ctx context.Context, n int, progress io.Writer) (be
 	if err != nil {
 		return nil, err
 	}
-	pool := bench.NewPool(reqs)
+	pool := NewPool(reqs)
 	return func(ctx context.Context, worker, _ int) error {
 		r, err := pool.Take()
 		if err != nil {

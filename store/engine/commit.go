@@ -1,4 +1,4 @@
-package store
+package engine
 
 import (
 	"fmt"
@@ -140,6 +140,7 @@ func (db *DB) publish(batches []*batch) {
 			db.dropPending(c.Table, c.Key, b.lsn)
 		}
 	}
+	db.baseLSN = batches[len(batches)-1].lsn
 	db.mu.Unlock()
 	db.qmu.Lock()
 	db.durable = batches[len(batches)-1].lsn

@@ -56,7 +56,7 @@ func (m *HTTP) Wrap(server string, h http.Handler) http.Handler {
 }
 
 // clientHost is the client's address without the port: the peer, or the
-// address internal/forwarded found behind trusted proxies.
+// address internal/leaf/forwarded found behind trusted proxies.
 func clientHost(remoteAddr string) string {
 	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
 		return host

@@ -1,4 +1,4 @@
-package store
+package engine
 
 import (
 	"bufio"
@@ -23,12 +23,13 @@ const (
 	snapshotTrailer = len(snapshotCRC) + 8 + len("\"\n}\n")
 )
 
-// tables is the committed state: table → key → compact JSON value. Values are
-// strings, not decoded data, to keep a million small records cheap.
-type tables map[string]map[string]string
+// State is the committed state, or a copy of it: table → key → compact
+// JSON value. Values are strings, not decoded data, to keep a million small
+// records cheap.
+type State map[string]map[string]string
 
 // apply performs one change and returns how the record count changed.
-func (t tables) apply(c change) int {
+func (t State) apply(c change) int {
 	rows := t[c.Table]
 	_, had := rows[c.Key]
 	if c.Op == opDel {
@@ -54,7 +55,7 @@ func (t tables) apply(c change) int {
 
 // writeSnapshot writes st, which reflects every journal entry up to lsn, to w.
 // Tables and keys are sorted so equal states give equal files.
-func writeSnapshot(w io.Writer, lsn uint64, st tables) error {
+func writeSnapshot(w io.Writer, lsn uint64, st State) error {
 	h := crc32.New(castagnoli)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, h), 1<<16)
 	fmt.Fprintf(bw, "{\n  \"format\": %q,\n  \"lsn\": %d,\n  \"tables\": {", snapshotFormat, lsn)
@@ -119,7 +120,7 @@ func needsEscape(s string) bool {
 // snapshot is a parsed snapshot file.
 type snapshot struct {
 	lsn     uint64
-	tables  tables
+	tables  State
 	records int
 }
 
@@ -140,7 +141,7 @@ func (e *offsetError) Unwrap() error { return e.err }
 func loadSnapshot(path string) (s snapshot, found bool, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return snapshot{tables: tables{}}, false, nil
+		return snapshot{tables: State{}}, false, nil
 	}
 	if err != nil {
 		return snapshot{}, false, fmt.Errorf("store: %w", err)
@@ -194,7 +195,7 @@ func parseSnapshot(r io.Reader, size int64) (snapshot, error) {
 	h := crc32.New(castagnoli)
 	covered := max(size-int64(snapshotTrailer), 0)
 	p := snapshotParser{dec: json.NewDecoder(&prefixHasher{r: r, h: h, left: covered})}
-	s := snapshot{tables: tables{}}
+	s := snapshot{tables: State{}}
 	var format, crc string
 	p.delim('{')
 	p.member("format", &format)
@@ -284,7 +285,7 @@ func (p *snapshotParser) member(name string, v any) {
 func (p *snapshotParser) more() bool { return p.err == nil && p.dec.More() }
 
 // table parses one "name": {rows} member into st and returns its row count.
-func (p *snapshotParser) table(st tables) int {
+func (p *snapshotParser) table(st State) int {
 	name := p.str()
 	if _, dup := st[name]; p.err == nil && dup {
 		p.fail(fmt.Errorf("duplicate table %q", name))

@@ -1,4 +1,4 @@
-package store
+package engine
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func put(t testing.TB, db *DB, table, key string, v any) {
@@ -202,4 +203,29 @@ func withLineCRC(covered []byte) []byte {
 	line := append(bytes.Clone(covered), crcMember...)
 	line = appendCRC(line, covered)
 	return append(line, lineSuffix+"\n"...)
+}
+
+// eventually polls cond until it holds, and fails the test if it does not
+// within timeout; what names the awaited event in the failure.
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(timeout)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+	}
+}
+
+func mustOpen(t testing.TB, dir string, opts Options) *DB {
+	t.Helper()
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return db
 }

@@ -1,4 +1,4 @@
-package store
+package engine
 
 import (
 	"bytes"
@@ -111,20 +111,7 @@ func TestMarkFollowsWrites(t *testing.T) {
 	for i := range 5 {
 		put(t, db, "t", fmt.Sprint(i), i)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		lsn, _, err := loadMark(markPath(dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if lsn == 5 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mark at lsn %d a while after lsn 5 was acknowledged", lsn)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitMark(t, dir, 5)
 }
 
 func TestMissingSnapshotRefused(t *testing.T) {
@@ -191,15 +178,13 @@ func TestLostJournalRefused(t *testing.T) {
 
 func waitMark(t *testing.T, dir string, lsn uint64) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if got, _, _ := loadMark(markPath(dir)); got >= lsn {
-			return
+	eventually(t, 5*time.Second, fmt.Sprintf("the mark to reach lsn %d", lsn), func() bool {
+		got, _, err := loadMark(markPath(dir))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the mark did not reach lsn %d", lsn)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return got >= lsn
+	})
 }
 
 // An older state.json (a compaction has happened since) is refused.
@@ -275,22 +260,30 @@ func TestRepairAfterStorageError(t *testing.T) {
 	if err := db.Health(ctx); err != nil {
 		t.Fatalf("Health of a working store: %v", err)
 	}
-	journal.set(func(f *faultyFile) { f.syncErr = syscall.ENOSPC })
+	syncs := make(chan struct{}, 64)
+	journal.set(func(f *faultyFile) { f.syncErr, f.entered = syscall.ENOSPC, syncs })
 	err := db.Update(ctx, func(tx *Tx) error { return tx.Put("t", "failed", 2) })
 	if !errors.Is(err, record.ErrUnavailable) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Update on a full disk: %v", err)
 	}
 	// The repair needs an fsync of the journal too: it keeps failing.
-	time.Sleep(100 * time.Millisecond)
-	if err := db.Health(ctx); !errors.Is(err, record.ErrUnavailable) || !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("Health while the disk is full: %v", err)
-	}
-	journal.set(func(f *faultyFile) { f.syncErr = nil })
-	for deadline := time.Now().Add(10 * time.Second); db.Health(ctx) != nil; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("still unhealthy after the disk recovered: %v", db.Health(ctx))
+	// The Update's fsync, then two repairs' fsyncs: the first repair has
+	// failed and been logged.
+	for n := range 3 {
+		select {
+		case <-syncs:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d journal fsyncs of the 3 awaited: the repair did not retry (Health: %v)", n, db.Health(ctx))
 		}
 	}
+	if err := db.Health(ctx); !errors.Is(err, record.ErrUnavailable) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Health after a failed repair: %v", err)
+	}
+	if !strings.Contains(buf.String(), "still cannot write") {
+		t.Errorf("a failed repair is not logged:\n%s", buf)
+	}
+	journal.set(func(f *faultyFile) { f.syncErr, f.entered = nil, nil })
+	eventually(t, 10*time.Second, "the repair after the disk recovered", func() bool { return db.Health(ctx) == nil })
 	put(t, db, "t", "after", 3)
 	checkState(t, db, map[string]map[string]string{"t": {"before": "1", "after": "3"}})
 	db.Close()
@@ -336,11 +329,7 @@ func TestRepairDropsQueuedUpdates(t *testing.T) {
 			t.Fatalf("an Update of the failed batch or queued behind it: %v, want ErrUnavailable", err)
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); db.Health(ctx) != nil; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no repair")
-		}
-	}
+	eventually(t, 10*time.Second, "the repair", func() bool { return db.Health(ctx) == nil })
 	put(t, db, "t", "c", 1)
 	checkState(t, db, map[string]map[string]string{"t": {"before": "1", "c": "1"}})
 }

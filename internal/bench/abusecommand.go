@@ -1,4 +1,4 @@
-package cli
+package bench
 
 import (
 	"bufio"
@@ -22,9 +22,8 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
-	"worldid/admin"
 	"worldid/field"
-	"worldid/internal/bench"
+	"worldid/internal/cli"
 	"worldid/internal/server"
 	"worldid/internal/wallet"
 	"worldid/record"
@@ -36,7 +35,7 @@ import (
 // as fast as the machine allows. The server runs as its own process, with
 // its rate limits on, so that its memory can be read from /proc and the
 // load generator's is not counted. The junk is sent by a process of its
-// own too (`worldid bench -flood`), as strangers on other machines would
+// own too (`worldid-bench -flood`), as strangers on other machines would
 // send it: it still takes its share of the same cores, but legitimate
 // clients never wait behind junk in their own process's scheduler, so
 // their latency is the server's. Three phases:
@@ -79,7 +78,7 @@ func runAbuse(ctx context.Context, bf *benchFlags, stdout, stderr io.Writer) err
 	defer srv.stop()
 	env := &benchEnv{dir: dir, base: public, servers: []string{public}, http: &http.Client{Timeout: time.Minute,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
-	if env.admin, err = bf.client(); err != nil {
+	if env.admin, err = bf.Client(); err != nil {
 		return err
 	}
 	if err := env.register(ctx); err != nil {
@@ -96,7 +95,7 @@ func runAbuse(ctx context.Context, bf *benchFlags, stdout, stderr io.Writer) err
 		return err
 	}
 	kinds := len(junkKinds(spec))
-	report := &bench.AbuseReport{Duration: bf.duration}
+	report := &AbuseReport{Duration: bf.duration}
 	fmt.Fprintf(stderr, "bench: abuse phase 1/3: legitimate clients alone for %s\n", phaseA)
 	unloaded := env.runLegit(ctx, legit, 0, phaseA)
 
@@ -125,16 +124,16 @@ func runAbuse(ctx context.Context, bf *benchFlags, stdout, stderr io.Writer) err
 
 	fmt.Fprintf(stderr, "bench: abuse phase 3/3: legitimate clients under the flood for %s\n", bf.duration)
 	if srv.pid != 0 {
-		if err := bench.ResetPeakMemory(srv.pid); err != nil {
+		if err := ResetPeakMemory(srv.pid); err != nil {
 			report.Notes = append(report.Notes, "cannot reset the peak RSS, so the peak is since start: "+err.Error())
 		}
-		report.RSSBefore, _, _ = bench.ProcMemory(srv.pid)
+		report.RSSBefore, _, _ = ProcMemory(srv.pid)
 	} else {
 		report.Notes = append(report.Notes, "server RSS unknown: pass -server-pid with -server")
 	}
 	storeBefore, _ := srv.storeUsage()
-	serverCPU0, _ := bench.ProcCPU(srv.pid)
-	generatorCPU0, _ := bench.ProcCPU(os.Getpid())
+	serverCPU0, _ := ProcCPU(srv.pid)
+	generatorCPU0, _ := ProcCPU(os.Getpid())
 	var floodErr error
 	var floodCPU time.Duration
 	flooded := make(chan struct{})
@@ -148,42 +147,42 @@ func runAbuse(ctx context.Context, bf *benchFlags, stdout, stderr io.Writer) err
 		return floodErr
 	}
 	if srv.pid != 0 {
-		report.RSSAfter, report.RSSPeak, _ = bench.ProcMemory(srv.pid)
-		if cpu, err := bench.ProcCPU(srv.pid); err == nil {
+		report.RSSAfter, report.RSSPeak, _ = ProcMemory(srv.pid)
+		if cpu, err := ProcCPU(srv.pid); err == nil {
 			report.ServerCPU = cpu - serverCPU0
 		}
 	}
-	if cpu, err := bench.ProcCPU(os.Getpid()); err == nil {
+	if cpu, err := ProcCPU(os.Getpid()); err == nil {
 		report.GeneratorCPU = cpu - generatorCPU0 + floodCPU
 	}
 	if after, ok := srv.storeUsage(); ok {
 		report.LoadedStore = storeBefore.Delta(after)
 	}
 	for i := range legit {
-		report.Legit = append(report.Legit, bench.LegitResult{Name: legit[i].name, Unloaded: unloaded[i], Loaded: loaded[i]})
+		report.Legit = append(report.Legit, LegitResult{Name: legit[i].name, Unloaded: unloaded[i], Loaded: loaded[i]})
 	}
-	if bf.json {
+	if bf.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(report)
 	}
-	return bench.WriteAbuse(stdout, report)
+	return WriteAbuse(stdout, report)
 }
 
-func addDelta(sum, d *bench.StoreDelta) *bench.StoreDelta {
+func addDelta(sum, d *StoreDelta) *StoreDelta {
 	if sum == nil {
-		sum = &bench.StoreDelta{}
+		sum = &StoreDelta{}
 	}
 	sum.Writes += d.Writes
 	sum.Bytes += d.Bytes
 	return sum
 }
 
-func (s *abuseServer) storeUsage() (bench.StoreUsage, bool) {
+func (s *abuseServer) storeUsage() (StoreUsage, bool) {
 	if s.dataDir == "" {
-		return bench.StoreUsage{}, false
+		return StoreUsage{}, false
 	}
-	u, err := bench.ReadStoreUsage(s.dataDir)
+	u, err := ReadStoreUsage(s.dataDir)
 	return u, err == nil && u.Bytes > 0
 }
 
@@ -193,11 +192,11 @@ func (s *abuseServer) storeUsage() (bench.StoreUsage, bool) {
 func (bf *benchFlags) abuseServer(ctx context.Context, dataDir string, stderr io.Writer) (*abuseServer, string, error) {
 	if bf.server != "" {
 		if strings.Contains(bf.server, ",") {
-			return nil, "", UsageError{Err: errors.New("abuse drives one server")}
+			return nil, "", cli.UsageError{Err: errors.New("abuse drives one server")}
 		}
-		return &abuseServer{pid: bf.serverPID, dataDir: bf.dataDir, stop: func() {}}, strings.TrimRight(bf.server, "/"), nil
+		return &abuseServer{pid: bf.serverPID, dataDir: bf.DataDir, stop: func() {}}, strings.TrimRight(bf.server, "/"), nil
 	}
-	exe, err := os.Executable()
+	exe, err := worldidBinary(bf.worldid)
 	if err != nil {
 		return nil, "", err
 	}
@@ -221,7 +220,7 @@ func (bf *benchFlags) abuseServer(ctx context.Context, dataDir string, stderr io
 		return nil, "", fmt.Errorf("bench: %w", err)
 	}
 	go io.Copy(io.Discard, out)
-	bf.url, bf.dataDir = adminURL, dataDir
+	bf.URL, bf.DataDir = adminURL, dataDir
 	return &abuseServer{pid: cmd.Process.Pid, dataDir: dataDir, stop: stop}, public, nil
 }
 
@@ -229,7 +228,7 @@ func (bf *benchFlags) abuseServer(ctx context.Context, dataDir string, stderr io
 // phase (single-use pools are split) and its pace.
 type legitScenario struct {
 	name    string
-	ops     [2]bench.Op
+	ops     [2]Op
 	rate    float64
 	clients int
 }
@@ -249,7 +248,7 @@ func (e *benchEnv) prepareLegit(ctx context.Context, rate float64, phaseA, phase
 	}
 	signin := legitScenario{name: "signin", rate: rate, clients: 4}
 	for phase, part := range [2][]wallet.SignInSubmission{subs[:counts[0]], subs[counts[0]:]} {
-		pool := bench.NewPool(part)
+		pool := NewPool(part)
 		signin.ops[phase] = func(ctx context.Context, _, _ int) error {
 			s, err := pool.Take()
 			if err != nil {
@@ -266,7 +265,7 @@ func (e *benchEnv) prepareLegit(ctx context.Context, rate float64, phaseA, phase
 	if err != nil {
 		return nil, nil, err
 	}
-	return []legitScenario{{name: "verify", ops: [2]bench.Op{verify, verify}, rate: 10 * rate, clients: 8}, signin, refresh}, victims, nil
+	return []legitScenario{{name: "verify", ops: [2]Op{verify, verify}, rate: 10 * rate, clients: 8}, signin, refresh}, victims, nil
 }
 
 // legitRefresh prepares one credential-only refresh per identity, each
@@ -292,10 +291,8 @@ func (e *benchEnv) legitRefresh(ctx context.Context, counts [2]int, rate float64
 		signups = append(signups, record.Signup{IDCommitment: field.Format(&victims[i]), SignupID: fmt.Sprint("abuse-", i), VerifiedAt: time.Now().UTC()})
 		reqs[i] = wallet.RefreshRequest{IssuerURL: e.base, Identity: id, ProvingKey: pk, Sub: fmt.Sprintf("0x%x", i+1), Now: ts}
 	}
-	for start := 0; start < len(signups); start += signupBatch {
-		if err := e.admin.ImportSignups(ctx, admin.SignupImport{Signups: signups[start:min(start+signupBatch, len(signups))]}); err != nil {
-			return legitScenario{}, nil, err
-		}
+	if err := cli.ImportSignups(ctx, e.admin, signups); err != nil {
+		return legitScenario{}, nil, err
 	}
 	prepared, err := parallelPrepare(ctx, n, func(ctx context.Context, i int) (*http.Request, error) {
 		return wallet.NewRefreshHTTPRequest(ctx, &reqs[i])
@@ -306,7 +303,7 @@ func (e *benchEnv) legitRefresh(ctx context.Context, counts [2]int, rate float64
 	client := &http.Client{Timeout: time.Minute, Transport: sourceTransport(loopbackHost(e.base), 200, true)}
 	s := legitScenario{name: "refresh", rate: rate, clients: 4}
 	for phase, part := range [2][]*http.Request{prepared[:counts[0]], prepared[counts[0]:]} {
-		pool := bench.NewPool(part)
+		pool := NewPool(part)
 		s.ops[phase] = func(ctx context.Context, _, _ int) error {
 			r, err := pool.Take()
 			if err != nil {
@@ -323,12 +320,12 @@ func (e *benchEnv) legitRefresh(ctx context.Context, counts [2]int, rate float64
 }
 
 // runLegit runs every legitimate scenario of phase at once for d.
-func (e *benchEnv) runLegit(ctx context.Context, legit []legitScenario, phase int, d time.Duration) []bench.Result {
-	results := make([]bench.Result, len(legit))
+func (e *benchEnv) runLegit(ctx context.Context, legit []legitScenario, phase int, d time.Duration) []Result {
+	results := make([]Result, len(legit))
 	done := make(chan struct{})
 	for i, s := range legit {
 		go func() {
-			results[i] = bench.Run(ctx, bench.Config{Name: s.name, Clients: s.clients, Duration: d, Rate: s.rate}, s.ops[phase])
+			results[i] = Run(ctx, Config{Name: s.name, Clients: s.clients, Duration: d, Rate: s.rate}, s.ops[phase])
 			done <- struct{}{}
 		}()
 	}
@@ -339,7 +336,7 @@ func (e *benchEnv) runLegit(ctx context.Context, legit []legitScenario, phase in
 }
 
 // floodSpec is what a flood process needs to send the junk: the abuse
-// scenario writes it to a file for `worldid bench -flood FILE`.
+// scenario writes it to a file for `worldid-bench -flood FILE`.
 type floodSpec struct {
 	Base  string `json:"base"`
 	AppID string `json:"app_id"`
@@ -405,7 +402,7 @@ func (s *floodSpec) junkRefreshHeader(i int) string {
 }
 
 // junkKinds are the unauthenticated surfaces the flood hits.
-func junkKinds(spec *floodSpec) []bench.JunkKind {
+func junkKinds(spec *floodSpec) []JunkKind {
 	loopback := loopbackHost(spec.Base)
 	perRequest := &http.Client{Timeout: time.Minute, Transport: sourceTransport(loopback, 2, true),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -428,7 +425,7 @@ func junkKinds(spec *floodSpec) []bench.JunkKind {
 			"scope": {"openid"}, "state": {fmt.Sprint(seq)}, "nonce": {rand.Text()}}
 		return spec.Base + "/authorize?" + q.Encode()
 	}
-	return []bench.JunkKind{
+	return []JunkKind{
 		{Name: "refresh, junk proof naming a real idComm", Op: func(ctx context.Context, w, seq int) (int, error) {
 			i := int(source.Add(1))
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, victimURL(i), strings.NewReader(form))
@@ -460,7 +457,7 @@ func junkKinds(spec *floodSpec) []bench.JunkKind {
 // of its own, as strangers on other machines would send it: legitimate
 // clients in this process then never queue behind junk in its scheduler.
 // It returns the results and the flood process's CPU time.
-func (e *benchEnv) flood(ctx context.Context, spec *floodSpec, kinds []int, clients int, d time.Duration) ([]bench.FloodResult, time.Duration, error) {
+func (e *benchEnv) flood(ctx context.Context, spec *floodSpec, kinds []int, clients int, d time.Duration) ([]FloodResult, time.Duration, error) {
 	s := *spec
 	s.Kinds, s.Clients, s.Duration = kinds, clients, d
 	f, err := os.CreateTemp(e.dir, "flood-*.json")
@@ -479,14 +476,14 @@ func (e *benchEnv) flood(ctx context.Context, spec *floodSpec, kinds []int, clie
 	if err != nil {
 		return nil, 0, err
 	}
-	cmd := exec.CommandContext(ctx, exe, "bench", "-flood", f.Name())
+	cmd := exec.CommandContext(ctx, exe, "-flood", f.Name())
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, 0, fmt.Errorf("bench: flood process: %w: %s", err, stderr.String())
 	}
-	var results []bench.FloodResult
+	var results []FloodResult
 	if err := json.Unmarshal(out, &results); err != nil {
 		return nil, 0, fmt.Errorf("bench: flood process: %w", err)
 	}
@@ -521,7 +518,7 @@ func runFlood(ctx context.Context, specFile string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, spec.Duration)
 	defer cancel()
-	return json.NewEncoder(stdout).Encode(bench.Flood(ctx, spec.Clients, kinds))
+	return json.NewEncoder(stdout).Encode(Flood(ctx, spec.Clients, kinds))
 }
 
 // junkStatus sends req and returns its status, draining the answer.
@@ -574,6 +571,26 @@ func postJunkBody(ctx context.Context, loopback bool, source int, target string)
 	return resp.StatusCode, nil
 }
 
+// worldidBinary is the server binary abuse starts: path if given, else
+// worldid in this command's directory (both are built side by side), else
+// worldid on PATH.
+func worldidBinary(path string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(exe), "worldid")
+		if _, err := os.Stat(beside); err == nil {
+			return beside, nil
+		}
+	}
+	path, err := exec.LookPath("worldid")
+	if err != nil {
+		return "", fmt.Errorf("the worldid binary to start as the server: %w (give -worldid PATH, or -server)", err)
+	}
+	return path, nil
+}
+
 // sourceTransport dials from a rotating loopback source address in
 // 127.0.<block>.x (250 per block, 8 blocks) when the server is on loopback:
 // blocks 2–9 and 40–47 are junk, 200–207 legitimate refreshes.
@@ -610,7 +627,8 @@ func loopbackHost(base string) bool {
 	return ip != nil && ip.IsLoopback() && ip.To4() != nil
 }
 
-// expectStatus sends req with c and checks the status.
+// expectStatus sends req with c and checks the status, draining the body
+// so the connection is reused.
 func expectStatus(c *http.Client, req *http.Request, status int) error {
 	resp, err := c.Do(req)
 	if err != nil {

@@ -1,4 +1,4 @@
-package store
+package engine
 
 import (
 	"bytes"
@@ -67,7 +67,7 @@ func checkLineRoundTrip(t *testing.T, line []byte) {
 // also tried with a correct checksum trailer appended.
 func FuzzParseSnapshot(f *testing.F) {
 	var buf bytes.Buffer
-	for _, st := range []tables{
+	for _, st := range []State{
 		{},
 		{"apps": {"app_1": `{"id":"app_1"}`, "app_2": `{"id":"app_2"}`}, "apps_rp": {"rp_1": `"app_1"`}},
 		{"t": {"\u2028<k>\"": `[null,1e9,"x"]`}},

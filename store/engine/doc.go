@@ -1,0 +1,171 @@
+// Package engine is the crash-safe core of worldid's JSON store
+// (doc/design.md §3): tables mapping string keys to JSON values, kept in
+// memory and made durable by a checksummed journal, a snapshot and a mark,
+// in one directory owned by one process. It knows nothing of apps, sign-ins
+// or nullifiers: package store puts the domain on top of it.
+//
+// # Interface
+//
+// Open returns a DB. DB.View runs a function on a ReadTx, a read-only view
+// of the durable state; DB.Update runs one on a Tx (Get, Put, Delete, Scan,
+// Count and the atomic helpers Insert, CompareAndSet and Increment, each
+// documenting its SQL equivalent, which store/postgres implements) and
+// returns once its changes are durable. Reader is what ReadTx and Tx share.
+// ReadTx.LSN is the generation of the state a view holds, for files
+// derived from the state. DB.Copy, ReadDir and WriteDir copy a whole state
+// out of an open store, out of a stopped store's files, and into a
+// directory, for backups and restores. Errors wrap the sentinels of package
+// record (record.ErrUnavailable, record.ErrExists, record.ErrNotFound) or
+// ErrDataLoss, ErrNotEmpty, ErrConflict and ErrLimit.
+//
+// # Crash-safety contract
+//
+// An Update that returned nil is on disk and survives a crash of the
+// process or the machine at any instant (its journal line was fsynced
+// before it returned). An Update that returned an error was either not
+// written, or, after a storage error, may or may not be; it is never half
+// written. A View never shows a write that a crash could still undo. Open
+// after a crash recovers exactly the acknowledged writes (plus, possibly,
+// writes whose Update had not returned yet), and refuses, rather than
+// silently resetting, when the files hold less than the store had
+// acknowledged. The rest of this comment says how.
+//
+// # Files
+//
+// The store owns four files in its directory (created 0700; files 0600);
+// everything else in the directory is someone else's:
+//
+//	state.json     the snapshot
+//	journal.jsonl  changes since the snapshot
+//	store.mark     the newest acknowledged LSN, as far as known
+//	LOCK           held with flock(2) while the store is open
+//
+// Snapshot: one indented JSON object with the members format
+// ("worldid-store/1"), lsn (the last journal entry it contains), tables
+// (table → key → value, sorted, one record per line) and crc, in this order:
+//
+//	{
+//	  "format": "worldid-store/1",
+//	  "lsn": 3,
+//	  "tables": {
+//	    "apps": {
+//	      "app_1": {"id":"app_1","name":"A"}
+//	    }
+//	  },
+//	  "crc": "065b3b00"
+//	}
+//
+// crc is the CRC-32C (Castagnoli) of every byte before the final
+// `,\n  "crc": "`, as 8 lowercase hex digits; a hand-edited snapshot
+// therefore fails to load. Empty tables are not written.
+//
+// Journal: one line per Update, the JSON object of its LSN and its changes
+// (op "put" with a value, or "del"), then a member crc holding the CRC-32C of
+// every byte before `,"crc":"`:
+//
+//	{"lsn":42,"ops":[{"op":"put","t":"apps","k":"app_1","v":{"id":"app_1"}},{"op":"del","t":"codes","k":"c1"}],"crc":"0873869c"}
+//
+// LSNs increase by one from line to line. Table names and keys are
+// non-empty valid UTF-8; values are the compact output of encoding/json.
+//
+// Mark: one line like a journal line, holding only an LSN the store had
+// made durable when it wrote the mark:
+//
+//	{"lsn":42,"crc":"3081ac24"}
+//
+// It is replaced atomically (temporary file, fsync, rename, directory
+// fsync) at Open, at Close, after a repair, and by the committer within a
+// second of each write but at most once a second, since each costs two
+// fsyncs (no measurable change in BenchmarkDurableWrites).
+//
+// # Durability and visibility
+//
+// Update runs fn under a write lock, turns its changes into one journal
+// line, queues it, and returns only after the line has been written and
+// fsynced. A single committer goroutine writes everything queued with one
+// write and one fsync (group commit), so concurrent Updates share fsyncs;
+// it yields briefly while writers released by the previous fsync are still
+// queueing, so that they join the next one, and not once as many are
+// queued as that fsync released (a lone writer never waits a scheduler
+// round for company).
+//
+// Reads never show a write before it is durable. The state is kept in two
+// layers: base, the durable state, and an overlay of queued changes. A
+// View reads only base, so it never waits and never sees a write (or a
+// delete) that a crash could still undo. An Update reads its own changes,
+// then the overlay, then base, so that unique constraints hold between
+// concurrent writers; because journal order is fsync order, an Update that
+// wrote cannot be acknowledged before what it read, and an Update that wrote
+// nothing (or failed, say with ErrExists) waits until the newest queued
+// change it read is durable before it returns. The committer applies a
+// batch to base and removes it from the overlay after its fsync and before
+// waking its writers, so a returned Update is visible to every later View.
+//
+// # Recovery
+//
+// Open takes the lock (a second Open of the directory, from any process,
+// fails with an error saying it is locked), loads the snapshot, and replays
+// the journal lines whose LSN is above the snapshot's (lines at or below it
+// are what a crash between snapshot and truncation leaves, and are skipped).
+// Only the journal's last line may be bad: an incomplete line without
+// newline, or a final line whose checksum does not verify, is a torn write
+// (an Update that was never acknowledged) and is dropped, with a warning
+// naming the file, the line, its size and the one dropped record. Any other
+// bad line, a break in the LSN sequence, or a bad snapshot is an error
+// naming the file and the line, and Open changes nothing on disk. Open then
+// compacts, which also removes a torn tail, and writes the mark.
+//
+// # Never a silent reset
+//
+// Open compares the files with the mark and refuses, with an error wrapping
+// ErrDataLoss that names the file, when they hold less than the store had
+// acknowledged: state.json or journal.jsonl missing while a mark exists, a
+// journal whose lines all precede the snapshot but end below its LSN (an
+// older copy), snapshot and journal together ending below the mark's LSN
+// (either file truncated, emptied or replaced by an older copy; this is how
+// a cut that drops more than the torn tail is told from one), or a damaged
+// mark. It changes nothing on disk. Options.AcceptLoss opens such a store
+// with what the files hold, logs the loss at Warn and rewrites the mark.
+// A directory without a mark (a new store, or one from before marks) opens
+// as before and gets one.
+//
+// The mark trails the journal by at most a second of writes, so a file
+// replaced or cut within the last second of writes before a crash can go
+// unnoticed; so can a whole set of files swapped for an older set
+// (restoring a backup is exactly that) or for another store's.
+//
+// Compaction writes base to state.json.tmp, fsyncs it, renames it over
+// state.json, fsyncs the directory, and only then truncates and fsyncs the
+// journal. It runs on the committer when the journal has more lines than
+// Options.CompactAfter and than there are live records, so its cost is
+// proportional to the number of writes. Views continue meanwhile; Updates
+// wait for their acknowledgement until it ends (about as long as Open takes
+// to write the snapshot: seconds for a million records).
+//
+// # Failure
+//
+// After any error writing or fsyncing the journal, a snapshot or the mark
+// (ENOSPC, EROFS, EIO), the file state is unknown, so the store stops
+// accepting writes: that Update and every later one return an error
+// wrapping record.ErrUnavailable (and the cause), Health returns it, and
+// the error is logged. An Update that returned such an error may or may not
+// be on disk. Reads keep working on what was acknowledged.
+//
+// The store repairs itself: after 1 s, then at growing intervals up to
+// 10 s, it compacts (writes base, the acknowledged state, as a new
+// snapshot, removing a partial one that fails, and truncates the journal,
+// dropping whatever the failed write left there) and writes the mark. Once
+// that succeeds, the files hold exactly the acknowledged writes, Updates
+// are accepted again and an Info line says so; the Updates that had failed
+// are not on disk. A restart (Close, Open) recovers as well.
+//
+// # What it does not do
+//
+// One process owns a directory at a time: there is no sharing between
+// processes and no replication; several replicas use store/postgres. The
+// whole state lives in memory (about 235 MiB of heap for a million
+// nullifier-sized records). Scan costs time proportional to its table.
+// Update's context is checked only before fn runs; reads never block on
+// I/O. File locking uses flock(2), so the package builds on Linux, macOS
+// and the BSDs only.
+package engine
