@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
-	"worldid/internal/oauth"
 	"worldid/internal/leaf/page"
+	"worldid/internal/oauth"
 	"worldid/record"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"worldid/internal/oauth"
 	"worldid/internal/leaf/strictjson"
+	"worldid/internal/oauth"
 )
 
 // Scopes (doc/interfaces.md §2.1) in the canonical order of a granted scope.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"worldid/internal/oauth"
 	"worldid/internal/leaf/qr"
+	"worldid/internal/oauth"
 	"worldid/record"
 )
 

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"worldid/internal/oauth"
 	"worldid/internal/leaf/strictjson"
+	"worldid/internal/oauth"
 )
 
 // Pending sign-ins are not stored (doc.go "Pending sign-ins"): the
