@@ -60,6 +60,9 @@ func parse(w http.ResponseWriter, r *http.Request, maxResponses int) (*request, 
 	if !isJSON(r.Header.Get("Content-Type")) {
 		return nil, &Error{Status: http.StatusUnsupportedMediaType, Code: codeContentType, Detail: "Content-Type must be application/json"}
 	}
+	if r.ContentLength > maxBody {
+		return nil, tooLarge() // declared too large: refused before reading a byte
+	}
 	raw, err := decodeBody(http.MaxBytesReader(w, r.Body, maxBody), maxResponses)
 	if err != nil {
 		return nil, err
@@ -236,9 +239,13 @@ func integer(v strictjson.Value, path string, dst **int64) *Error {
 // readError maps a failed read: an oversized body is 413.
 func readError(err error) *Error {
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Code: codeTooLarge, Detail: fmt.Sprintf("body exceeds %d bytes", maxBody)}
+		return tooLarge()
 	}
 	return badRequest("reading the body: " + err.Error())
+}
+
+func tooLarge() *Error {
+	return &Error{Status: http.StatusRequestEntityTooLarge, Code: codeTooLarge, Detail: fmt.Sprintf("body exceeds %d bytes", maxBody)}
 }
 
 // jsonError maps a strictjson rejection: a repeated member name is a

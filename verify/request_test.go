@@ -3,7 +3,9 @@ package verify
 import (
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -211,6 +213,33 @@ func TestTooLarge(t *testing.T) {
 		t.Fatalf("built %d bytes", len(b))
 	}
 	wantSuccess(t, e.post(rpPath, b))
+}
+
+// TestDeclaredTooLarge: a Content-Length over the cap is refused before
+// a byte of the body is read.
+func TestDeclaredTooLarge(t *testing.T) {
+	e := newEnv(t)
+	body := &countingReader{r: strings.NewReader(body(items(validItem)))}
+	r := httptest.NewRequest(http.MethodPost, rpPath, body)
+	r.Header.Set("Content-Type", "application/json")
+	r.ContentLength = maxBody + 1
+	w := httptest.NewRecorder()
+	e.mux.ServeHTTP(w, r)
+	wantError(t, w, http.StatusRequestEntityTooLarge, codeTooLarge, "")
+	if body.n != 0 {
+		t.Fatalf("read %d bytes of a body declared too large", body.n)
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }
 
 // TestMaxResponsesOption: the cap is configurable.
