@@ -117,7 +117,9 @@
 // ±300 s (Options.ProofWindow) of the server clock. The statement is
 // remembered, by the successful refresh it authorizes, under "refresh:" +
 // hex SHA-256(BE32(nullifier hash) ‖ BE32(signal hash)) until the
-// timestamp leaves the window; a second use is a replay. Proof bytes are not the key, since
+// timestamp leaves the window plus 60 s (maxReplicaSkew, the largest clock
+// difference between replicas sharing a store that replay protection
+// tolerates); a second use is a replay. Proof bytes are not the key, since
 // Groth16 proofs can be re-randomized.
 //
 // # The credential

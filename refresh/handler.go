@@ -32,6 +32,13 @@ const (
 	defaultValidity    = 3 * 365 * 24 * time.Hour
 	defaultProofWindow = 300 * time.Second
 	defaultMaxRateKeys = 100_000
+	// maxReplicaSkew is the largest clock difference between replicas
+	// sharing a store that the replay protection tolerates: a spent proof
+	// is remembered for the window plus this much, so a replica whose
+	// clock runs behind the one that recorded it, and therefore still
+	// finds the timestamp inside its window, cannot accept it again.
+	// Replicas kept by NTP differ by milliseconds; a minute is generous.
+	maxReplicaSkew = 60 * time.Second
 )
 
 var (
@@ -223,8 +230,14 @@ func (h *Handler) refresh(w http.ResponseWriter, r *http.Request) (*response, er
 	if err != nil {
 		return nil, err
 	}
-	spent := spentProof{key: proofKeyPrefix + key, expires: time.Unix(z.timestamp, 0).Add(h.o.ProofWindow)}
+	spent := spentProof{key: proofKeyPrefix + key, expires: h.spentUntil(z.timestamp)}
 	return h.issue(ctx, env, f, claim0, spent, now)
+}
+
+// spentUntil is how long a proof with the given timestamp is remembered
+// as spent: until it leaves the window on every replica (maxReplicaSkew).
+func (h *Handler) spentUntil(timestamp int64) time.Time {
+	return time.Unix(timestamp, 0).Add(h.o.ProofWindow + maxReplicaSkew)
 }
 
 func (h *Handler) checkEnabled(ctx context.Context) error {

@@ -78,7 +78,7 @@ func TestCredentialOnlyRefresh(t *testing.T) {
 	}
 	got := e.store.refreshes[0]
 	canon, _ := c.MarshalJSON()
-	if got.Credential != string(canon) || !strings.HasPrefix(got.ProofKey, proofKeyPrefix) || got.ProofExpiresAt.Unix() != t0+300 {
+	if got.Credential != string(canon) || !strings.HasPrefix(got.ProofKey, proofKeyPrefix) || got.ProofExpiresAt.Unix() != t0+300+60 { // the window plus maxReplicaSkew
 		t.Errorf("recorded credential %q, proof key %q until %v", got.Credential, got.ProofKey, got.ProofExpiresAt)
 	}
 	got.Credential, got.ProofKey, got.ProofExpiresAt = "", "", time.Time{}
@@ -294,12 +294,13 @@ func TestHeldCredentialStaysWithItsSub(t *testing.T) {
 	r.expect(t, 400, CodeSubMismatch)
 }
 
-func TestPCPRefresh(t *testing.T) {
+// pcpEnv is a handler whose store trusts the Orb keys of the PCP vectors,
+// and the last valid vector.
+func pcpEnv(t *testing.T) (*testEnv, *pcpVector) {
 	f := loadPCP(t)
 	if len(f.Vectors) == 0 {
 		t.Skip("pcp_v2_3.json has no valid PCP in its vectors list")
 	}
-	v := f.Vectors[len(f.Vectors)-1]
 	e := newEnv(t, nil)
 	for orb, names := range f.OrbKeyRegistry {
 		// A stored key that does not parse is skipped, not fatal.
@@ -308,8 +309,43 @@ func TestPCPRefresh(t *testing.T) {
 			e.store.orbKeys[orb] = append(e.store.orbKeys[orb], f.Keys[n].PublicKeyPEM)
 		}
 	}
+	return e, &f.Vectors[len(f.Vectors)-1]
+}
+
+func withSub(ps []part) []part { return append(ps, part{name: "sub", value: sub1}) }
+
+// TestPCPUpgradesHeldCredential: an identity holding a credential-only
+// credential that refreshes with a PCP gets a new credential whose
+// claims[0] is the sponge over hashes.json; a later credential-only
+// refresh returns that PCP credential, not a downgraded one.
+func TestPCPUpgradesHeldCredential(t *testing.T) {
+	e, v := pcpEnv(t)
+	alice := identity(t, 4)
+	e.signup(alice, v.Form["signup_id"])
+	plain := e.do(idCommOf(alice), withSub(nil), encodeProof(t, proofJSON(t, alice, sub1, t0, nil)))
+	e.issued(plain)
+
+	e.clock.unix.Add(1)
+	withPCP := e.do(idCommOf(alice), withSub(v.parts()), encodeProof(t, proofJSON(t, alice, sub1, t0+1, []byte(v.HashesJSON))))
+	c := e.issued(withPCP)
+	if withPCP.Credential == plain.Credential || v.Claims0 == nil || field.Format(&c.Claims[0]) != *v.Claims0 {
+		t.Fatalf("PCP refresh answered claims[0] = %s (same credential as before: %v), want %v",
+			field.Format(&c.Claims[0]), withPCP.Credential == plain.Credential, v.Claims0)
+	}
+
+	e.clock.unix.Add(1)
+	again := e.do(idCommOf(alice), withSub(nil), encodeProof(t, proofJSON(t, alice, sub1, t0+2, nil)))
+	if e.issued(again); again.Credential != withPCP.Credential {
+		t.Error("a credential-only refresh after the PCP one did not return the PCP credential")
+	}
+	if len(e.store.refreshes) != 2 {
+		t.Errorf("%d refreshes recorded, want 2", len(e.store.refreshes))
+	}
+}
+
+func TestPCPRefresh(t *testing.T) {
+	e, v := pcpEnv(t)
 	hj := []byte(v.HashesJSON)
-	withSub := func(ps []part) []part { return append(ps, part{name: "sub", value: sub1}) }
 
 	alice, bob, carol := identity(t, 4), identity(t, 5), identity(t, 6)
 	e.signup(alice, v.Form["signup_id"])

@@ -16,7 +16,8 @@ import (
 )
 
 // spentProof is the replay key of the request's x-zkp-proof, remembered
-// with the success it authorizes and until its timestamp leaves the window.
+// with the success it authorizes and until its timestamp leaves the window
+// on every replica (Handler.spentUntil).
 type spentProof struct {
 	key     string
 	expires time.Time
