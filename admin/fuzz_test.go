@@ -113,7 +113,7 @@ func FuzzAdminAPI(f *testing.F) {
 // FuzzParseImportLines: every app an accepted batch holds is valid, and
 // its line holds it.
 func FuzzParseImportLines(f *testing.F) {
-	f.Add(`{"app_id":"` + importID + `","rp_id":"` + importRP + `","name":"n","redirect_uris":[],"client_secret":"sk_0123456789abcdef01234567"}`)
+	f.Add(`{"app_id":"` + importID + `","rp_id":"` + importRP + `","name":"n","redirect_uris":[],"client_secret":"sk_5e0c9a3f7d1b8e4a26c0f91b"}`)
 	f.Add(`{"app_id":"app_0123","rp_id":"rp_1"}` + "\n{}")
 	f.Fuzz(func(t *testing.T, input string) {
 		reqs, lines, err := parseImportLines([]byte(input))

@@ -18,9 +18,9 @@ import (
 // App lifecycle: import with existing ids, update, secret rotation,
 // disable/enable, delete.
 
-// Bounds on an imported client secret: printable ASCII without spaces, long
-// enough that its fast hash (record.App.SecretHash) cannot be brute-forced
-// the way a password could.
+// Bounds on an imported client secret: printable ASCII without spaces, and
+// random-looking and strong enough (secretstrength.go) that its fast hash
+// (record.App.SecretHash) cannot be brute-forced the way a password could.
 const (
 	minImportedSecret = 24
 	maxImportedSecret = 256
@@ -105,6 +105,9 @@ func validateImport(req *ImportAppRequest) error {
 	if s := req.ClientSecret; s != "" {
 		if len(s) < minImportedSecret || len(s) > maxImportedSecret || strings.IndexFunc(s, func(c rune) bool { return c <= ' ' || c > '~' }) >= 0 {
 			return badRequest("client_secret must be %d to %d printable ASCII characters without spaces", minImportedSecret, maxImportedSecret)
+		}
+		if why := weakSecret(s); why != "" {
+			return badRequest("client_secret %s", why)
 		}
 	}
 	return nil

@@ -201,7 +201,7 @@ func TestLifecycleRoutes(t *testing.T) {
 	if _, err := c.ImportApps(ctx, line("again", ""), false); err == nil || err.(*Error).Status != 409 {
 		t.Fatalf("import of a taken id: %v", err)
 	}
-	const secret = "sk_given_0123456789abcdef0123"
+	const secret = "sk_given_7f3a9c2e81d4b6057e9a1c3f"
 	list, err = c.ImportApps(ctx, line("again", secret), true)
 	if err != nil || len(list.Apps) != 1 || list.Apps[0].ClientSecret != "" || st.apps[0].SecretHash != hashSecret(secret) {
 		t.Fatalf("replace with a given secret: %+v, %v", list, err)

@@ -59,7 +59,7 @@ func adminCLI(t *testing.T, p *serverProc, dataDir string, wantStatus int, args 
 const (
 	portalAppID     = "app_dc1aaaf5b4ff200f4207c2024a396577"
 	portalStagingID = "app_staging_0123456789abcdef0123456789abcdef"
-	portalSecret    = "sk_portal_0123456789abcdef0123456789"
+	portalSecret    = "sk_portal_8c1f4e7a02d95b3e6f10a7c4d2"
 	portalAction    = "circom-action"
 )
 
