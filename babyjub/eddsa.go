@@ -299,3 +299,10 @@ func isReduced(e *fr.Element) bool {
 	}
 	return false
 }
+
+// ConstantTime reports whether signing and key derivation run in constant
+// time in this build: only on amd64 and arm64 without the purego tag,
+// where gnark-crypto's field arithmetic is its branch-free assembly. A
+// program that signs with a long-lived key should refuse to run when it
+// reports false.
+func ConstantTime() bool { return constantTimeBuild }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"worldid/admin"
+	"worldid/babyjub"
 	"worldid/backup"
 	"worldid/internal/leaf/connlimit"
 	"worldid/internal/leaf/forwarded"
@@ -110,6 +111,9 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 			s.Shutdown()
 		}
 	}()
+	if err := requireConstantTime(babyjub.ConstantTime()); err != nil {
+		return nil, err
+	}
 	if err := chooseCryptoPaths(cfg, log); err != nil {
 		return nil, err
 	}
