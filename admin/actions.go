@@ -25,7 +25,7 @@ const maxAction = 1024
 func (a *api) setActionLimit(w http.ResponseWriter, r *http.Request) {
 	var req ActionLimitRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	if req.Environment == "" {
@@ -33,24 +33,24 @@ func (a *api) setActionLimit(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case !rpIDPattern.MatchString(req.RPID):
-		writeError(w, a.Log, badRequest("rp_id must be rp_ and 16 lowercase hex digits"))
+		writeError(w, r, a.Log, badRequest("rp_id must be rp_ and 16 lowercase hex digits"))
 		return
 	case req.Action == "" || len(req.Action) > maxAction:
-		writeError(w, a.Log, badRequest("action must be 1 to %d bytes", maxAction))
+		writeError(w, r, a.Log, badRequest("action must be 1 to %d bytes", maxAction))
 		return
 	case req.Environment != "production" && req.Environment != "staging":
-		writeError(w, a.Log, badRequest("environment must be production or staging"))
+		writeError(w, r, a.Log, badRequest("environment must be production or staging"))
 		return
 	case req.MaxVerifications < 0:
-		writeError(w, a.Log, badRequest("max_verifications must be 0 (unlimited) or more"))
+		writeError(w, r, a.Log, badRequest("max_verifications must be 0 (unlimited) or more"))
 		return
 	}
 	if _, err := a.Store.AppByRP(r.Context(), req.RPID); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	if err := a.Store.SetActionLimit(r.Context(), req.RPID, req.Action, req.Environment, req.MaxVerifications, a.Now()); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	a.audit("action limit set", req.RPID, "action", req.Action, "environment", req.Environment, "max_verifications", req.MaxVerifications)

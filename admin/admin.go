@@ -138,7 +138,7 @@ func (a *api) routes() http.Handler {
 	a.route(mux, "/admin/refresh", map[string]http.HandlerFunc{http.MethodPost: a.switchRefresh})
 	a.route(mux, "/admin/actions", map[string]http.HandlerFunc{http.MethodPost: a.setActionLimit})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, a.Log, &Error{http.StatusNotFound, "not_found", "no admin route " + r.URL.Path})
+		writeError(w, r, a.Log, &Error{http.StatusNotFound, "not_found", "no admin route " + r.URL.Path})
 	})
 	return a.authenticate(mux)
 }
@@ -149,7 +149,7 @@ func (a *api) route(mux *http.ServeMux, path string, methods map[string]http.Han
 	allow := slices.Sorted(maps.Keys(methods))
 	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		if !httpapi.AllowMethod(w, r, allow...) {
-			writeError(w, a.Log, &Error{http.StatusMethodNotAllowed, "method_not_allowed", r.Method + " is not allowed here"})
+			writeError(w, r, a.Log, &Error{http.StatusMethodNotAllowed, "method_not_allowed", r.Method + " is not allowed here"})
 			return
 		}
 		methods[r.Method](w, r)
@@ -160,7 +160,7 @@ func (a *api) route(mux *http.ServeMux, path string, methods map[string]http.Han
 // the pre-publication delay (oidc doc.go).
 func (a *api) rotateKeys(w http.ResponseWriter, r *http.Request) {
 	if err := a.Keys.RotateKeys(r.Context()); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	a.audit("signing key rotation scheduled", "")
@@ -186,7 +186,7 @@ func (a *api) authenticate(next http.Handler) http.Handler {
 		got := sha256.Sum256([]byte(token))
 		if !ok || subtle.ConstantTimeCompare(got[:], a.tokenDigest[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="worldid-admin"`)
-			writeError(w, a.Log, &Error{http.StatusUnauthorized, "unauthenticated", "missing or wrong admin token"})
+			writeError(w, r, a.Log, &Error{http.StatusUnauthorized, "unauthenticated", "missing or wrong admin token"})
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -239,7 +239,7 @@ func decodeBytes(body []byte, v any) error {
 // writeError maps err to the admin error body. Storage sentinels become
 // 409/404; any other failure is triaged by httpapi.FailureStatus (499,
 // 503 or 500), logged without the request.
-func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var e *Error
 	switch {
 	case errors.As(err, &e):
@@ -248,7 +248,7 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 	case errors.Is(err, record.ErrNotFound):
 		e = &Error{http.StatusNotFound, "not_found", "no such record"}
 	default:
-		e = failure(httpapi.FailureStatus(log, "admin", err))
+		e = failure(httpapi.FailureStatus(r.Context(), log, "admin", err))
 	}
 	httpapi.WriteJSON(w, e.Status, map[string]string{"error": e.Code, "message": e.Message})
 }

@@ -32,7 +32,7 @@ type AnchorList struct {
 func (a *api) addAnchor(w http.ResponseWriter, r *http.Request) {
 	var req AnchorRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	anchor := record.TrustAnchor{Kind: req.Kind, ID: req.ID, X: req.X, Y: req.Y, At: a.Now()}
@@ -41,7 +41,7 @@ func (a *api) addAnchor(w http.ResponseWriter, r *http.Request) {
 		if !errors.Is(err, record.ErrUnavailable) {
 			err = badRequest("%v", err)
 		}
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	a.audit("trust anchor set", req.Kind+"/"+req.ID)
@@ -51,7 +51,7 @@ func (a *api) addAnchor(w http.ResponseWriter, r *http.Request) {
 func (a *api) listAnchors(w http.ResponseWriter, r *http.Request) {
 	anchors, err := a.Registry.TrustAnchors(r.Context())
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	if anchors == nil {
@@ -66,22 +66,22 @@ func (a *api) addRootV4(w http.ResponseWriter, r *http.Request, req AddRootReque
 		req.Environment = "production"
 	}
 	if !record.ValidEnvironment(req.Environment) {
-		writeError(w, a.Log, badRequest("environment must be production or staging"))
+		writeError(w, r, a.Log, badRequest("environment must be production or staging"))
 		return
 	}
 	// The spellings of an anchor coordinate (decimal or 0x-hex, below r).
 	root, err := oprfproof.ParseFieldElement(req.Root)
 	if err != nil {
-		writeError(w, a.Log, badRequest("root must be a field element in decimal or 0x-hex"))
+		writeError(w, r, a.Log, badRequest("root must be a field element in decimal or 0x-hex"))
 		return
 	}
 	req.Root = field.Format(&root)
 	if req.At, err = a.rootTime(req.At); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	if err := a.Registry.AddRootV4(r.Context(), req.Environment, root, req.At); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	req.Identifier, req.Depth = "", 0

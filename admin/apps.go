@@ -55,16 +55,16 @@ type AppList struct {
 func (a *api) createApp(w http.ResponseWriter, r *http.Request) {
 	req, err := parseCreateApp(w, r)
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	app, secret, err := NewApp(a.Rand, a.Now(), req)
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	if err := a.Store.CreateApp(r.Context(), app); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	a.audit("app created", app.ID, "rp_id", app.RPID)
@@ -74,7 +74,7 @@ func (a *api) createApp(w http.ResponseWriter, r *http.Request) {
 func (a *api) listApps(w http.ResponseWriter, r *http.Request) {
 	apps, err := a.Store.Apps(r.Context())
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	list := AppList{Apps: make([]AppInfo, 0, len(apps))}

@@ -46,7 +46,7 @@ func (a *api) getBackup(w http.ResponseWriter, r *http.Request) {
 	if a.Files != nil {
 		var err error
 		if files, err = a.Files(r.Context()); err != nil {
-			writeError(w, a.Log, err)
+			writeError(w, r, a.Log, err)
 			return
 		}
 	}

@@ -67,17 +67,17 @@ type AddRootRequest struct {
 func (a *api) addIdentity(w http.ResponseWriter, r *http.Request) {
 	var req AddIdentityRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	tree, err := parseTree(&req.Identifier, &req.Environment)
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	commitments, err := parseCommitments(&req)
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	index, root, err := a.Registry.AddIdentities(r.Context(), req.Identifier, req.Environment, commitments)
@@ -85,7 +85,7 @@ func (a *api) addIdentity(w http.ResponseWriter, r *http.Request) {
 		err = &Error{http.StatusConflict, "conflict", "an identity commitment is already in " + tree + "; none was added"}
 	}
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	a.audit("identities added", tree, "index", index, "count", len(commitments))
@@ -141,7 +141,7 @@ func parseCommitment(name, s string) (fr.Element, error) {
 func (a *api) addRoot(w http.ResponseWriter, r *http.Request) {
 	var req AddRootRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	if req.ProtocolVersion == "4.0" {
@@ -149,32 +149,32 @@ func (a *api) addRoot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.ProtocolVersion != "" && req.ProtocolVersion != "3.0" {
-		writeError(w, a.Log, badRequest(`protocol_version must be "3.0" or "4.0"`))
+		writeError(w, r, a.Log, badRequest(`protocol_version must be "3.0" or "4.0"`))
 		return
 	}
 	tree, err := parseTree(&req.Identifier, &req.Environment)
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	root, err := field.ParseStrict(req.Root)
 	if err != nil {
-		writeError(w, a.Log, badRequest("root: %v", err))
+		writeError(w, r, a.Log, badRequest("root: %v", err))
 		return
 	}
 	if req.Depth == 0 {
 		req.Depth = 30
 	}
 	if req.Depth < 16 || req.Depth > 32 {
-		writeError(w, a.Log, badRequest("depth must be 16 to 32 (the published Semaphore v3 keys)"))
+		writeError(w, r, a.Log, badRequest("depth must be 16 to 32 (the published Semaphore v3 keys)"))
 		return
 	}
 	if req.At, err = a.rootTime(req.At); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	if err := a.Registry.AddExternalRoot(r.Context(), req.Identifier, req.Environment, root, req.Depth, req.At); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	a.audit("external root added", tree, "root", req.Root, "depth", req.Depth)

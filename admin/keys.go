@@ -17,7 +17,7 @@ type KeyList struct {
 func (a *api) listKeys(w http.ResponseWriter, r *http.Request) {
 	keys, err := a.Keys.KeyList(r.Context())
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, KeyList{Keys: keys})
@@ -33,7 +33,7 @@ func (a *api) revokeKey(w http.ResponseWriter, r *http.Request) {
 		err = &Error{http.StatusNotFound, "not_found", fmt.Sprintf("no signing key %q", kid)}
 	}
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	a.audit("signing key revoked", kid)

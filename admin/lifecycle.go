@@ -198,7 +198,7 @@ func parseImportLines(body []byte) (apps []ImportAppRequest, lines []int, err er
 func (a *api) importApps(w http.ResponseWriter, r *http.Request) {
 	batch, err := parseImport(w, r)
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	apps := make([]record.App, len(batch.apps))
@@ -208,7 +208,7 @@ func (a *api) importApps(w http.ResponseWriter, r *http.Request) {
 		secret := req.ClientSecret
 		if secret == "" {
 			if secret, err = newSecret(a.Rand); err != nil {
-				writeError(w, a.Log, err)
+				writeError(w, r, a.Log, err)
 				return
 			}
 			out.Apps[i].ClientSecret = secret
@@ -222,7 +222,7 @@ func (a *api) importApps(w http.ResponseWriter, r *http.Request) {
 		out.Apps[i].AppInfo = infoOf(apps[i])
 	}
 	if err := a.Store.ImportApps(r.Context(), apps, batch.replace); err != nil {
-		writeError(w, a.Log, importConflict(err, batch, apps))
+		writeError(w, r, a.Log, importConflict(err, batch, apps))
 		return
 	}
 	what := map[bool]string{false: "app imported", true: "app imported (replace)"}[batch.replace]
@@ -249,22 +249,22 @@ func importConflict(err error, batch importBatch, apps []record.App) error {
 func (a *api) updateApp(w http.ResponseWriter, r *http.Request) {
 	var req UpdateAppRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	switch {
 	case req.Name == nil && req.RedirectURIs == nil:
-		writeError(w, a.Log, badRequest("give name, redirect_uris or both"))
+		writeError(w, r, a.Log, badRequest("give name, redirect_uris or both"))
 		return
 	case req.Name != nil:
 		if err := validateName(*req.Name); err != nil {
-			writeError(w, a.Log, err)
+			writeError(w, r, a.Log, err)
 			return
 		}
 	}
 	if req.RedirectURIs != nil {
 		if err := validateRedirectURIs(*req.RedirectURIs, 0); err != nil {
-			writeError(w, a.Log, err)
+			writeError(w, r, a.Log, err)
 			return
 		}
 	}
@@ -291,7 +291,7 @@ func (a *api) switchApp(enable bool) http.HandlerFunc {
 func (a *api) rotateSecret(w http.ResponseWriter, r *http.Request) {
 	secret, hash, err := NewSecret(a.Rand)
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	app, ok := a.change(w, r, "client secret rotated", func(app *record.App) { app.SecretHash = hash })
@@ -312,7 +312,7 @@ func (a *api) changeApp(w http.ResponseWriter, r *http.Request, what string, cha
 func (a *api) change(w http.ResponseWriter, r *http.Request, what string, change func(*record.App)) (record.App, bool) {
 	id := r.PathValue("app_id")
 	if !record.ValidAppID(id) {
-		writeError(w, a.Log, &Error{http.StatusNotFound, "not_found", fmt.Sprintf("no app %q", id)})
+		writeError(w, r, a.Log, &Error{http.StatusNotFound, "not_found", fmt.Sprintf("no app %q", id)})
 		return record.App{}, false
 	}
 	app, err := a.Store.UpdateApp(r.Context(), id, func(app *record.App) error {
@@ -324,7 +324,7 @@ func (a *api) change(w http.ResponseWriter, r *http.Request, what string, change
 		err = &Error{http.StatusNotFound, "not_found", fmt.Sprintf("no app %q", id)}
 	}
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return record.App{}, false
 	}
 	a.audit(what, id)
@@ -340,7 +340,7 @@ func (a *api) deleteApp(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	a.audit("app deleted", id)

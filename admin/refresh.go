@@ -35,28 +35,28 @@ const maxOrbID = 256
 func (a *api) importSignups(w http.ResponseWriter, r *http.Request) {
 	var req SignupImport
 	if err := decodeJSON(w, r, &req); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	if len(req.Signups) == 0 || len(req.Signups) > maxSignupsPerRequest {
-		writeError(w, a.Log, badRequest("signups must hold 1 to %d records", maxSignupsPerRequest))
+		writeError(w, r, a.Log, badRequest("signups must hold 1 to %d records", maxSignupsPerRequest))
 		return
 	}
 	for i := range req.Signups {
 		s := &req.Signups[i]
 		c, err := field.ParseIDCommitment(s.IDCommitment)
 		if err != nil {
-			writeError(w, a.Log, badRequest("signups[%d].id_commitment: %v", i, err))
+			writeError(w, r, a.Log, badRequest("signups[%d].id_commitment: %v", i, err))
 			return
 		}
 		s.IDCommitment = field.Format(&c)
 		if err := s.Validate(); err != nil {
-			writeError(w, a.Log, badRequest("signups[%d]: %v", i, err))
+			writeError(w, r, a.Log, badRequest("signups[%d]: %v", i, err))
 			return
 		}
 	}
 	if err := a.Store.PutSignups(r.Context(), req.Signups); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	a.audit("signups imported", "", "count", len(req.Signups))
@@ -66,19 +66,19 @@ func (a *api) importSignups(w http.ResponseWriter, r *http.Request) {
 func (a *api) addOrbKey(w http.ResponseWriter, r *http.Request) {
 	var req OrbKeyRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	if req.OrbID == "" || len(req.OrbID) > maxOrbID {
-		writeError(w, a.Log, badRequest("orb_id must be 1 to %d bytes", maxOrbID))
+		writeError(w, r, a.Log, badRequest("orb_id must be 1 to %d bytes", maxOrbID))
 		return
 	}
 	if err := a.ParseOrbKey([]byte(req.PublicKeyPEM)); err != nil {
-		writeError(w, a.Log, badRequest("public_key_pem: %v", err))
+		writeError(w, r, a.Log, badRequest("public_key_pem: %v", err))
 		return
 	}
 	if err := a.Store.AddOrbKey(r.Context(), req.OrbID, req.PublicKeyPEM); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	a.audit("orb key added", req.OrbID)
@@ -88,11 +88,11 @@ func (a *api) addOrbKey(w http.ResponseWriter, r *http.Request) {
 func (a *api) switchRefresh(w http.ResponseWriter, r *http.Request) {
 	var req RefreshSwitch
 	if err := decodeJSON(w, r, &req); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	if err := a.Store.SetRefreshEnabled(r.Context(), req.Enabled); err != nil {
-		writeError(w, a.Log, err)
+		writeError(w, r, a.Log, err)
 		return
 	}
 	a.audit("credential refresh switched", "", "enabled", req.Enabled)

@@ -64,10 +64,10 @@ type errorBody struct {
 // writeError renders err. Errors other than an *Error (storage failures
 // that escape the handler's own mapping) are triaged by
 // httpapi.FailureStatus: 499, 503 or 500, logged without request data.
-func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	e, ok := errors.AsType[*Error](err)
 	if !ok {
-		e = failure(httpapi.FailureStatus(log, "refresh", err))
+		e = failure(httpapi.FailureStatus(r.Context(), log, "refresh", err))
 	}
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))

@@ -180,7 +180,7 @@ type response struct {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp, err := h.refresh(w, r)
 	if err != nil {
-		writeError(w, h.o.Log, err)
+		writeError(w, r, h.o.Log, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, resp)

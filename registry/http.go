@@ -104,7 +104,7 @@ func (h *Handler) serveInclusionProof(w http.ResponseWriter, req *http.Request) 
 		writeError(w, http.StatusNotFound, "not_found", "the identity commitment is not in this tree")
 		return
 	case err != nil:
-		writeFailure(w, httpapi.FailureStatus(h.log, "registry", err))
+		writeFailure(w, httpapi.FailureStatus(req.Context(), h.log, "registry", err))
 		return
 	}
 	root := path.Root()

@@ -197,7 +197,7 @@ func (h *Handler) app(ctx context.Context, id string) (record.App, *Error) {
 	if errors.Is(err, record.ErrNotFound) {
 		return app, notFound()
 	}
-	return app, h.storeError(err)
+	return app, h.storeError(ctx, err)
 }
 
 // checkAll checks the claims concurrently (the registry batches
@@ -272,7 +272,7 @@ func (h *Handler) record(ctx context.Context, app record.App, req *request, resu
 			continue
 		}
 		if err != nil {
-			return nil, h.storeError(err)
+			return nil, h.storeError(ctx, err)
 		}
 		resp := &Response{
 			Success:     true,
@@ -316,11 +316,11 @@ func failure(results []Result) *Error {
 
 // storeError answers a storage failure in this endpoint's body
 // (httpapi.FailureStatus triages and logs it).
-func (h *Handler) storeError(err error) *Error {
+func (h *Handler) storeError(ctx context.Context, err error) *Error {
 	if err == nil {
 		return nil
 	}
-	switch status := httpapi.FailureStatus(h.log, "verify", err); status {
+	switch status := httpapi.FailureStatus(ctx, h.log, "verify", err); status {
 	case httpapi.StatusClientClosed:
 		return &Error{Status: status, Code: codeInternal, Detail: "The client closed the request."}
 	case http.StatusServiceUnavailable:

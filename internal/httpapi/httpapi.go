@@ -39,21 +39,22 @@ func ClientGone(err error) bool {
 
 // FailureStatus classifies err, a failure that ends a request without
 // being the handler's verdict, logs it under the prefix (the handler's
-// name, "verify") and returns the status to answer:
+// name, "verify") with the request's context ctx (so the line names the
+// request id, internal/leaf/metrics) and returns the status to answer:
 // StatusClientClosed for a client that went away (logged at Debug, the
 // client is the cause), 503 for storage that cannot write
 // (record.ErrUnavailable) and 500 for anything else (both logged at Error
 // with the cause, which the answer never carries).
-func FailureStatus(log *slog.Logger, prefix string, err error) int {
+func FailureStatus(ctx context.Context, log *slog.Logger, prefix string, err error) int {
 	switch {
 	case ClientGone(err):
-		log.Debug(prefix + ": client went away")
+		log.DebugContext(ctx, prefix+": client went away")
 		return StatusClientClosed
 	case errors.Is(err, record.ErrUnavailable):
-		log.Error(prefix+": storage unavailable", "err", err)
+		log.ErrorContext(ctx, prefix+": storage unavailable", "err", err)
 		return http.StatusServiceUnavailable
 	}
-	log.Error(prefix+": internal error", "err", err)
+	log.ErrorContext(ctx, prefix+": internal error", "err", err)
 	return http.StatusInternalServerError
 }
 

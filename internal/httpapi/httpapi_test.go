@@ -58,14 +58,31 @@ func TestFailureStatus(t *testing.T) {
 		{errors.New("disk on fire"), http.StatusInternalServerError, "level=ERROR msg=\"x: internal error\" err=\"disk on fire\""},
 	} {
 		var buf bytes.Buffer
-		log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		if got := FailureStatus(log, "x", c.err); got != c.status {
+		log := slog.New(contextTag{slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})})
+		ctx := context.WithValue(t.Context(), tagKey{}, "req-7")
+		if got := FailureStatus(ctx, log, "x", c.err); got != c.status {
 			t.Errorf("FailureStatus(%v) = %d, want %d", c.err, got, c.status)
 		}
 		if !strings.Contains(buf.String(), c.logLine) {
 			t.Errorf("FailureStatus(%v) logged %q, want %q", c.err, buf.String(), c.logLine)
 		}
+		if !strings.Contains(buf.String(), "tag=req-7") {
+			t.Errorf("FailureStatus(%v) logged %q without the request's context", c.err, buf.String())
+		}
 	}
+}
+
+// contextTag logs the tagKey value of a record's context, as
+// internal/leaf/metrics.LogHandler logs the request id.
+type contextTag struct{ slog.Handler }
+
+type tagKey struct{}
+
+func (h contextTag) Handle(ctx context.Context, r slog.Record) error {
+	if tag, ok := ctx.Value(tagKey{}).(string); ok {
+		r.AddAttrs(slog.String("tag", tag))
+	}
+	return h.Handler.Handle(ctx, r)
 }
 
 func TestAllowMethod(t *testing.T) {
