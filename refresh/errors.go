@@ -64,7 +64,8 @@ type errorBody struct {
 // writeError renders err. Errors other than an *Error (storage failures
 // that escape the handler's own mapping) are triaged by
 // httpapi.FailureStatus: 499, 503 or 500, logged without request data.
-func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+// It returns the error code written.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) (code string) {
 	e, ok := errors.AsType[*Error](err)
 	if !ok {
 		e = failure(httpapi.FailureStatus(r.Context(), log, "refresh", err))
@@ -73,6 +74,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	httpapi.WriteJSON(w, e.Status, errorBody{Error: e.Code, Message: e.Message})
+	return e.Code
 }
 
 // failure is this endpoint's body for a triaged failure status.

@@ -103,6 +103,9 @@ type Options struct {
 	Now     func() time.Time // default time.Now
 	Rand    io.Reader        // credential ids, safe for concurrent use; default crypto/rand.Reader
 	Log     *slog.Logger     // default: discard
+	// Observe, if set, is called once per request with its outcome:
+	// "success" or the answer's error code.
+	Observe func(outcome string)
 }
 
 // Handler serves POST /api/v1/refresh.
@@ -143,6 +146,9 @@ func New(o Options) (*Handler, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	if o.Observe == nil {
+		o.Observe = func(string) {}
+	}
 	if o.Validity < 0 || o.ProofWindow < 0 || o.ProofChecks < 0 || o.ProofWait < 0 {
 		return nil, errors.New("refresh: Validity, ProofWindow, ProofChecks and ProofWait must not be negative")
 	}
@@ -160,6 +166,12 @@ func New(o Options) (*Handler, error) {
 		roots:        newRootCache(o.MaxRateKeys),
 		lane:         newProofLane(o.ProofChecks, o.ProofWait),
 	}, nil
+}
+
+// ProofLane reports the x-zkp-proof checks running now and the requests
+// waiting for one to finish (Options.ProofChecks).
+func (h *Handler) ProofLane() (checking, waiting int) {
+	return len(h.lane.slots), int(h.lane.waiting.Load())
 }
 
 // Register serves the endpoint on mux at Path, for every method so that
@@ -180,9 +192,10 @@ type response struct {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp, err := h.refresh(w, r)
 	if err != nil {
-		writeError(w, r, h.o.Log, err)
+		h.o.Observe(writeError(w, r, h.o.Log, err))
 		return
 	}
+	h.o.Observe("success")
 	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"runtime"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,8 +21,9 @@ func defaultProofChecks() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 // the rest of refresh; proofs past it wait, and one that cannot start
 // within the wait is shed with 503 and Retry-After, its body never read.
 type proofLane struct {
-	slots chan struct{}
-	wait  time.Duration
+	slots   chan struct{}
+	wait    time.Duration
+	waiting atomic.Int64 // requests waiting for a slot
 }
 
 func newProofLane(checks int, wait time.Duration) *proofLane {
@@ -36,6 +38,8 @@ func (l *proofLane) enter(ctx context.Context) (release func(), err error) {
 		return l.release, nil
 	default:
 	}
+	l.waiting.Add(1)
+	defer l.waiting.Add(-1)
 	wait := time.NewTimer(l.wait)
 	defer wait.Stop()
 	select {

@@ -39,3 +39,41 @@ func TestProofLaneDefault(t *testing.T) {
 		t.Errorf("%d proof check slots, want %d", got, defaultProofChecks())
 	}
 }
+
+// TestProofLaneReports: ProofLane counts the checks running and the
+// requests waiting; Observe gets each request's outcome.
+func TestProofLaneReports(t *testing.T) {
+	outcomes := make(chan string, 2)
+	e := newEnv(t, func(o *Options) {
+		o.ProofChecks, o.ProofWait = 1, time.Minute
+		o.Observe = func(outcome string) { outcomes <- outcome }
+	})
+	id := identity(t, 4)
+	e.signup(id, "signup-4")
+	release, err := e.h.lane.enter(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *result)
+	go func() {
+		done <- e.do(idCommOf(id), []part{{name: "sub", value: sub1}}, encodeProof(t, proofJSON(t, id, sub1, t0, nil)))
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if checking, waiting := e.h.ProofLane(); checking == 1 && waiting == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the waiting request was not counted")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	release()
+	e.issued(<-done)
+	if checking, waiting := e.h.ProofLane(); checking != 0 || waiting != 0 {
+		t.Errorf("after the request: %d checking, %d waiting", checking, waiting)
+	}
+	e.do(idCommOf(id), nil, "").expect(t, 401, CodeInvalidProof)
+	if a, b := <-outcomes, <-outcomes; a != "success" || b != CodeInvalidProof {
+		t.Errorf("observed %q, %q", a, b)
+	}
+}

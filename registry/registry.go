@@ -68,6 +68,9 @@ type Options struct {
 	// Rand seeds batch-verification randomizers; nil disables batching.
 	Rand     io.Reader
 	MaxBatch int // largest batch (default 64)
+	// ObserveBatch, if set, is called with the size of every batch of
+	// proofs checked together (observe.go).
+	ObserveBatch func(size int)
 	// Roots, if set, is asked about roots no history here knows.
 	Roots RootSource
 	// RootSourceDepth is the Semaphore v3 tree depth of the roots Roots
@@ -162,7 +165,7 @@ func Open(ctx context.Context, o Options) (*Registry, error) {
 		return nil, err
 	}
 	if o.Rand != nil {
-		r.batcher = semaphore.NewBatcher(o.Rand, cmp.Or(o.MaxBatch, 64))
+		r.batcher = semaphore.NewBatcher(o.Rand, semaphore.BatcherOptions{MaxBatch: cmp.Or(o.MaxBatch, 64), ObserveBatch: o.ObserveBatch})
 	}
 	return r, nil
 }

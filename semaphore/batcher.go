@@ -3,6 +3,7 @@ package semaphore
 import (
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
@@ -12,13 +13,45 @@ import (
 // free, up to a maximum, and checks them with VerifyBatch. A lone request is
 // verified at once, so batching adds no latency when the server is idle, and
 // each caller gets exactly Verify's answer.
+//
+// Batching pays only while invalid proofs are rare: a batch holding one is
+// bisected, about 2·log2(n) combined checks per invalid proof, and every
+// honest proof in it waits for that. The batcher therefore keeps a running
+// fraction of invalid proofs among the last ~rateWindow it answered; above
+// enterAlone (a flood of invalid proofs) each caller verifies its own
+// proof alone, at once and in parallel with the others, exactly as
+// without a batcher, and batching resumes once the fraction falls below
+// leaveAlone.
 type Batcher struct {
 	rand      io.Reader
 	max       int
+	observe   func(size int)
 	requests  chan *batchRequest
 	quit      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
+	rate      invalidRate
+	alone     atomic.Bool
+	adaptive  bool // false only in benchmarks that show the flood's cost
+}
+
+// Thresholds of the invalid-proof fraction that switch the batcher
+// between batching and verifying each proof alone (hysteresis, so that a
+// fraction near one threshold does not flip the mode on every batch).
+// Above 1/16, a batch of 16 or more usually holds an invalid proof and is
+// bisected; below 1/64 most batches hold none.
+const (
+	rateWindow = 64
+	enterAlone = 1.0 / 16
+	leaveAlone = 1.0 / 64
+)
+
+// BatcherOptions configure NewBatcher.
+type BatcherOptions struct {
+	MaxBatch int // proofs checked together at most; at least 1
+	// ObserveBatch, if set, is called from the batcher's goroutine with
+	// the size of every batch it checks (not for proofs verified alone).
+	ObserveBatch func(size int)
 }
 
 type batchRequest struct {
@@ -27,15 +60,16 @@ type batchRequest struct {
 }
 
 // NewBatcher starts a batcher that reads randomizers from rand (only from
-// its own goroutine) and checks at most maxBatch proofs at once. Call Close
-// to stop it.
-func NewBatcher(rand io.Reader, maxBatch int) *Batcher {
+// its own goroutine). Call Close to stop it.
+func NewBatcher(rand io.Reader, o BatcherOptions) *Batcher {
 	b := &Batcher{
 		rand:     rand,
-		max:      max(maxBatch, 1),
+		max:      max(o.MaxBatch, 1),
+		observe:  o.ObserveBatch,
 		requests: make(chan *batchRequest),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
+		adaptive: true,
 	}
 	go b.run()
 	return b
@@ -49,8 +83,14 @@ func (b *Batcher) Verify(vk *VerifyingKey, p *Proof, in PublicInputs) bool {
 
 // VerifyScalars returns VerifyScalars(vk, p, in), checked together with
 // concurrent calls of either method: one batch may mix statements and
-// keys. After Close it verifies directly.
+// keys. After Close, or while invalid proofs are frequent, it verifies
+// directly.
 func (b *Batcher) VerifyScalars(vk *VerifyingKey, p *Proof, in []fr.Element) bool {
+	if b.alone.Load() {
+		ok := VerifyScalars(vk, p, in)
+		b.account(1, invalidCount(ok))
+		return ok
+	}
 	req := &batchRequest{batchItem{vk, p, in}, make(chan bool, 1)}
 	select {
 	case b.requests <- req:
@@ -59,6 +99,10 @@ func (b *Batcher) VerifyScalars(vk *VerifyingKey, p *Proof, in []fr.Element) boo
 		return VerifyScalars(vk, p, in)
 	}
 }
+
+// Alone reports whether proofs are verified one by one now, because
+// invalid proofs are frequent.
+func (b *Batcher) Alone() bool { return b.alone.Load() }
 
 // Close stops the batcher after the batch in progress.
 func (b *Batcher) Close() {
@@ -85,12 +129,62 @@ func (b *Batcher) run() {
 				break waiting
 			}
 		}
-		items := make([]batchItem, len(batch))
-		for i, req := range batch {
-			items[i] = req.item
-		}
-		for i, ok := range verifyBatch(items, b.rand) {
-			batch[i].result <- ok
-		}
+		b.check(batch)
 	}
+}
+
+// check verifies one batch and answers its callers.
+func (b *Batcher) check(batch []*batchRequest) {
+	if b.observe != nil {
+		b.observe(len(batch))
+	}
+	items := make([]batchItem, len(batch))
+	for i, req := range batch {
+		items[i] = req.item
+	}
+	invalid := 0
+	for i, ok := range verifyBatch(items, b.rand) {
+		invalid += invalidCount(ok)
+		batch[i].result <- ok
+	}
+	b.account(len(batch), invalid)
+}
+
+// account adds n answers, invalid of them false, to the running fraction
+// and switches the mode when it crosses a threshold.
+func (b *Batcher) account(n, invalid int) {
+	f := b.rate.add(n, invalid)
+	switch {
+	case !b.adaptive:
+	case f > enterAlone:
+		b.alone.Store(true)
+	case f < leaveAlone:
+		b.alone.Store(false)
+	}
+}
+
+func invalidCount(ok bool) int {
+	if ok {
+		return 0
+	}
+	return 1
+}
+
+// invalidRate is an exponentially weighted fraction of invalid proofs,
+// each answer weighing 1/rateWindow.
+type invalidRate struct {
+	mu sync.Mutex
+	f  float64
+}
+
+// add counts n answers, invalid of them false, and returns the fraction.
+func (r *invalidRate) add(n, invalid int) float64 {
+	keep := 1.0
+	for range n {
+		keep *= 1 - 1.0/rateWindow
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.f = r.f*keep + float64(invalid)/float64(n)*(1-keep)
+	return r.f
 }

@@ -63,7 +63,13 @@
 //     calls, so each answer is Verify's (up to probability 2^-128 per
 //     check). If the reader fails, every item is verified alone.
 //   - Batcher batches concurrent callers opportunistically (no timer): a
-//     request waits only while the previous batch is being verified.
+//     request waits only while the previous batch is being verified. It
+//     keeps a running fraction of invalid proofs (each answer weighing
+//     1/64); above 1/16 every caller verifies its own proof alone, as
+//     without batching, so a flood of invalid proofs does not make every
+//     batch bisect; below 1/64 batching resumes.
+//     BenchmarkHonestUnderFlood measures an honest caller under such a
+//     flood.
 //   - Tree rejects the zero leaf (it is the empty leaf) and keeps every
 //     filled node, about two field elements per leaf, so an insert costs
 //     depth hashes and InsertBatch of k leaves about 2k + depth. The store

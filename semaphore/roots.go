@@ -69,3 +69,12 @@ func (h *RootHistory) Current() (fr.Element, bool) {
 	defer h.mu.RUnlock()
 	return h.current, len(h.created) > 0
 }
+
+// CurrentSince returns the time of the current root (when it was first
+// added), and false if the history is empty.
+func (h *RootHistory) CurrentSince() (time.Time, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	t, ok := h.created[h.current]
+	return t, ok
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
@@ -173,7 +174,7 @@ func TestBatcher(t *testing.T) {
 	if len(cases) == 0 {
 		t.Skip("semaphore_vectors.json has no proof")
 	}
-	b := NewBatcher(rand.NewChaCha8([32]byte{9}), 8)
+	b := NewBatcher(rand.NewChaCha8([32]byte{9}), BatcherOptions{MaxBatch: 8})
 	const callers = 24
 	got := make([]bool, callers)
 	var wg sync.WaitGroup
@@ -193,6 +194,52 @@ func TestBatcher(t *testing.T) {
 		if b.Verify(vc.key, vc.proof, vc.inputs) != vc.want {
 			t.Errorf("%s after Close: wrong answer", vc.name)
 		}
+	}
+}
+
+// TestBatcherFallsBackToSingleChecks: after a run of invalid proofs the
+// batcher verifies each proof alone in its caller, with the right answers,
+// and batches again after a run of valid ones.
+func TestBatcherFallsBackToSingleChecks(t *testing.T) {
+	var valid *vectorCase
+	for _, vc := range vectorCases(t) {
+		if vc.want {
+			valid = &vc
+			break
+		}
+	}
+	if valid == nil {
+		t.Skip("semaphore_vectors.json has no valid proof")
+	}
+	var batches atomic.Int64
+	b := NewBatcher(rand.NewChaCha8([32]byte{9}), BatcherOptions{MaxBatch: 8, ObserveBatch: func(int) { batches.Add(1) }})
+	defer b.Close()
+	wrongArity := valid.inputs.scalars()[:1] // refused without a pairing
+	for i := 0; !b.Alone(); i++ {
+		if i == 10 {
+			t.Fatal("10 invalid proofs in a row did not switch to single checks")
+		}
+		if b.VerifyScalars(valid.key, valid.proof, wrongArity) {
+			t.Fatal("an invalid proof was accepted")
+		}
+	}
+	before := batches.Load()
+	if !b.Verify(valid.key, valid.proof, valid.inputs) || b.VerifyScalars(valid.key, valid.proof, wrongArity) {
+		t.Fatal("wrong answer while checking alone")
+	}
+	if batches.Load() != before {
+		t.Error("a batch was formed while checking alone")
+	}
+	for i := 0; b.Alone(); i++ {
+		if i == 200 {
+			t.Fatal("200 valid proofs in a row did not resume batching")
+		}
+		if !b.Verify(valid.key, valid.proof, valid.inputs) {
+			t.Fatal("a valid proof was refused")
+		}
+	}
+	if !b.Verify(valid.key, valid.proof, valid.inputs) || batches.Load() == before {
+		t.Error("batching did not resume")
 	}
 }
 

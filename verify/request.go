@@ -75,6 +75,14 @@ func parse(w http.ResponseWriter, r *http.Request, maxResponses int) (*request, 
 	return req, nil
 }
 
+// protocol is the request's protocol_version as the endpoint read it.
+func (req *request) protocol() string {
+	if req.v4 != nil {
+		return "4.0"
+	}
+	return protocolVersion
+}
+
 func notFound() *Error {
 	return &Error{Status: http.StatusNotFound, Code: codeNotFound, Detail: "no relying party or app with this id"}
 }

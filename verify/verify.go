@@ -52,6 +52,11 @@ type Options struct {
 	Log       *slog.Logger
 	// MaxResponses caps the responses array; 0 means DefaultMaxResponses.
 	MaxResponses int
+	// Observe, if set, is called once per request with its protocol
+	// ("3.0", "4.0", or "unparsed" for a request refused before its
+	// protocol was known) and its outcome: "success" or the answer's
+	// top-level error code.
+	Observe func(protocol, outcome string)
 }
 
 // Handler serves POST /api/v4/verify/{rp_id}.
@@ -62,6 +67,7 @@ type Handler struct {
 	now          func() time.Time
 	log          *slog.Logger
 	maxResponses int
+	observe      func(protocol, outcome string)
 }
 
 // New returns the endpoint. Now defaults to time.Now and Log to a logger
@@ -75,7 +81,10 @@ func New(o Options) (*Handler, error) {
 	case o.MaxResponses < 0:
 		return nil, fmt.Errorf("verify: Options.MaxResponses %d is negative", o.MaxResponses)
 	}
-	h := &Handler{store: o.Store, checker: o.Checker, checkerV4: o.CheckerV4, now: o.Now, log: o.Log, maxResponses: o.MaxResponses}
+	h := &Handler{store: o.Store, checker: o.Checker, checkerV4: o.CheckerV4, now: o.Now, log: o.Log, maxResponses: o.MaxResponses, observe: o.Observe}
+	if h.observe == nil {
+		h.observe = func(string, string) {}
+	}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -102,14 +111,17 @@ func (h *Handler) Register(mux *http.ServeMux) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req, err := parse(w, r, h.maxResponses)
 	if err != nil {
+		h.observe("unparsed", err.Code)
 		httpapi.WriteJSON(w, err.Status, err)
 		return
 	}
 	resp, err := h.verify(r.Context(), req)
 	if err != nil {
+		h.observe(req.protocol(), err.Code)
 		httpapi.WriteJSON(w, err.Status, err)
 		return
 	}
+	h.observe(req.protocol(), "success")
 	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
