@@ -95,6 +95,11 @@ type Options struct {
 	// CacheSize bounds the cached answers (default 4096).
 	CacheSize            int
 	ValidTTL, InvalidTTL time.Duration // defaults 30 s and 5 s
+	// Observe, if set, is called after every question to a contract with
+	// what it asked ("root" or "key"), the chain, its outcome ("ok", or
+	// "error" when no usable answer came) and how long it took (by Now).
+	// A cached answer asks nothing.
+	Observe func(call, chain, outcome string, took time.Duration)
 }
 
 // Source checks roots against the configured contracts. It is safe for
@@ -106,6 +111,7 @@ type Source struct {
 	validTTL  time.Duration
 	invalid   time.Duration
 	cacheSize int
+	observe   func(call, chain, outcome string, took time.Duration)
 
 	mu    sync.Mutex
 	cache map[cacheKey]answer
@@ -134,7 +140,10 @@ type answer struct {
 // it whose chain has a URL.
 func New(o Options) (*Source, error) {
 	s := &Source{http: o.HTTP, now: o.Now, contracts: map[string]endpoint{}, validTTL: o.ValidTTL, invalid: o.InvalidTTL,
-		cacheSize: o.CacheSize, cache: map[cacheKey]answer{}}
+		cacheSize: o.CacheSize, cache: map[cacheKey]answer{}, observe: o.Observe}
+	if s.observe == nil {
+		s.observe = func(string, string, string, time.Duration) {}
+	}
 	if s.http == nil {
 		s.http = &http.Client{Timeout: 5 * time.Second}
 	}
@@ -191,10 +200,10 @@ func (s *Source) ValidRoot(ctx context.Context, tree string, root fr.Element) (b
 	if e.Kind != IdentityManager && e.Kind != Registry {
 		return false, fmt.Errorf("rootsource: %s is a set of keys, not a tree of roots", tree)
 	}
-	a, err := s.cached(ctx, cacheKey{tree, root}, func() (answer, error) {
+	a, err := s.cached(ctx, cacheKey{tree, root}, s.observed("root", e, func() (answer, error) {
 		valid, err := s.call(ctx, e, root)
 		return answer{valid: valid}, err
-	})
+	}))
 	return a.valid, err
 }
 
@@ -209,9 +218,9 @@ func (s *Source) PublicKey(ctx context.Context, set string, id uint64) (x, y fr.
 	if !ok || (e.Kind != IssuerRegistry && e.Kind != OPRFKeyRegistry) {
 		return x, y, false, fmt.Errorf("rootsource: no key registry for %s", set)
 	}
-	a, err := s.cached(ctx, cacheKey{set, *new(fr.Element).SetUint64(id)}, func() (answer, error) {
+	a, err := s.cached(ctx, cacheKey{set, *new(fr.Element).SetUint64(id)}, s.observed("key", e, func() (answer, error) {
 		return s.callKey(ctx, e, id)
-	})
+	}))
 	return a.key[0], a.key[1], a.valid, err
 }
 
@@ -343,6 +352,22 @@ func (s *Source) callKey(ctx context.Context, e endpoint, id uint64) (answer, er
 		a.key = [2]fr.Element{}
 	}
 	return a, nil
+}
+
+// observed runs ask, one call to e's contract, and reports it to
+// Options.Observe: an error, including an answer that does not decode,
+// is outcome "error".
+func (s *Source) observed(call string, e endpoint, ask func() (answer, error)) func() (answer, error) {
+	return func() (answer, error) {
+		start := s.now()
+		a, err := ask()
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+		}
+		s.observe(call, e.Chain, outcome, s.now().Sub(start))
+		return a, err
+	}
 }
 
 // abiBool decodes an ABI bool word: 0 or 1, nothing else.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -150,6 +151,10 @@ func TestAnswers(t *testing.T) {
 // never "valid", and is not cached.
 func TestFailuresAreErrors(t *testing.T) {
 	f, s, _, srv := setup(t)
+	var outcomes []string
+	s.observe = func(call, chain, outcome string, _ time.Duration) {
+		outcomes = append(outcomes, call+" "+chain+" "+outcome)
+	}
 	for _, mode := range []string{"http", "rpc", "garbage", "short", "bool2"} {
 		f.mu.Lock()
 		f.fail = mode
@@ -169,6 +174,9 @@ func TestFailuresAreErrors(t *testing.T) {
 	f.mu.Unlock()
 	if got, err := s.ValidRoot(context.Background(), "orb/production", fe(100)); err != nil || !got {
 		t.Fatalf("after recovery: %v %v", got, err)
+	}
+	if want := append(slices.Repeat([]string{"root local error"}, 10), "root local ok"); !slices.Equal(outcomes, want) {
+		t.Errorf("observed %q, want %q", outcomes, want)
 	}
 	srv.Close()
 	if got, err := s.ValidRoot(context.Background(), "orb/production", fe(99)); err == nil || got || strings.Contains(err.Error(), srv.URL) {
