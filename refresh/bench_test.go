@@ -15,8 +15,8 @@ import (
 )
 
 // replayBlindStore accepts every proof again, so one proof can drive the
-// benchmark; every other operation is the fake store's.
-type replayBlindStore struct{ *fakeStore }
+// benchmark; every other operation is the JSON store's.
+type replayBlindStore struct{ *testStore }
 
 func (replayBlindStore) UseProofOnce(context.Context, string, time.Time) error { return nil }
 
@@ -25,7 +25,7 @@ func (replayBlindStore) UseProofOnce(context.Context, string, time.Time) error {
 // one-leaf root, store calls, credential build, sign and self-verify),
 // from parallel clients.
 func BenchmarkHandlerCredentialOnly(b *testing.B) {
-	store := newFakeStore()
+	store := newTestStore(b)
 	e := newEnv(b, func(o *Options) { o.Store = replayBlindStore{store} })
 	e.store = store
 	id := identity(b, 1)
