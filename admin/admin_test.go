@@ -18,19 +18,8 @@ import (
 	"worldid/internal/httpapi"
 	"worldid/record"
 	"worldid/store"
+	"worldid/store/jsontest"
 )
-
-// newStore opens an empty JSON store for the test: the backend
-// store/storetest holds to the same conformance suite as PostgreSQL.
-func newStore(t testing.TB) *store.DB {
-	t.Helper()
-	st, err := store.Open(t.TempDir(), store.Options{Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 // apps is every app st holds.
 func apps(t *testing.T, st Store) []record.App {
@@ -45,7 +34,7 @@ func apps(t *testing.T, st Store) []record.App {
 const testToken = "t0k3n"
 
 func newTestServer(t *testing.T) (*httptest.Server, *store.DB) {
-	st := newStore(t)
+	st := jsontest.Open(t)
 	h := newHandler(t, Options{Token: testToken, Store: st, Rand: rand.Reader,
 		Now: func() time.Time { return time.Unix(1700000000, 0) },
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -254,7 +243,7 @@ func (s slowExport) Export(_ context.Context, emit backup.Emit) error {
 // A backup that streams for longer than the listener's write timeout is
 // not cut: the deadline moves with each chunk written.
 func TestBackupOutlastsWriteTimeout(t *testing.T) {
-	st := slowExport{DB: newStore(t), rows: 8, pause: 150 * time.Millisecond}
+	st := slowExport{DB: jsontest.Open(t), rows: 8, pause: 150 * time.Millisecond}
 	srv := httptest.NewUnstartedServer(newHandler(t, Options{Token: testToken, Store: st, StoreName: "json", Rand: rand.Reader,
 		Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	srv.Config.WriteTimeout = 500 * time.Millisecond
@@ -293,7 +282,7 @@ func newHandler(t testing.TB, o Options) *Handler {
 // New refuses a configuration missing a required option, rather than
 // answering 404 to "Bearer " (empty token) or panicking on first use.
 func TestNewRefusesMissingOptions(t *testing.T) {
-	full := Options{Token: testToken, Store: newStore(t), Registry: &fakeRegistry{}, Keys: noopKeys{},
+	full := Options{Token: testToken, Store: jsontest.Open(t), Registry: &fakeRegistry{}, Keys: noopKeys{},
 		ParseOrbKey: func([]byte) error { return nil }}
 	if _, err := New(full); err != nil {
 		t.Fatalf("complete options refused: %v", err)

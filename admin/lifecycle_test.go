@@ -16,6 +16,7 @@ import (
 
 	"worldid/record"
 	"worldid/store"
+	"worldid/store/jsontest"
 )
 
 const (
@@ -25,7 +26,7 @@ const (
 
 // newAuditedServer is newTestServer with the log kept for inspection.
 func newAuditedServer(t *testing.T) (*httptest.Server, *store.DB, func() string) {
-	st := newStore(t)
+	st := jsontest.Open(t)
 	var mu sync.Mutex
 	var log bytes.Buffer
 	h := newHandler(t, Options{Token: testToken, Store: st, Rand: rand.Reader,

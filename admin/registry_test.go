@@ -21,6 +21,7 @@ import (
 
 	"worldid/field"
 	"worldid/record"
+	"worldid/store/jsontest"
 )
 
 type fakeRegistry struct {
@@ -68,7 +69,7 @@ func (f *fakeRegistry) AddExternalRoot(_ context.Context, identifier, env string
 }
 
 func TestIdentitiesRootsAndActions(t *testing.T) {
-	st := newStore(t)
+	st := jsontest.Open(t)
 	if err := st.CreateApp(t.Context(), record.App{ID: "app_1", RPID: "rp_0123456789abcdef"}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func longest(n int) []string {
 
 func TestAddIdentitiesBatch(t *testing.T) {
 	reg := &fakeRegistry{}
-	srv := httptest.NewServer(newHandler(t, Options{Token: testToken, Store: newStore(t), Registry: reg, Rand: rand.Reader,
+	srv := httptest.NewServer(newHandler(t, Options{Token: testToken, Store: jsontest.Open(t), Registry: reg, Rand: rand.Reader,
 		Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	defer srv.Close()
 	post := func(body string) response {
@@ -219,7 +220,7 @@ func TestAddIdentitiesBatch(t *testing.T) {
 func TestAnchorAndRootV4Audited(t *testing.T) {
 	var mu sync.Mutex
 	var log bytes.Buffer
-	srv := httptest.NewServer(newHandler(t, Options{Token: testToken, Store: newStore(t), Registry: &fakeRegistry{}, Rand: rand.Reader,
+	srv := httptest.NewServer(newHandler(t, Options{Token: testToken, Store: jsontest.Open(t), Registry: &fakeRegistry{}, Rand: rand.Reader,
 		Now: time.Now, Log: slog.New(slog.NewTextHandler(&lockedBuffer{mu: &mu, b: &log}, nil))}))
 	defer srv.Close()
 	for path, body := range map[string]string{

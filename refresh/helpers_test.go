@@ -30,6 +30,7 @@ import (
 	"worldid/semaphore"
 	"worldid/semaphore/prover"
 	"worldid/store"
+	"worldid/store/jsontest"
 )
 
 // testStore is the JSON store, which passes the backends' conformance
@@ -46,13 +47,7 @@ type testStore struct {
 }
 
 func newTestStore(t testing.TB) *testStore {
-	t.Helper()
-	db, err := store.Open(t.TempDir(), store.Options{Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return &testStore{DB: db, hidden: map[string]bool{}}
+	return &testStore{DB: jsontest.Open(t), hidden: map[string]bool{}}
 }
 
 func (s *testStore) RefreshEnabled(ctx context.Context) (bool, error) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"worldid/backup"
 	"worldid/record"
 	"worldid/store"
+	"worldid/store/jsontest"
 )
 
 // Test fixtures: one registered app.
@@ -49,12 +49,7 @@ type testStore struct {
 
 func newTestStore(t testing.TB) *testStore {
 	t.Helper()
-	db, err := store.Open(t.TempDir(), store.Options{Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	s := &testStore{DB: db, t: t}
+	s := &testStore{DB: jsontest.Open(t), t: t}
 	s.addApp(record.App{ID: testAppID, RPID: testRPID, Name: "test", CreatedAt: testStart})
 	return s
 }
