@@ -87,12 +87,14 @@
 // Its failure is an error of the check (the item's verification_error),
 // never a verification.
 //
-// It also serves the two public endpoints a wallet needs, as a sequencer
-// would: POST /api/v1/inclusion-proof (a leaf's Merkle path and the root) and
-// GET /api/v1/semaphore/proving-key (the local proving key, public
-// parameters). The inclusion-proof body is at most 4 KiB of
-// application/json, decoded by internal/leaf/strictjson (exact member names, no
-// duplicates, valid UTF-8, nesting at most 64, nothing after the object).
+// Its [Handler] (NewHandler) serves the two public endpoints a wallet
+// needs, as a sequencer would: POST /api/v1/inclusion-proof (a leaf's
+// Merkle path and the root) and GET /api/v1/semaphore/proving-key (the
+// local proving key, public parameters). The inclusion-proof body is at
+// most 4 KiB of exactly application/json, decoded by internal/leaf/strictjson
+// (exact member names, no duplicates, valid UTF-8, nesting at most 64,
+// nothing after the object); its JSON answers carry Cache-Control:
+// no-store (internal/httpapi).
 //
 // Replicas sharing one store (PostgreSQL) see each other's identities and
 // external roots through Refresh, which Follow runs every interval (serve:
