@@ -134,7 +134,8 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	x, y := issuerKey.Public().Coordinates()
 	regOpts := registry.Options{Store: s.db, LocalKey: localKey, Now: time.Now, Rand: cfg.batchRand(),
 		Roots: roots, MinExpiration: cfg.MinExpiration,
-		DefaultAnchors: []record.TrustAnchor{{Kind: record.AnchorIssuerKey, ID: "1", X: x, Y: y}}}
+		DefaultAnchors: []record.TrustAnchor{{Kind: record.AnchorIssuerKey, ID: "1", X: x, Y: y}},
+		Checkpoints:    dirCheckpoints{filepath.Join(cfg.DataDir, TreeCheckpointDir)}, Log: log}
 	// The simulator's test identities live in memory only: this process
 	// accepts their root while it runs with -simulator, nothing else does.
 	var testTrees *simulator.Trees
@@ -151,9 +152,15 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	if roots != nil {
 		log.Info("root source", "trees", rootTrees)
 	}
-	s.closers = append(s.closers, func() error { ids.Close(); return nil })
+	s.closers = append(s.closers, func() error {
+		defer ids.Close()
+		return ids.SaveCheckpoints(context.Background())
+	})
 	s.background(ctx, func(ctx context.Context) {
 		ids.Follow(ctx, RegistryFollowInterval, func(err error) { log.Error("registry: catching up from the store", "err", err) })
+	})
+	s.background(ctx, func(ctx context.Context) {
+		ids.KeepCheckpoints(ctx, checkpointInterval, func(err error) { log.Error("registry: writing tree checkpoints", "err", err) })
 	})
 	// Recovery decodes the whole journal and snapshot: garbage as large as
 	// the live state. Return it to the OS now rather than carrying it as
