@@ -29,6 +29,9 @@ func (r *Registry) load(ctx context.Context, t *tree) error {
 	if err != nil {
 		return err
 	}
+	if len(stored) > 0 {
+		r.log.Info("registry: loading tree", "tree", t.name, "leaves", len(stored))
+	}
 	leaves, err := parseLeaves(ctx, t.name, stored)
 	if err != nil {
 		return err

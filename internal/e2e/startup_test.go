@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"worldid/internal/server"
+	"worldid/store"
+)
+
+// fillLeaves stores n identity commitments in the orb/production tree of
+// the data dir's store, in batches of 10,000 an hour apart (the last
+// within the week a root stays valid), as `identity add -file` would.
+func fillLeaves(tb testing.TB, dir string, n int) {
+	tb.Helper()
+	db, err := store.Open(dir, store.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	const batch = 10_000
+	at := time.Now().Add(-time.Duration(n/batch) * time.Hour)
+	for first := 0; first < n; first += batch {
+		commitments := make([]string, min(batch, n-first))
+		for i := range commitments {
+			commitments[i] = fmt.Sprintf("0x%064x", first+i+1)
+		}
+		if _, err := db.AppendLeaves(context.Background(), "orb/production", commitments, at); err != nil {
+			tb.Fatal(err)
+		}
+		at = at.Add(time.Hour)
+	}
+}
+
+// BenchmarkStartup measures how long `worldid serve` takes, from exec to
+// both listeners accepting, on a data dir with n leaves: reading the tree
+// checkpoint the previous stop wrote, or without one (removed before each
+// start), rebuilding the tree from the stored leaves. Run it once, with
+// medians over the runs:
+//
+//	go test -run '^$' -bench Startup -benchtime 5x ./internal/e2e
+func BenchmarkStartup(b *testing.B) {
+	sizes := []int{10_000, 100_000, 1_000_000}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	for _, n := range sizes {
+		dir := b.TempDir()
+		linkSharedKey(b, dir)
+		fillLeaves(b, dir, n)
+		startProc(b, dir).stop(b) // the first start: demo app, checkpoint
+		for _, checkpoint := range []bool{true, false} {
+			b.Run(fmt.Sprintf("leaves=%d/checkpoint=%t", n, checkpoint), func(b *testing.B) {
+				var took []time.Duration
+				for range b.N {
+					if !checkpoint {
+						if err := os.RemoveAll(filepath.Join(dir, server.TreeCheckpointDir)); err != nil {
+							b.Fatal(err)
+						}
+					}
+					started := time.Now()
+					p := startProc(b, dir)
+					took = append(took, time.Since(started))
+					p.stop(b)
+				}
+				slices.Sort(took)
+				b.ReportMetric(took[len(took)/2].Seconds(), "median-start-s")
+			})
+		}
+	}
+}
+
+// TestTermWhileLoading: SIGTERM while the trees load (no checkpoint:
+// 200,000 leaves to rebuild) stops the start before the tree is loaded,
+// with status 0 and no error.
+func TestTermWhileLoading(t *testing.T) {
+	dir := hardenedDataDir(t)
+	fillLeaves(t, dir, 200_000)
+	p, stdout := execProc(t, dir)
+	go io.Copy(io.Discard, stdout)
+	go func() { p.exited <- p.cmd.Wait() }()
+	t.Cleanup(func() { p.cmd.Process.Kill() })
+	poll := time.NewTicker(10 * time.Millisecond)
+	defer poll.Stop()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(p.log(), `msg="registry: loading tree" tree=orb/production`); <-poll.C {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tree did not start loading within a minute; stderr:\n%s", p.log())
+		}
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("exit: %v; stderr:\n%s", err, p.log())
+		}
+	case <-time.After(time.Minute):
+		p.cmd.Process.Kill()
+		t.Fatalf("no exit within a minute of SIGTERM; stderr:\n%s", p.log())
+	}
+	log := p.log()
+	if strings.Contains(log, `msg="registry: tree loaded" tree=orb/production`) || !strings.Contains(log, "stopped while starting") {
+		t.Fatalf("the start was not stopped while the tree loaded; stderr:\n%s", log)
+	}
+}
