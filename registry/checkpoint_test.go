@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"worldid/field"
 	"worldid/record"
+	"worldid/semaphore"
 )
 
 // memCheckpoints is an in-memory Checkpoints.
@@ -229,5 +231,87 @@ func TestLoadStops(t *testing.T) {
 	_, err := Open(ctx, Options{Store: cancellingStore{st, cancel}, LocalKey: mustKey(t, 16), Now: time.Now})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Open = %v, want context.Canceled", err)
+	}
+}
+
+// storeOf is a store holding n leaves in orb/production, in batches of
+// 10,000 an hour apart ending now.
+func storeOf(b *testing.B, n int) *memStore {
+	st := newMemStore()
+	const batch = 10_000
+	at := time.Now().Add(-time.Duration(n/batch) * time.Hour)
+	for first := 0; first < n; first += batch {
+		commitments := make([]string, min(batch, n-first))
+		for i, e := range elements(first+1, len(commitments)) {
+			commitments[i] = field.Format(&e)
+		}
+		if _, err := st.AppendLeaves(b.Context(), "orb/production", commitments, at); err != nil {
+			b.Fatal(err)
+		}
+		at = at.Add(time.Hour)
+	}
+	return st
+}
+
+// BenchmarkOpen measures Open over a store of n leaves, reading the
+// checkpoint or rebuilding without one, and the heap the loaded registry
+// holds per leaf (B/leaf, after a GC, the store's own leaves excluded):
+//
+//	go test -run '^$' -bench Open -benchtime 3x ./registry
+func BenchmarkOpen(b *testing.B) {
+	sizes := []int{10_000, 100_000, 1_000_000}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	for _, n := range sizes {
+		st := storeOf(b, n)
+		cps := newMemCheckpoints()
+		key, err := semaphore.PublishedKey(16)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, checkpoint := range []bool{true, false} {
+			b.Run(fmt.Sprintf("leaves=%d/checkpoint=%t", n, checkpoint), func(b *testing.B) {
+				if checkpoint {
+					writeCheckpoints(b, st, cps, key)
+				}
+				o := Options{Store: st, LocalKey: key, Now: time.Now, Log: slog.New(slog.DiscardHandler)}
+				if checkpoint {
+					o.Checkpoints = cps
+				}
+				var before, after runtime.MemStats
+				for range b.N {
+					runtime.GC()
+					runtime.ReadMemStats(&before)
+					r, err := Open(b.Context(), o)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					runtime.GC()
+					runtime.ReadMemStats(&after)
+					runtime.KeepAlive(r)
+					r.Close()
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/leaf")
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "B/leaf")
+			})
+		}
+	}
+}
+
+// writeCheckpoints makes the checkpoints of st's trees, once.
+func writeCheckpoints(b *testing.B, st Store, cps *memCheckpoints, key *semaphore.VerifyingKey) {
+	if len(cps.data) > 0 {
+		return
+	}
+	r, err := Open(b.Context(), Options{Store: st, LocalKey: key, Now: time.Now, Checkpoints: cps, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.SaveCheckpoints(b.Context()); err != nil {
+		b.Fatal(err)
 	}
 }
