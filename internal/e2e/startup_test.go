@@ -3,8 +3,10 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"worldid/admin"
 	"worldid/internal/server"
 	"worldid/store"
 )
@@ -132,5 +135,43 @@ func TestTermWhileLoading(t *testing.T) {
 	log := p.log()
 	if strings.Contains(log, `msg="registry: tree loaded" tree=orb/production`) || !strings.Contains(log, "stopped while starting") {
 		t.Fatalf("the start was not stopped while the tree loaded; stderr:\n%s", log)
+	}
+}
+
+// TestCheckpointAfterKill: identities added after the last checkpoint by a
+// server that is then killed (stored, never checkpointed) are replayed
+// after it on the next start, and the tree's root is the one the last
+// addition returned.
+func TestCheckpointAfterKill(t *testing.T) {
+	ctx := t.Context()
+	dir := hardenedDataDir(t)
+	p := startProc(t, dir)
+	if _, err := p.adminClient.AddIdentity(ctx, admin.AddIdentityRequest{IdentityCommitments: []string{"0x11", "0x12"}}); err != nil {
+		t.Fatal(err)
+	}
+	p.stop(t) // writes the checkpoint of two leaves
+	p = startProc(t, dir)
+	added, err := p.adminClient.AddIdentity(ctx, admin.AddIdentityRequest{IdentityCommitment: "0x13"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+	p = startProc(t, dir)
+	if log := p.log(); !strings.Contains(log, `tree=orb/production leaves=3 how="read from its checkpoint" checkpoint_leaves=2 replayed=1`) {
+		t.Fatalf("the start did not replay the leaf after the checkpoint; stderr:\n%s", log)
+	}
+	r := call(http.MethodPost, p.public+"/api/v1/inclusion-proof", "application/json", `{"identity_commitment":"0x13"}`)(t)
+	var path struct {
+		Root  string `json:"root"`
+		Index int    `json:"index"`
+	}
+	if err := json.Unmarshal(r.body, &path); err != nil || r.status != http.StatusOK {
+		t.Fatalf("inclusion proof: %d %s", r.status, r.body)
+	}
+	if path.Root != added.Root || path.Index != 2 {
+		t.Fatalf("after the restart leaf 0x13 is at %d under root %s; it was added at 2 under %s", path.Index, path.Root, added.Root)
 	}
 }
