@@ -41,11 +41,13 @@
 // holds no more leaves than the store, its leaves equal the first stored
 // leaves and its current root is its tree's root; the stored leaves after
 // it are then inserted as above. Otherwise the tree is rebuilt from every
-// stored leaf, and the log says why. Either way the tree's root is that of
-// the stored leaves; a checkpoint forged with a recomputed digest could
-// only spoil the inclusion paths of the leaves under a forged node, and
-// writing one takes the write access to the data dir that the store's
-// files also need. SaveCheckpoints (KeepCheckpoints: every interval, and
+// stored leaf, and the log says why. The leaves and the top levels are
+// thus checked; the levels between them (below the lowest level of at
+// most 1024 nodes) are vouched for by the digest, which catches a damaged
+// or truncated file, not a forger who recomputes it: checking them too
+// would cost the rebuild's hashes, and writing a checkpoint takes the
+// write access to the data dir through which the JSON store's own files,
+// or the binary, could be changed as well. SaveCheckpoints (KeepCheckpoints: every interval, and
 // the server at shutdown) writes the checkpoint of each tree that gained
 // leaves; it locks the tree only to snapshot it (O(depth) and the roots),
 // never while encoding or writing.
