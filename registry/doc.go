@@ -45,9 +45,9 @@
 // thus checked; the levels between them (below the lowest level of at
 // most 1024 nodes) are vouched for by the digest, which catches a damaged
 // or truncated file, not a forger who recomputes it: checking them too
-// would cost the rebuild's hashes, and writing a checkpoint takes the
-// write access to the data dir through which the JSON store's own files,
-// or the binary, could be changed as well. SaveCheckpoints (KeepCheckpoints: every interval, and
+// would cost the rebuild's hashes, and writing a checkpoint takes access
+// to the data dir, which also holds the admin token (identity add) and,
+// with the JSON store, the stored leaves themselves. SaveCheckpoints (KeepCheckpoints: every interval, and
 // the server at shutdown) writes the checkpoint of each tree that gained
 // leaves; it locks the tree only to snapshot it (O(depth) and the roots),
 // never while encoding or writing.
