@@ -153,8 +153,12 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 		log.Info("root source", "trees", rootTrees)
 	}
 	s.closers = append(s.closers, func() error {
-		defer ids.Close()
-		return ids.SaveCheckpoints(context.Background())
+		// Derived data: a failed write costs the next start a replay, not the shutdown.
+		if err := ids.SaveCheckpoints(context.Background()); err != nil {
+			log.Error("registry: writing tree checkpoints at shutdown", "err", err)
+		}
+		ids.Close()
+		return nil
 	})
 	s.background(ctx, func(ctx context.Context) {
 		ids.Follow(ctx, RegistryFollowInterval, func(err error) { log.Error("registry: catching up from the store", "err", err) })
