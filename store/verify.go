@@ -108,6 +108,12 @@ func (db *DB) Action(_ context.Context, rpID, action, environment string) (a rec
 	return a, err
 }
 
+// NullifierCount is the number of nullifiers recorded, over all actions.
+func (db *DB) NullifierCount(context.Context) (n int, err error) {
+	err = db.View(func(tx *engine.ReadTx) error { n = tx.Count(tableNullifiers); return nil })
+	return n, err
+}
+
 func getOrCreateAction(tx *engine.Tx, akey, rpID, action, environment string, now time.Time) (record.Action, error) {
 	var a record.Action
 	err := getJSON(tx, tableActions, akey, &a)

@@ -102,6 +102,18 @@ func (db *DB) Action(ctx context.Context, rpID, action, environment string) (rec
 	return a, nil
 }
 
+// NullifierCount is the number of nullifiers recorded, over all actions:
+// SELECT count(*), a scan of the table's index, for the metrics.
+func (db *DB) NullifierCount(ctx context.Context) (int, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
+	var n int
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM nullifiers`).Scan(&n); err != nil {
+		return 0, db.fail(ctx, err)
+	}
+	return n, nil
+}
+
 // validUTF8 refuses invalid UTF-8 as the JSON store does, so that both
 // backends accept the same inputs (bytea would hold it).
 func validUTF8(parts ...string) error {

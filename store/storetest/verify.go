@@ -17,6 +17,9 @@ type VerifyBackend interface {
 	RecordVerification(ctx context.Context, rpID, action, environment, nullifier string, now time.Time) (record.Verification, error)
 	SetActionLimit(ctx context.Context, rpID, action, environment string, maxVerifications int, now time.Time) error
 	Action(ctx context.Context, rpID, action, environment string) (record.Action, error)
+	// NullifierCount is the number of nullifiers recorded, over all
+	// actions (the server's metrics read it).
+	NullifierCount(ctx context.Context) (int, error)
 }
 
 // VerifyOpener is Opener for a VerifyBackend.
@@ -137,6 +140,9 @@ func testScopes(t *testing.T, open VerifyOpener) {
 	}
 	for _, s := range scopes {
 		checkAction(t, b, s[0], s[1], s[2], 0, t0)
+	}
+	if n, err := b.NullifierCount(context.Background()); err != nil || n != 2*len(scopes) {
+		t.Errorf("NullifierCount = %d, %v; want %d", n, err, 2*len(scopes))
 	}
 }
 
