@@ -35,6 +35,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("operator CLI", func(t *testing.T) { operatorCLI(t, p, dataDir) })
 	var pinned string
 	t.Run("refresh credential-only and with a PCP", func(t *testing.T) { pinned = refreshBothModes(t, ctx, p, w) })
+	t.Run("metrics after sign-in, verify and refresh", func(t *testing.T) { checkOnCallMetrics(t, p) })
 
 	keysBefore := jwksKids(t, p)
 	pendingVerifier := oauth2.GenerateVerifier()

@@ -402,12 +402,13 @@ func splitList(s string) []string {
 	return out
 }
 
-// rootSource is the registry's root source, or nil without -roots-rpc.
-func (c *Config) rootSource() (registry.RootSource, map[string]string, error) {
+// rootSource is the registry's root source, or nil without -roots-rpc;
+// observe gets every question it asks (rootsource.Options.Observe).
+func (c *Config) rootSource(observe func(call, chain, outcome string, took time.Duration)) (registry.RootSource, map[string]string, error) {
 	if len(c.rootsRPC) == 0 {
 		return nil, nil, nil
 	}
-	src, err := rootsource.New(rootsource.Options{RPC: c.rootsRPC, Contracts: c.rootsContracts})
+	src, err := rootsource.New(rootsource.Options{RPC: c.rootsRPC, Contracts: c.rootsContracts, Observe: observe})
 	if err != nil {
 		return nil, nil, err
 	}

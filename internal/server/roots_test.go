@@ -14,7 +14,7 @@ func TestRootsFlags(t *testing.T) {
 	if err := c.parseRoots(); err != nil {
 		t.Fatal(err)
 	}
-	src, trees, err := c.rootSource()
+	src, trees, err := c.rootSource(nil)
 	if err != nil || src == nil {
 		t.Fatalf("root source: %v", err)
 	}
@@ -40,7 +40,7 @@ func TestRootsFlags(t *testing.T) {
 	if err := none.parseRoots(); err != nil {
 		t.Fatal(err)
 	}
-	if src, _, _ := none.rootSource(); src != nil {
+	if src, _, _ := none.rootSource(nil); src != nil {
 		t.Error("a root source without -roots-rpc")
 	}
 }

@@ -72,6 +72,8 @@ type backend interface {
 	// Health is nil if the store accepts writes (PostgreSQL: answers),
 	// else why not, wrapping record.ErrUnavailable.
 	Health(ctx context.Context) error
+	// NullifierCount is read for the metrics.
+	NullifierCount(ctx context.Context) (int, error)
 	Close() error
 }
 
@@ -132,6 +134,8 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
+	mon := newMonitor(m, log)
+	mon.watchNullifiers(s.db.NullifierCount)
 	health := newStoreHealth(s.db.Health, m, log)
 	health.update(ctx)
 	s.background(ctx, health.run)
@@ -144,14 +148,14 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	roots, rootTrees, err := cfg.rootSource()
+	roots, rootTrees, err := cfg.rootSource(mon.rootCall)
 	if err != nil {
 		return nil, err
 	}
 	// Our own PoH credential issuer is schema 1's issuer unless the
 	// operator stores another key (registry/v4.go).
 	x, y := issuerKey.Public().Coordinates()
-	regOpts := registry.Options{Store: s.db, LocalKey: localKey, Now: time.Now, Rand: cfg.batchRand(),
+	regOpts := registry.Options{Store: s.db, LocalKey: localKey, Now: time.Now, Rand: cfg.batchRand(), ObserveBatch: mon.batch,
 		Roots: roots, MinExpiration: cfg.MinExpiration,
 		DefaultAnchors: []record.TrustAnchor{{Kind: record.AnchorIssuerKey, ID: "1", X: x, Y: y}},
 		Checkpoints:    dirCheckpoints{filepath.Join(cfg.DataDir, TreeCheckpointDir)}, Log: log}
@@ -216,7 +220,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 		return nil, err
 	}
 	wallets.Register(public)
-	verifier, err := verify.New(verify.Options{Store: s.db, Checker: ids, CheckerV4: ids, Now: time.Now, Log: log})
+	verifier, err := verify.New(verify.Options{Store: s.db, Checker: ids, CheckerV4: ids, Now: time.Now, Log: log, Observe: mon.verify})
 	if err != nil {
 		return nil, err
 	}
@@ -241,11 +245,14 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	flow.Register(public)
 	s.background(ctx, provider.Run)
 	issuer, err := refresh.New(refresh.Options{Store: s.db, VerifyingKey: localKey, IssuerKey: issuerKey,
-		PerIP: cfg.refreshRate(), PerIDComm: cfg.refreshRate(), Reissue: cfg.Reissue, ProofChecks: cfg.ProofChecks, Now: time.Now, Rand: rand.Reader, Log: log})
+		PerIP: cfg.refreshRate(), PerIDComm: cfg.refreshRate(), Reissue: cfg.Reissue, ProofChecks: cfg.ProofChecks, Now: time.Now, Rand: rand.Reader, Log: log, Observe: mon.refresh})
 	if err != nil {
 		return nil, err
 	}
 	issuer.Register(public)
+	mon.watchRegistry(ids)
+	mon.watchKeys(provider, cfg.KeyRotation)
+	mon.watchProofLane(issuer)
 	if s.cfg.BridgeURL == bridgeSelf {
 		if err := s.serveRelay(public); err != nil {
 			return nil, err

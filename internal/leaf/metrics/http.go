@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -40,10 +41,7 @@ func (m *HTTP) Wrap(server string, h http.Handler) http.Handler {
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(sw, r)
-		route := r.Pattern // set by http.ServeMux on this request
-		if route == "" {
-			route = "unmatched"
-		}
+		route := routeLabel(r.Pattern)
 		elapsed := time.Since(start)
 		m.requests.Inc(server, route, strconv.Itoa(sw.status))
 		m.latency.Observe(elapsed.Seconds(), server, route)
@@ -53,6 +51,17 @@ func (m *HTTP) Wrap(server string, h http.Handler) http.Handler {
 			slog.String("method", r.Method), slog.String("route", route),
 			slog.Int("status", sw.status), slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000))
 	})
+}
+
+// routeLabel is the path of the ServeMux pattern that matched a request
+// ("[METHOD ][HOST]/path"), so every route label has one style whether
+// or not its handler was registered with a method; "unmatched" when none
+// matched.
+func routeLabel(pattern string) string {
+	if i := strings.IndexByte(pattern, '/'); i >= 0 {
+		return pattern[i:]
+	}
+	return "unmatched"
 }
 
 // clientHost is the client's address without the port: the peer, or the
