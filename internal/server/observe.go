@@ -54,7 +54,9 @@ func newMonitor(m *metrics.Registry, log *slog.Logger) *monitor {
 }
 
 // verify is verify.Options.Observe.
-func (mo *monitor) verify(protocol, outcome string) { mo.verifications.Inc("verify", protocol, outcome) }
+func (mo *monitor) verify(protocol, outcome string) {
+	mo.verifications.Inc("verify", protocol, outcome)
+}
 
 // refresh is refresh.Options.Observe.
 func (mo *monitor) refresh(outcome string) { mo.refreshes.Inc(outcome) }
