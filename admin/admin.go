@@ -36,7 +36,9 @@ type Store interface {
 	AddOrbKey(ctx context.Context, orbID, pem string) error
 	SetRefreshEnabled(ctx context.Context, on bool) error
 	// ImportApps stores apps in one operation, all or none; a taken id
-	// fails it with a *record.ItemError naming the app.
+	// fails it with a *record.ItemError naming the app. With replace, a
+	// replaced app keeps its CreatedAt and gets UpdatedAt = the
+	// replacement's CreatedAt.
 	ImportApps(ctx context.Context, apps []record.App, replace bool) error
 	UpdateApp(ctx context.Context, id string, change func(*record.App) error) (record.App, error)
 	DeleteApp(ctx context.Context, id string) error

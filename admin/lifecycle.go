@@ -3,6 +3,7 @@ package admin
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -225,11 +226,36 @@ func (a *api) importApps(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.Log, importConflict(err, batch, apps))
 		return
 	}
+	if batch.replace {
+		// A replaced app kept its creation time: answer what is stored.
+		if err := a.storedInfo(r.Context(), out.Apps); err != nil {
+			writeError(w, r, a.Log, err)
+			return
+		}
+	}
 	what := map[bool]string{false: "app imported", true: "app imported (replace)"}[batch.replace]
 	for _, app := range apps {
 		a.audit(what, app.ID, "rp_id", app.RPID, "environment", app.Environment())
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, out)
+}
+
+// storedInfo sets the AppInfo of each imported app to the stored app's.
+func (a *api) storedInfo(ctx context.Context, imported []ImportedApp) error {
+	stored, err := a.Store.Apps(ctx)
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]record.App, len(stored))
+	for _, app := range stored {
+		byID[app.ID] = app
+	}
+	for i := range imported {
+		if app, ok := byID[imported[i].AppID]; ok {
+			imported[i].AppInfo = infoOf(app)
+		}
+	}
+	return nil
 }
 
 // importConflict names the line of the app a store refused for a taken id.

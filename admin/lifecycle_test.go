@@ -261,3 +261,30 @@ func TestLifecycleRoutes(t *testing.T) {
 		t.Error("an answer carries the secret hash")
 	}
 }
+
+// TestImportReplaceKeepsCreated: replacing an app by import keeps when it
+// was created and records when it was updated, in the store and in the
+// answer.
+func TestImportReplaceKeepsCreated(t *testing.T) {
+	st := jsontest.Open(t)
+	now := time.Unix(1700000000, 0).UTC()
+	srv := httptest.NewServer(newHandler(t, Options{Token: testToken, Store: st, Rand: rand.Reader,
+		Now: func() time.Time { return now }, Log: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	c := &Client{BaseURL: srv.URL, Token: testToken, HTTP: srv.Client()}
+	created := now
+	if _, err := c.ImportApps(t.Context(), []byte(importLine(1)), false); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	imported, err := c.ImportApps(t.Context(), []byte(strings.Replace(importLine(1), "app 1", "app 1 v2", 1)), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := apps(t, st)[0]
+	for _, info := range []AppInfo{imported.Apps[0].AppInfo, infoOf(stored)} {
+		if !info.CreatedAt.Equal(created) || !info.UpdatedAt.Equal(now) || info.Name != "app 1 v2" {
+			t.Errorf("after a replacing import: created %v, updated %v, name %q; want created %v, updated %v", info.CreatedAt, info.UpdatedAt, info.Name, created, now)
+		}
+	}
+}

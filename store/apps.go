@@ -28,7 +28,9 @@ func (db *DB) CreateApp(ctx context.Context, a record.App) error {
 // replace, replaces the app of its ID (whose rp_id is then released). An
 // app_id (without replace) or rp_id taken by a stored app or an earlier
 // one of apps refuses the batch with a *record.ItemError naming the app and
-// wrapping record.ErrExists; then nothing is written.
+// wrapping record.ErrExists; then nothing is written. A replacing app keeps the stored
+// app's CreatedAt, and its UpdatedAt becomes the replacement's CreatedAt
+// (the time of the import).
 func (db *DB) ImportApps(ctx context.Context, apps []record.App, replace bool) error {
 	return db.Update(ctx, func(tx *engine.Tx) error {
 		for i, a := range apps {
@@ -52,6 +54,7 @@ func putApp(tx *engine.Tx, a record.App, replace bool) error {
 	switch err := getJSON(tx, tableApps, a.ID, &old); {
 	case err == nil:
 		tx.Delete(tableRPs, old.RPID)
+		a.CreatedAt, a.UpdatedAt = old.CreatedAt, a.CreatedAt
 	case !errors.Is(err, record.ErrNotFound):
 		return err
 	}

@@ -38,14 +38,16 @@ func appArgs(a record.App) []any {
 // with replace, replaces the app of its ID. An app_id (without replace) or
 // rp_id taken by a stored app or an earlier one of apps refuses the batch
 // with a *record.ItemError naming the app and wrapping record.ErrExists;
-// then nothing is written.
+// then nothing is written. A replacing app keeps the stored
+// app's CreatedAt, and its UpdatedAt becomes the replacement's CreatedAt
+// (the time of the import).
 func (db *DB) ImportApps(ctx context.Context, apps []record.App, replace bool) error {
 	ctx, cancel := db.deadline(ctx, batchTimeout(len(apps)))
 	defer cancel()
 	sql := insertApp
 	if replace {
 		sql += ` ON CONFLICT (id) DO UPDATE SET rp_id = $2, name = $3, secret_hash = $4, redirect_uris = $5,
-			created_ns = $6, staging = $7, disabled = $8, updated_ns = $9`
+			staging = $7, disabled = $8, updated_ns = $6`
 	}
 	return db.fail(ctx, pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var b pgx.Batch

@@ -61,10 +61,13 @@ func testImportAppsReplace(t *testing.T, open Opener) {
 	mustCreate(t, b, testApp(2, 2))
 	replaced := testApp(1, 3)
 	replaced.Name = "replaced"
+	replaced.CreatedAt = a.CreatedAt.Add(time.Hour) // the import's time
 	// The new app 4 takes rp 1, which replacing app 1 released.
 	if err := b.ImportApps(ctx, []record.App{replaced, testApp(4, 1), testApp(5, 5)}, true); err != nil {
 		t.Fatalf("ImportApps(replace): %v", err)
 	}
+	// The replaced app keeps when it was created; the import updated it.
+	replaced.CreatedAt, replaced.UpdatedAt = a.CreatedAt, replaced.CreatedAt
 	checkApp(t, b, replaced)
 	checkApp(t, b, testApp(4, 1))
 	want := []record.App{replaced, testApp(2, 2), testApp(4, 1), testApp(5, 5)}
