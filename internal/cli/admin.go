@@ -33,7 +33,8 @@ type AdminFlags struct {
 
 // Register defines -admin-url, -data, -admin-token and -json on fs.
 func (a *AdminFlags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&a.URL, "admin-url", "http://127.0.0.1:8081", "admin API base URL")
+	fs.StringVar(&a.URL, "admin-url", serverURL(os.Getenv, "", "WORLDID_ADMIN_ADDR", "http://127.0.0.1:8081"),
+		"admin API base URL (default from WORLDID_ADMIN_ADDR, the server's -admin-addr, when set)")
 	fs.StringVar(&a.DataDir, "data", "./worldid-data", "data directory holding admin.token")
 	fs.StringVar(&a.Token, "admin-token", "", "admin token (default: read from the data directory)")
 	fs.BoolVar(&a.JSON, "json", false, "print JSON instead of text")

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 )
@@ -91,6 +92,30 @@ func IsHelp(arg string) bool {
 		return true
 	}
 	return false
+}
+
+// serverURL is the default URL of one of the server's listeners for the
+// CLI: the server's own setting of it from the environment (the variable
+// urlVar holding a URL, else addrVar a listen address, as `worldid serve`
+// reads them), so that a server moved with WORLDID_ADDR or
+// WORLDID_ADMIN_ADDR is found by the CLI run with the same environment;
+// else fallback.
+func serverURL(getenv func(string) string, urlVar, addrVar, fallback string) string {
+	if u := getenv(urlVar); u != "" {
+		return u
+	}
+	addr := getenv(addrVar)
+	if addr == "" {
+		return fallback
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fallback // the server refuses it too
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1" // listening on every address: reach it on loopback
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 func envName(flagName string) string {

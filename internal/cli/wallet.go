@@ -28,7 +28,8 @@ type walletFlags struct {
 
 func (wf *walletFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&wf.file, "wallet", "./wallet.json", "identity file")
-	fs.StringVar(&wf.server, "server", "http://127.0.0.1:8080", "the worldid server's public URL")
+	fs.StringVar(&wf.server, "server", serverURL(os.Getenv, "WORLDID_BASE_URL", "WORLDID_ADDR", "http://127.0.0.1:8080"),
+		"the worldid server's public URL (default from WORLDID_BASE_URL or WORLDID_ADDR, the server's -base-url or -addr, when set)")
 }
 
 func (wf *walletFlags) open() (*wallet.Wallet, error) {
