@@ -84,7 +84,7 @@
 //	403     app_disabled              the operator disabled the app
 //	404     not_found                 malformed route id, unknown rp_/app_ id, other paths under /api/v4/verify/
 //	405     method_not_allowed        not POST (Allow: POST)
-//	413     request_too_large         body over 64 KiB
+//	413     request_too_large         body over 64 KiB (a declared Content-Length over it: before reading)
 //	415     invalid_content_type      not application/json
 //	400     all_verifications_failed  no item verified (with results)
 //	400     max_verifications_reached every verified nullifier is at the action's limit (with results)
