@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -31,10 +32,22 @@ func scrape(t *testing.T, p *serverProc) map[string]float64 {
 }
 
 // checkOnCallMetrics: after a sign-in, verifications and refreshes, the
-// families an on-call engineer reads exist with values that fit.
+// families an on-call engineer reads exist with values that fit. The
+// store's readings are refreshed every few seconds: poll until they are.
 func checkOnCallMetrics(t *testing.T, p *serverProc) {
-	s := scrape(t, p)
+	var problems []string
+	if !eventually(20*time.Second, 250*time.Millisecond, func() bool {
+		problems = onCallProblems(scrape(t, p))
+		return len(problems) == 0
+	}) {
+		t.Error(strings.Join(problems, "\n"))
+	}
+}
+
+// onCallProblems lists what is missing or off in one scrape.
+func onCallProblems(s map[string]float64) []string {
 	now := float64(time.Now().Unix())
+	var problems []string
 	for _, c := range []struct {
 		series string
 		ok     func(v float64) bool
@@ -55,21 +68,22 @@ func checkOnCallMetrics(t *testing.T, p *serverProc) {
 	} {
 		v, ok := s[c.series]
 		if !ok {
-			t.Errorf("%s missing", c.series)
+			problems = append(problems, c.series+" missing")
 		} else if !c.ok(v) {
-			t.Errorf("%s = %v, want %s", c.series, v, c.want)
+			problems = append(problems, fmt.Sprintf("%s = %v, want %s", c.series, v, c.want))
 		}
 	}
 	buildInfo := false
 	for series := range s {
 		buildInfo = buildInfo || strings.HasPrefix(series, "worldid_build_info{")
 		if strings.Contains(series, `route="GET `) || strings.Contains(series, `route="POST `) {
-			t.Errorf("a route label in another style: %s", series)
+			problems = append(problems, "a route label in another style: "+series)
 		}
 	}
 	if !buildInfo {
-		t.Error("worldid_build_info missing")
+		problems = append(problems, "worldid_build_info missing")
 	}
+	return problems
 }
 
 func positive(v float64) bool { return v > 0 }

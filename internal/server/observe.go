@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"worldid/internal/leaf/metrics"
 	"worldid/oidc"
+	"worldid/record"
 	"worldid/refresh"
 	"worldid/registry"
 )
@@ -19,7 +21,7 @@ import (
 // _total, units are base units in the name (_seconds), label values are
 // the packages' own words.
 
-// scrapeTimeout bounds a store read made for one scrape.
+// scrapeTimeout bounds one store read for the metrics.
 const scrapeTimeout = 2 * time.Second
 
 // monitor holds the event families the hooks feed.
@@ -89,59 +91,83 @@ func (mo *monitor) watchRegistry(ids *registry.Registry) {
 	})
 }
 
-// watchNullifiers reads the store's nullifier count at every scrape.
-func (mo *monitor) watchNullifiers(count func(context.Context) (int, error)) {
-	mo.m.NewGaugeFunc("worldid_nullifiers", "Nullifiers recorded by the verify endpoint, over all actions; absent when the store cannot be read.", func(report func(float64, ...string)) {
-		ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
-		defer cancel()
-		n, err := count(ctx)
-		if err != nil {
-			mo.log.Warn("metrics: nullifier count", "err", err)
-			return
-		}
-		report(float64(n))
-	})
+// storeReadInterval is how often the values the metrics show from the
+// store are read (storeReadings).
+const storeReadInterval = 5 * time.Second
+
+// storeReadings are the metrics read from the store: the nullifier count
+// and the OIDC signing keys. A loop reads them every storeReadInterval,
+// not the scrape, which must answer at once while the store hangs; a
+// failed read keeps the last values.
+type storeReadings struct {
+	log        *slog.Logger
+	nullifiers func(context.Context) (int, error)
+	keys       func(context.Context) ([]record.KeyInfo, error)
+	rotation   time.Duration
+
+	nullifierCount *metrics.Gauge
+	nextRotation   *metrics.Gauge
+	activated      atomic.Int64 // Unix time the signing key started signing; 0 before the first read
 }
 
-// watchKeys reads the OIDC signing keys at every scrape: how long the
-// signing key has signed and when the next one takes over (a scheduled
-// successor's activation, else the signing key's activation plus the
-// rotation period).
-func (mo *monitor) watchKeys(p *oidc.Provider, rotation time.Duration) {
-	signing := func() (age, next float64, ok bool) {
-		ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
-		defer cancel()
-		keys, err := p.KeyList(ctx)
-		if err != nil {
-			mo.log.Warn("metrics: signing keys", "err", err)
-			return 0, 0, false
-		}
-		now := time.Now()
-		for i, k := range keys {
-			if k.State != "active" {
-				continue
-			}
-			nextAt := k.ActivatesAt.Add(rotation)
-			if i+1 < len(keys) {
-				nextAt = keys[i+1].ActivatesAt
-			}
-			return now.Sub(k.ActivatesAt).Seconds(), float64(nextAt.Unix()), true
-		}
-		return 0, 0, false
+// watchStore registers the families of the store readings; read fills
+// them, run keeps them current.
+func (mo *monitor) watchStore(nullifiers func(context.Context) (int, error), p *oidc.Provider, rotation time.Duration) *storeReadings {
+	r := &storeReadings{log: mo.log, nullifiers: nullifiers, keys: p.KeyList, rotation: rotation,
+		nullifierCount: mo.m.NewGauge("worldid_nullifiers", "Nullifiers recorded by the verify endpoint, over all actions (read every 5 s)."),
+		nextRotation: mo.m.NewGauge("worldid_oidc_signing_key_next_rotation_timestamp_seconds",
+			"Unix time the next OIDC signing key takes over: a scheduled successor's activation, else the current key's activation plus -key-rotation (read every 5 s)."),
 	}
 	mo.m.NewGaugeFunc("worldid_oidc_signing_key_age_seconds", "How long the current OIDC signing key has been signing.", func(report func(float64, ...string)) {
-		if age, _, ok := signing(); ok {
-			report(age)
-		}
-	})
-	mo.m.NewGaugeFunc("worldid_oidc_signing_key_next_rotation_timestamp_seconds", "Unix time the next OIDC signing key takes over (a scheduled successor's activation, else the current key's activation plus -key-rotation).", func(report func(float64, ...string)) {
-		if _, next, ok := signing(); ok {
-			report(next)
+		if at := r.activated.Load(); at != 0 {
+			report(float64(time.Now().Unix() - at))
 		}
 	})
 	mo.m.NewGaugeFunc("worldid_oidc_key_rotation_period_seconds", "The configured -key-rotation.", func(report func(float64, ...string)) {
 		report(rotation.Seconds())
 	})
+	return r
+}
+
+// run reads every storeReadInterval until ctx ends.
+func (r *storeReadings) run(ctx context.Context) {
+	t := time.NewTicker(storeReadInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.read(ctx)
+		}
+	}
+}
+
+// read reads the store once, each value within scrapeTimeout.
+func (r *storeReadings) read(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
+	defer cancel()
+	if n, err := r.nullifiers(ctx); err != nil {
+		r.log.Debug("metrics: nullifier count", "err", err) // an outage is the health check's to report
+	} else {
+		r.nullifierCount.Set(float64(n))
+	}
+	keys, err := r.keys(ctx)
+	if err != nil {
+		r.log.Debug("metrics: signing keys", "err", err)
+		return
+	}
+	for i, k := range keys {
+		if k.State != "active" {
+			continue
+		}
+		next := k.ActivatesAt.Add(r.rotation)
+		if i+1 < len(keys) {
+			next = keys[i+1].ActivatesAt
+		}
+		r.activated.Store(k.ActivatesAt.Unix())
+		r.nextRotation.Set(float64(next.Unix()))
+	}
 }
 
 // watchProofLane reads the refresh proof lane at every scrape.

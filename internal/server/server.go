@@ -135,7 +135,6 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 		return nil, err
 	}
 	mon := newMonitor(m, log)
-	mon.watchNullifiers(s.db.NullifierCount)
 	health := newStoreHealth(s.db.Health, m, log)
 	health.update(ctx)
 	s.background(ctx, health.run)
@@ -251,7 +250,9 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	}
 	issuer.Register(public)
 	mon.watchRegistry(ids)
-	mon.watchKeys(provider, cfg.KeyRotation)
+	readings := mon.watchStore(s.db.NullifierCount, provider, cfg.KeyRotation)
+	readings.read(ctx)
+	s.background(ctx, readings.run)
 	mon.watchProofLane(issuer)
 	if s.cfg.BridgeURL == bridgeSelf {
 		if err := s.serveRelay(public); err != nil {
