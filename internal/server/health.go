@@ -89,20 +89,6 @@ func (h *storeHealth) update(ctx context.Context) error {
 	return nil
 }
 
-// run checks every healthInterval until ctx is done.
-func (h *storeHealth) run(ctx context.Context) {
-	t := time.NewTicker(healthInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			h.update(ctx)
-		}
-	}
-}
-
 // ServeHTTP is /healthz: 200 "ok", or 503 with the reason the store cannot
 // accept writes.
 func (h *storeHealth) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -96,7 +96,7 @@ func (mo *monitor) watchRegistry(ids *registry.Registry) {
 const storeReadInterval = 5 * time.Second
 
 // storeReadings are the metrics read from the store: the nullifier count
-// and the OIDC signing keys. A loop reads them every storeReadInterval,
+// and the OIDC signing keys. Server.every reads them every storeReadInterval,
 // not the scrape, which must answer at once while the store hangs; a
 // failed read keeps the last values.
 type storeReadings struct {
@@ -127,20 +127,6 @@ func (mo *monitor) watchStore(nullifiers func(context.Context) (int, error), p *
 		report(rotation.Seconds())
 	})
 	return r
-}
-
-// run reads every storeReadInterval until ctx ends.
-func (r *storeReadings) run(ctx context.Context) {
-	t := time.NewTicker(storeReadInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.read(ctx)
-		}
-	}
 }
 
 // read reads the store once, each value within scrapeTimeout.

@@ -137,7 +137,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	mon := newMonitor(m, log)
 	health := newStoreHealth(s.db.Health, m, log)
 	health.update(ctx)
-	s.background(ctx, health.run)
+	s.every(ctx, healthInterval, func(ctx context.Context) { health.update(ctx) })
 	shared, _ := s.db.(sharedFiles) // nil for the JSON store: the files stay in the data dir
 	localKey, pkPath, err := loadOrCreateLocalKey(ctx, cfg.DataDir, shared, log)
 	if err != nil {
@@ -252,7 +252,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	mon.watchRegistry(ids)
 	readings := mon.watchStore(s.db.NullifierCount, provider, cfg.KeyRotation)
 	readings.read(ctx)
-	s.background(ctx, readings.run)
+	s.every(ctx, storeReadInterval, readings.read)
 	mon.watchProofLane(issuer)
 	if s.cfg.BridgeURL == bridgeSelf {
 		if err := s.serveRelay(public); err != nil {
@@ -308,6 +308,22 @@ func (s *Server) background(ctx context.Context, fn func(context.Context)) {
 	done := make(chan struct{})
 	go func() { defer close(done); fn(ctx) }()
 	s.closers = append(s.closers, func() error { cancel(); <-done; return nil })
+}
+
+// every runs fn every interval until shutdown.
+func (s *Server) every(ctx context.Context, interval time.Duration, fn func(context.Context)) {
+	s.background(ctx, func(ctx context.Context) {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				fn(ctx)
+			}
+		}
+	})
 }
 
 // listen binds addr; setting names the flag in errors.
