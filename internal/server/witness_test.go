@@ -13,7 +13,6 @@ import (
 	"worldid/store/engine"
 )
 
-
 // startedDataDir returns a data dir whose first start completed, with the
 // store holding writes acknowledged after it, stopped.
 func startedDataDir(t *testing.T) string {
