@@ -129,23 +129,6 @@ func recovered(t *testing.T, dir string) map[string]map[string]string {
 	return dump(t, db)
 }
 
-func sameState(t *testing.T, what string, got, want map[string]map[string]string) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %v, want %v", what, got, want)
-	}
-	for name, rows := range want {
-		if len(got[name]) != len(rows) {
-			t.Fatalf("%s: %v, want %v", what, got, want)
-		}
-		for k, v := range rows {
-			if got[name][k] != v {
-				t.Fatalf("%s: %v, want %v", what, got, want)
-			}
-		}
-	}
-}
-
 // The model itself: a Sync that succeeds after a failed one leaves a hole
 // where the failed write was, while the page cache still shows it, which
 // is why a store that merely retried the fsync would acknowledge a write
