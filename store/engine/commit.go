@@ -219,12 +219,12 @@ func (db *DB) repair() bool {
 
 // repairOnce makes the files hold exactly base, the acknowledged state:
 // it cuts what a failed write left in the journal, then compacts, so that
-// the journal is rewritten from memory rather than trusted: after a failed
+// the files are rewritten from memory rather than trusted (after a failed
 // fsync the page cache may hold lines the disk does not, and a later fsync
-// that succeeds does not write them again. It then drops the queued batches, whose Updates have returned
-// errors, and starts a new epoch that reuses their LSNs. While failure is
-// set no Update queues anything, so only that last step needs writeMu:
-// Updates keep failing fast during the compaction.
+// that succeeds does not write them). It then drops the queued batches,
+// whose Updates have returned errors, and starts a new epoch that reuses
+// their LSNs. While failure is set no Update queues anything, so only that
+// last step needs writeMu: Updates keep failing fast during the compaction.
 func (db *DB) repairOnce() error {
 	if err := db.truncateJournal(); err != nil {
 		return err
