@@ -12,6 +12,13 @@ type Options = engine.Options
 // (engine.ErrDataLoss).
 var ErrDataLoss = engine.ErrDataLoss
 
+// Witness keeps a second copy of the store's mark outside its files
+// (engine.Witness); Mark is what it records (engine.Mark).
+type (
+	Witness = engine.Witness
+	Mark    = engine.Mark
+)
+
 // ErrNotEmpty: a restore target already holds data (engine.ErrNotEmpty).
 var ErrNotEmpty = engine.ErrNotEmpty
 

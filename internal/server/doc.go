@@ -15,7 +15,11 @@
 // the process keeps running and serving reads, so a supervisor restart is
 // needed only when the start itself fails (exit status 1). A JSON store
 // whose files hold less than it had acknowledged stops the start with the
-// recovery command (-accept-data-loss).
+// recovery command (-accept-data-loss): checked against the store's own
+// mark and, once the first start has completed, against its witness in
+// first-start.done (the store's identity and newest acknowledged LSN), so
+// that deleting the store's files together with the mark is caught too.
+// A restore resets the witness to the restored store.
 //
 // First start: the admin token, keys and store are each created only if
 // absent, and first-start.done is written after the demo app, so a first

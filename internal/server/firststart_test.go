@@ -52,7 +52,7 @@ func TestDemoAppAfterInterruptedFirstStart(t *testing.T) {
 	if apps, _ := db.Apps(ctx); len(apps) != 1 {
 		t.Fatalf("%d apps, want the one demo app", len(apps))
 	}
-	if err := markFirstStartDone(dir); err != nil {
+	if err := markFirstStartDone(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, DemoAppFile)); !os.IsNotExist(err) {

@@ -121,6 +121,9 @@ func restoreDataDir(o RestoreOptions, files []backup.File, load func(backup.Emit
 		}
 		staged[i] = ""
 	}
+	if err := forgetStoreRecord(o.DataDir); err != nil {
+		return fmt.Errorf("the store was restored but %s still names the replaced store: %w", FirstStartFile, err)
+	}
 	return syncDir(o.DataDir)
 }
 

@@ -31,7 +31,6 @@ import (
 	"worldid/registry"
 	"worldid/semaphore/prover"
 	"worldid/signin"
-	"worldid/store"
 	"worldid/store/postgres"
 	"worldid/verify"
 )
@@ -53,6 +52,7 @@ type Server struct {
 	cfg         Config // with the public URLs resolved
 	adminURL    string
 	db          backend
+	firstStart  *firstStartRecord // the JSON store's witness; nil with PostgreSQL
 	httpServers []listening
 	closers     []func() error // run in reverse order on shutdown
 	errc        chan error
@@ -91,15 +91,16 @@ func storeName(cfg Config) string {
 
 // openBackend opens the embedded JSON store in the data dir, or PostgreSQL
 // when -store names one.
-func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (backend, error) {
+// The JSON store also returns its witness, FirstStartFile's record.
+func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (backend, *firstStartRecord, error) {
 	if cfg.Store != "" {
-		return postgres.Open(ctx, cfg.Store) // its errors name the store and never the password
+		db, err := postgres.Open(ctx, cfg.Store) // its errors name the store and never the password
+		if err != nil {
+			return nil, nil, err
+		}
+		return db, nil, nil
 	}
-	db, err := store.Open(cfg.DataDir, store.Options{AcceptLoss: cfg.AcceptDataLoss, Log: log})
-	if errors.Is(err, store.ErrDataLoss) {
-		return nil, fmt.Errorf("%w\nRestore the data dir from a backup; or, to start with what its files hold and lose the rest, start once with -accept-data-loss:\n  worldid serve -data %s -accept-data-loss", err, cfg.DataDir)
-	}
-	return db, err
+	return openJSONStore(cfg, log)
 }
 
 // Start opens the data dir and store, wires every handler and starts
@@ -123,7 +124,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	if s.db, err = openBackend(ctx, cfg, log); err != nil {
+	if s.db, s.firstStart, err = openBackend(ctx, cfg, log); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, s.db.Close)
@@ -439,7 +440,7 @@ func (s *Server) finishFirstStart(ctx context.Context, cfg Config, stdout io.Wri
 	} else {
 		s.log.Info("first start: no demo app (base URL off loopback, or -demo-app off); register apps with worldid app create")
 	}
-	return markFirstStartDone(cfg.DataDir)
+	return markFirstStartDone(cfg.DataDir, s.firstStart)
 }
 
 // createDemoApp registers the app a newcomer signs in to on first start and

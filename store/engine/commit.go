@@ -31,6 +31,7 @@ func (db *DB) run() {
 			return
 		}
 		db.fail(err)
+		db.dropUnacknowledged()
 		if !db.repair() {
 			return
 		}
@@ -126,6 +127,7 @@ func (db *DB) appendJournal(buf []byte) error {
 	if err := db.journal.Sync(); err != nil {
 		return fmt.Errorf("fsync journal: %w", err)
 	}
+	db.journalSize += int64(len(buf))
 	return nil
 }
 
@@ -172,6 +174,29 @@ func (db *DB) fail(err error) {
 	db.synced.Broadcast()
 }
 
+// dropUnacknowledged cuts from the journal whatever follows its
+// acknowledged lines, at once rather than at the first repair: after a
+// failed write or fsync those bytes may still be in the page cache, where
+// a restart of the process (a crash, or a Close before the repair) would
+// read them and bring back writes whose Update had returned an error.
+// Failing here is only logged; the repair does the same first.
+func (db *DB) dropUnacknowledged() {
+	if err := db.truncateJournal(); err != nil {
+		db.log.Warn("store: cannot cut the unacknowledged end of the journal yet", "dir", db.dir, "err", err)
+	}
+}
+
+// truncateJournal cuts the journal to its acknowledged lines and fsyncs it.
+func (db *DB) truncateJournal() error {
+	if err := db.journal.Truncate(db.journalSize); err != nil {
+		return fmt.Errorf("store: truncate journal: %w", err)
+	}
+	if err := db.journal.Sync(); err != nil {
+		return fmt.Errorf("store: fsync journal: %w", err)
+	}
+	return nil
+}
+
 // repair retries repairOnce, with growing delays, until it succeeds (true)
 // or the store is closed (false).
 func (db *DB) repair() bool {
@@ -192,13 +217,18 @@ func (db *DB) repair() bool {
 	}
 }
 
-// repairOnce makes the files hold exactly base, the acknowledged state, by
-// a compaction: whatever a failed write left in the journal is truncated
-// away. It then drops the queued batches, whose Updates have returned
-// errors, and starts a new epoch that reuses their LSNs. While failure is
-// set no Update queues anything, so only that last step needs writeMu:
-// Updates keep failing fast during the compaction.
+// repairOnce makes the files hold exactly base, the acknowledged state:
+// it cuts what a failed write left in the journal, then compacts, so that
+// the files are rewritten from memory rather than trusted (after a failed
+// fsync the page cache may hold lines the disk does not, and a later fsync
+// that succeeds does not write them). It then drops the queued batches,
+// whose Updates have returned errors, and starts a new epoch that reuses
+// their LSNs. While failure is set no Update queues anything, so only that
+// last step needs writeMu: Updates keep failing fast during the compaction.
 func (db *DB) repairOnce() error {
+	if err := db.truncateJournal(); err != nil {
+		return err
+	}
 	if err := db.compact(); err != nil {
 		return err
 	}
@@ -232,6 +262,8 @@ func (db *DB) compact() error {
 	if err := db.writeSnapshotFile(); err != nil {
 		return fmt.Errorf("store: compact: %w", err)
 	}
+	// The snapshot holds every acknowledged line: none is left to keep.
+	db.journalSize = 0
 	if err := db.journal.Truncate(0); err != nil {
 		return fmt.Errorf("store: compact: truncate journal: %w", err)
 	}

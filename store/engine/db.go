@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -51,6 +53,15 @@ type Options struct {
 	// it once, after deciding that no backup is better.
 	AcceptLoss bool
 
+	// Witness, if set, keeps a second copy of the mark outside the store's
+	// files: Open also refuses files that hold less than it records, or
+	// whose mark names another store (doc.go, "Never a silent reset").
+	Witness Witness
+
+	// Rand is the source of the store's identity, chosen when the store
+	// gets its first mark. Nil means crypto/rand.Reader.
+	Rand io.Reader
+
 	// Log receives what an operator must hear about: a dropped torn
 	// journal line, an accepted loss, a storage error and the recovery
 	// from it. Nil means slog.Default().
@@ -69,6 +80,9 @@ type DB struct {
 	dir          string
 	compactAfter int
 	acceptLoss   bool
+	witness      Witness
+	rand         io.Reader
+	id           string // the store's identity, in the mark and the witness
 	log          *slog.Logger
 	openFile     func(name string, flag int) (file, error)
 	repairAfter  time.Duration
@@ -105,6 +119,7 @@ type DB struct {
 	// Owned by the committer goroutine once Open returns.
 	journal      file
 	journalLines int
+	journalSize  int64  // bytes of the journal that hold acknowledged lines
 	released     int    // batches the last fsync made durable: writers that may queue again
 	records      int    // live records in base
 	marked       uint64 // LSN of the newest mark
@@ -146,6 +161,8 @@ func Open(dir string, opts Options) (*DB, error) {
 		dir:          dir,
 		compactAfter: orDefault(opts.CompactAfter, defaultCompactAfter),
 		acceptLoss:   opts.AcceptLoss,
+		witness:      opts.Witness,
+		rand:         opts.Rand,
 		log:          opts.Log,
 		openFile:     opts.openFile,
 		repairAfter:  orDefault(opts.repairAfter, defaultRepairAfter),
@@ -161,6 +178,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	if db.log == nil {
 		db.log = slog.Default()
+	}
+	if db.rand == nil {
+		db.rand = rand.Reader
 	}
 	db.queued = sync.NewCond(&db.qmu)
 	db.synced = sync.NewCond(&db.qmu)
@@ -184,15 +204,13 @@ func orDefault[T int | time.Duration](v, def T) T {
 }
 
 // recover rebuilds the state from the snapshot and the journal, checks
-// them against the mark, then compacts so that the journal starts empty
-// (which also removes a torn tail) and brings the mark up to date.
+// them against the mark and the witness, then compacts so that the journal
+// starts empty (which also removes a torn tail) and brings the mark and
+// the witness up to date.
 func (db *DB) recover() error {
-	markPath := filepath.Join(db.dir, markName)
-	mark, marked, err := loadMark(markPath)
+	want, err := db.expected()
 	if err != nil {
-		if err = db.lose(err); err != nil {
-			return err
-		}
+		return err
 	}
 	snapPath := filepath.Join(db.dir, snapshotName)
 	snap, found, err := loadSnapshot(snapPath)
@@ -206,9 +224,9 @@ func (db *DB) recover() error {
 		name    string
 		present bool
 	}{{snapPath, found}, {path, journalFound}} {
-		if marked && mark > 0 && !f.present { // a mark of 0: nothing was acknowledged
+		if want.lsn > 0 && !f.present { // an LSN of 0: nothing was acknowledged
 			if err := db.lose(fmt.Errorf("store: %s is missing, but %s says the store had acknowledged writes up to lsn %d: %w",
-				f.name, markPath, mark, ErrDataLoss)); err != nil {
+				f.name, want.by, want.lsn, ErrDataLoss)); err != nil {
 				return err
 			}
 		}
@@ -238,25 +256,84 @@ func (db *DB) recover() error {
 		db.log.Warn("store: dropped the torn final line of the journal: one update that was never acknowledged",
 			"file", path, "line", rep.tornLine, "bytes", rep.tornBytes, "dropped_records", 1)
 	}
-	if marked && rep.last < mark {
+	if rep.last < want.lsn {
 		if err := db.lose(fmt.Errorf("store: %s and %s end at lsn %d, but %s says lsn %d was acknowledged: one of them was truncated or replaced by an older copy: %w",
-			snapPath, path, rep.last, markPath, mark, ErrDataLoss)); err != nil {
+			snapPath, path, rep.last, want.by, want.lsn, ErrDataLoss)); err != nil {
 			return err
 		}
 	}
 	db.lastLSN, db.durable, db.baseLSN = rep.last, rep.last, rep.last
 	db.journalLines = rep.lines
-	if rep.lines > 0 || !found {
+	// A torn line alone must go too: the next line would be appended to it.
+	if rep.lines > 0 || rep.tornLine > 0 || !found {
 		if err := db.compact(); err != nil {
 			return err
 		}
 	}
-	if !marked || mark != db.durable {
+	if db.id = want.id; db.id == "" {
+		if db.id, err = newID(db.rand); err != nil {
+			return err
+		}
+	}
+	current := Mark{ID: db.id, LSN: db.durable}
+	if want.mark != current || (db.witness != nil && want.witnessed != current) {
 		if err := db.writeMark(db.durable); err != nil {
 			return fmt.Errorf("store: %w", err)
 		}
 	}
 	return nil
+}
+
+// expectation is what the mark and the witness say the files must hold.
+type expectation struct {
+	lsn uint64 // the newest LSN either says was acknowledged
+	by  string // which of them says so, for errors
+	id  string // the store's identity; "" if neither names one
+	// mark and witnessed are the records as found (zero: none).
+	mark, witnessed Mark
+}
+
+// expected reads the mark and the witness. A damaged mark or witness, or a
+// mark naming another store than the witness, is an error wrapping
+// ErrDataLoss unless the operator accepts the loss; then the files' own
+// mark counts.
+func (db *DB) expected() (expectation, error) {
+	markPath := filepath.Join(db.dir, markName)
+	var want expectation
+	m, marked, err := loadMark(markPath)
+	if err != nil {
+		if err = db.lose(err); err != nil {
+			return want, err
+		}
+	}
+	if marked {
+		want = expectation{lsn: m.LSN, by: markPath, id: m.ID, mark: m}
+	}
+	if db.witness == nil {
+		return want, nil
+	}
+	w, witnessed, err := db.witness.Load()
+	if errors.Is(err, ErrDataLoss) {
+		return want, db.lose(fmt.Errorf("store: %s: %w", db.witness, err))
+	}
+	if err != nil {
+		return want, fmt.Errorf("store: %s: %w", db.witness, err)
+	}
+	if !witnessed {
+		return want, nil
+	}
+	want.witnessed = w
+	if marked && m.ID != "" && m.ID != w.ID {
+		return want, db.lose(fmt.Errorf("store: %s names store %s, but %s records store %s: the store's files were replaced by another store's: %w",
+			markPath, m.ID, db.witness, w.ID, ErrDataLoss))
+	}
+	if !marked || w.LSN > want.lsn {
+		want.lsn, want.by = w.LSN, db.witness.String()
+	}
+	if want.id == "" {
+		want.id = w.ID
+	}
+	return want, nil
 }
 
 // lose returns err, which wraps ErrDataLoss, unless the operator accepts

@@ -68,15 +68,22 @@
 // LSNs increase by one from line to line. Table names and keys are
 // non-empty valid UTF-8; values are the compact output of encoding/json.
 //
-// Mark: one line like a journal line, holding only an LSN the store had
-// made durable when it wrote the mark:
+// Mark: one line like a journal line, holding an LSN the store had made
+// durable when it wrote the mark and the store's identity, 16 random bytes
+// in hex chosen when the store got its first mark (Options.Rand):
 //
-//	{"lsn":42,"crc":"3081ac24"}
+//	{"lsn":42,"id":"00112233445566778899aabbccddeeff","crc":"b118d69e"}
+//
+// A mark from before identities has no id (`{"lsn":42,"crc":"3081ac24"}`);
+// Open gives it one.
 //
 // It is replaced atomically (temporary file, fsync, rename, directory
 // fsync) at Open, at Close, after a repair, and by the committer within a
 // second of each write but at most once a second, since each costs two
-// fsyncs (no measurable change in BenchmarkDurableWrites).
+// fsyncs (no measurable change in BenchmarkDurableWrites). After each, the
+// store saves the same mark in Options.Witness, if set: a second record
+// kept outside the store's files (package server keeps it in the data
+// dir's first-start.done).
 //
 // # Durability and visibility
 //
@@ -124,15 +131,21 @@
 // older copy), snapshot and journal together ending below the mark's LSN
 // (either file truncated, emptied or replaced by an older copy; this is how
 // a cut that drops more than the torn tail is told from one), or a damaged
-// mark. It changes nothing on disk. Options.AcceptLoss opens such a store
-// with what the files hold, logs the loss at Warn and rewrites the mark.
-// A directory without a mark (a new store, or one from before marks) opens
-// as before and gets one.
+// mark. With a witness, Open also refuses when the files hold less than
+// the witness says (which catches the files deleted or replaced together
+// with the mark), when the mark names another store than the witness (a
+// whole set of another store's files), or when the witness is damaged;
+// the error names the witness. It changes nothing on disk.
+// Options.AcceptLoss opens such a store with what the files hold, logs the
+// loss at Warn and rewrites the mark and the witness. A directory without
+// a mark (a new store, or one from before marks) opens as before and gets
+// one; a witness without a record gets one.
 //
-// The mark trails the journal by at most a second of writes, so a file
-// replaced or cut within the last second of writes before a crash can go
-// unnoticed; so can a whole set of files swapped for an older set
-// (restoring a backup is exactly that) or for another store's.
+// The mark and the witness trail the journal by at most a second of
+// writes, so a file replaced or cut within the last second of writes
+// before a crash can go unnoticed; so can a whole set of files swapped for
+// an older set together with the witness (restoring a backup is exactly
+// that), and, without a witness, any set of files swapped with the mark.
 //
 // Compaction writes base to state.json.tmp, fsyncs it, renames it over
 // state.json, fsyncs the directory, and only then truncates and fsyncs the
@@ -144,20 +157,30 @@
 //
 // # Failure
 //
-// After any error writing or fsyncing the journal, a snapshot or the mark
-// (ENOSPC, EROFS, EIO), the file state is unknown, so the store stops
-// accepting writes: that Update and every later one return an error
-// wrapping record.ErrUnavailable (and the cause), Health returns it, and
-// the error is logged. An Update that returned such an error may or may not
-// be on disk. Reads keep working on what was acknowledged.
+// After any error writing or fsyncing the journal, a snapshot, the mark or
+// the witness (ENOSPC, EROFS, EIO), the file state is unknown, so the
+// store stops accepting writes: that Update and every later one return an
+// error wrapping record.ErrUnavailable (and the cause), Health returns it,
+// and the error is logged. Reads keep working on what was acknowledged.
+//
+// The store never trusts the journal past its acknowledged lines: after a
+// failed fsync, Linux may keep the unwritten lines in the page cache,
+// marked clean, so that a later fsync succeeds without writing them (the
+// "fsyncgate" case); retrying the fsync would acknowledge what the disk
+// does not hold. So the committer at once truncates the journal to the
+// end of its last acknowledged line and fsyncs it: a restart of the
+// process, which reads the page cache, then finds none of the failed
+// Updates (if this fails too, it is only logged, and the repair does it
+// first).
 //
 // The store repairs itself: after 1 s, then at growing intervals up to
-// 10 s, it compacts (writes base, the acknowledged state, as a new
-// snapshot, removing a partial one that fails, and truncates the journal,
-// dropping whatever the failed write left there) and writes the mark. Once
+// 10 s, it truncates the journal as above and compacts: it writes base,
+// the acknowledged state in memory, as a new snapshot (removing a partial
+// one that fails) and empties the journal; then it writes the mark. Once
 // that succeeds, the files hold exactly the acknowledged writes, Updates
 // are accepted again and an Info line says so; the Updates that had failed
-// are not on disk. A restart (Close, Open) recovers as well.
+// are not on disk. A restart (Close, Open) recovers the acknowledged
+// writes as well; once the truncation has succeeded, exactly them.
 //
 // # What it does not do
 //

@@ -554,6 +554,7 @@ func TestFailedUpdateWaitsForWhatItRead(t *testing.T) {
 	if err := <-second; !errors.Is(err, record.ErrUnavailable) {
 		t.Fatalf("second: %v, want ErrUnavailable", err)
 	}
+	close(gate) // the fsyncs of the cut and the repair that follow
 }
 
 func TestGroupCommitSharesFsync(t *testing.T) {

@@ -47,17 +47,21 @@ func dump(t testing.TB, db *DB) map[string]map[string]string {
 
 func checkState(t testing.TB, db *DB, want map[string]map[string]string) {
 	t.Helper()
-	got := dump(t, db)
+	sameState(t, "state", dump(t, db), want)
+}
+
+func sameState(t testing.TB, what string, got, want map[string]map[string]string) {
+	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("state has tables %v, want %v", got, want)
+		t.Fatalf("%s has tables %v, want %v", what, got, want)
 	}
 	for name, rows := range want {
 		if len(got[name]) != len(rows) {
-			t.Fatalf("table %q = %v, want %v", name, got[name], rows)
+			t.Fatalf("%s: table %q = %v, want %v", what, name, got[name], rows)
 		}
 		for k, v := range rows {
 			if got[name][k] != v {
-				t.Fatalf("%s/%s = %q, want %q", name, k, got[name][k], v)
+				t.Fatalf("%s: %s/%s = %q, want %q", what, name, k, got[name][k], v)
 			}
 		}
 	}

@@ -85,11 +85,12 @@ func TestMarkWrittenAndUpgraded(t *testing.T) {
 	put(t, db, "t", "a", 1)
 	put(t, db, "t", "b", 2)
 	db.Close()
-	if got := string(readFile(t, markPath(dir))); got != string(encodeMark(2)) {
-		t.Fatalf("mark after a clean shutdown: %q, want lsn 2", got)
+	m, found, err := loadMark(markPath(dir))
+	if err != nil || !found || m.LSN != 2 || len(m.ID) != 2*idBytes {
+		t.Fatalf("loadMark: %+v %v %v", m, found, err)
 	}
-	if lsn, found, err := loadMark(markPath(dir)); err != nil || !found || lsn != 2 {
-		t.Fatalf("loadMark: %d %v %v", lsn, found, err)
+	if got := string(readFile(t, markPath(dir))); got != string(encodeMark(m)) {
+		t.Fatalf("mark after a clean shutdown: %q, want lsn 2", got)
 	}
 	// A data dir from before marks opens and gets one.
 	if err := os.Remove(markPath(dir)); err != nil {
@@ -97,8 +98,8 @@ func TestMarkWrittenAndUpgraded(t *testing.T) {
 	}
 	db = mustOpen(t, dir, Options{})
 	db.Close()
-	if lsn, found, err := loadMark(markPath(dir)); err != nil || !found || lsn != 2 {
-		t.Fatalf("mark of an upgraded dir: %d %v %v", lsn, found, err)
+	if m, found, err := loadMark(markPath(dir)); err != nil || !found || m.LSN != 2 || m.ID == "" {
+		t.Fatalf("mark of an upgraded dir: %+v %v %v", m, found, err)
 	}
 }
 
@@ -183,7 +184,7 @@ func waitMark(t *testing.T, dir string, lsn uint64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return got >= lsn
+		return got.LSN >= lsn
 	})
 }
 
@@ -267,13 +268,13 @@ func TestRepairAfterStorageError(t *testing.T) {
 		t.Fatalf("Update on a full disk: %v", err)
 	}
 	// The repair needs an fsync of the journal too: it keeps failing.
-	// The Update's fsync, then two repairs' fsyncs: the first repair has
-	// failed and been logged.
-	for n := range 3 {
+	// The Update's fsync, the immediate cut's, then two repairs' fsyncs:
+	// the first repair has failed and been logged.
+	for n := range 4 {
 		select {
 		case <-syncs:
 		case <-time.After(10 * time.Second):
-			t.Fatalf("%d journal fsyncs of the 3 awaited: the repair did not retry (Health: %v)", n, db.Health(ctx))
+			t.Fatalf("%d journal fsyncs of the 4 awaited: the repair did not retry (Health: %v)", n, db.Health(ctx))
 		}
 	}
 	if err := db.Health(ctx); !errors.Is(err, record.ErrUnavailable) || !errors.Is(err, syscall.ENOSPC) {
@@ -299,8 +300,12 @@ func TestRepairAfterStorageError(t *testing.T) {
 
 // The example in doc.go.
 func TestMarkFormat(t *testing.T) {
-	if got, want := string(encodeMark(42)), `{"lsn":42,"crc":"3081ac24"}`+"\n"; got != want {
+	if got, want := string(encodeMark(Mark{LSN: 42})), `{"lsn":42,"crc":"3081ac24"}`+"\n"; got != want {
 		t.Fatalf("encodeMark(42) = %q, want %q", got, want)
+	}
+	m := Mark{ID: "00112233445566778899aabbccddeeff", LSN: 42}
+	if got, want := string(encodeMark(m)), `{"lsn":42,"id":"00112233445566778899aabbccddeeff","crc":"b118d69e"}`+"\n"; got != want {
+		t.Fatalf("encodeMark(%+v) = %q, want %q", m, got, want)
 	}
 }
 

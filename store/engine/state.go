@@ -163,8 +163,8 @@ func recoverState(dir string) (State, int, error) {
 		}
 		last = rep.last
 	}
-	if marked && last < mark {
-		return nil, 0, fmt.Errorf("store: %s ends at lsn %d, but %s says lsn %d was acknowledged: %w", dir, last, markPath, mark, ErrDataLoss)
+	if marked && last < mark.LSN {
+		return nil, 0, fmt.Errorf("store: %s ends at lsn %d, but %s says lsn %d was acknowledged: %w", dir, last, markPath, mark.LSN, ErrDataLoss)
 	}
 	return snap.tables, n, nil
 }
