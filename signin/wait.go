@@ -33,12 +33,16 @@ func (f *Flow) Start(w http.ResponseWriter, req oauth.Request) {
 		return
 	}
 	f.setBindingCookie(w, id, secret)
-	oauth.Redirect(w, f.issuer+pathWait+"?"+url.Values{"r": {token}}.Encode())
+	f.observe(EventStarted)
+	oauth.Redirect(w, f.waitURL(token))
 }
 
-// waitState is the status route's answer and the page's state.
+// waitState is the status route's answer and the page's state: pending,
+// scanned, done, refused, wallet_error, unavailable, cancelled, finished or
+// expired, and a message in plain words for some.
 type waitState struct {
-	State string `json:"state"` // pending, scanned, approved, cancelled, finished or expired
+	State   string `json:"state"`
+	Message string `json:"message,omitempty"`
 }
 
 const (
@@ -108,16 +112,25 @@ func (f *Flow) serveWait(w http.ResponseWriter, r *http.Request) {
 		f.out.ErrorPage(w, f.out.Internal("wait: read progress", err))
 		return
 	}
-	switch cur.State {
-	case record.SigninApproved:
+	switch {
+	case cur.State == record.SigninApproved:
 		f.finish(ctx, w, req, cur)
-	case stateExpired:
+	case cur.State == stateExpired:
+		f.observe(EventExpired)
 		f.expiredPage(ctx, w, req)
-	case record.SigninCancelled, record.SigninFinished:
+	case cur.State == record.SigninCancelled, cur.State == record.SigninFinished:
 		f.overPage(w, req)
+	case f.needsBridge(req):
+		f.showBridge(w, r, req, q.Get("r"))
 	default:
-		f.waitPage(w, r, req, q.Get("r"), cur.State == record.SigninScanned)
+		f.waitPage(w, r, req, q.Get("r"), cur.State)
 	}
+}
+
+// needsBridge: a pending page shown for the first time, or whose bridge
+// request the relay forgot, needs a fresh one.
+func (f *Flow) needsBridge(req pendingRequest) bool {
+	return f.bridgeURL != "" && (req.Bridge == nil || f.polls.gone(req.Bridge.ID))
 }
 
 // finish sends the browser the authorization response of an approved
@@ -141,6 +154,7 @@ func (f *Flow) finish(ctx context.Context, w http.ResponseWriter, req pendingReq
 		f.out.ErrorPage(w, errRetry(f.out.Internal("finish: advance", err)))
 		return
 	}
+	f.observe(EventFinished)
 	f.clearBindingCookie(w, req.ID)
 	f.provider.Respond(w, req.Request, params)
 }
@@ -164,12 +178,31 @@ func (f *Flow) serveStatus(w http.ResponseWriter, r *http.Request) {
 		f.out.WriteError(w, e)
 		return
 	}
-	cur, err := f.progress(r.Context(), req)
+	ctx := r.Context()
+	cur, err := f.progress(ctx, req)
 	if err != nil {
 		f.out.WriteError(w, f.out.Internal("status: read progress", err))
 		return
 	}
-	f.out.WriteJSON(w, http.StatusOK, waitState{State: cur.State})
+	st := f.statusOf(ctx, req, cur.State)
+	if st.State == stateGone {
+		f.out.WriteError(w, oauth.NewError(http.StatusConflict, "bridge_gone", "invalid_request", "r",
+			"the request to World App expired; reload the page for a new one"))
+		return
+	}
+	f.out.WriteJSON(w, http.StatusOK, st)
+}
+
+// statusOf is the page's state: a pending page with a bridge request asks
+// the relay (pollBridge); one whose creation failed is unavailable.
+func (f *Flow) statusOf(ctx context.Context, req pendingRequest, state string) waitState {
+	switch {
+	case state != statePending && state != record.SigninScanned || f.bridgeURL == "":
+		return waitState{State: pageState(state)}
+	case req.Bridge == nil:
+		return waitState{State: stateUnavailable, Message: errBridgeDown().Detail}
+	}
+	return f.pollBridge(ctx, req, state)
 }
 
 // serveCancel is the wait page's Cancel button: the application receives
@@ -196,6 +229,7 @@ func (f *Flow) serveCancel(w http.ResponseWriter, r *http.Request) {
 		f.out.ErrorPage(w, f.out.Internal("cancel: advance", err))
 		return
 	}
+	f.observe(EventCancelled)
 	f.clearBindingCookie(w, req.ID)
 	f.provider.Respond(w, req.Request, f.provider.Denied(req.Request, "the user cancelled the sign-in"))
 }

@@ -67,6 +67,15 @@ func (w *Wallet) ReadBridgeRequest(ctx context.Context, connectURL string) (Brid
 // for), encrypts the World ID 3.0 answer under the request's key and a
 // fresh IV from rand, and puts it at the relay. It returns the answer.
 func (w *Wallet) AnswerBridgeRequest(ctx context.Context, r BridgeRequest, level string, rand io.Reader) (bridge.Response, error) {
+	resp, err := w.proveBridgeRequest(ctx, r, level)
+	if err != nil {
+		return resp, err
+	}
+	return resp, w.answer(ctx, r, rand, resp)
+}
+
+// proveBridgeRequest makes the World ID 3.0 answer to r.
+func (w *Wallet) proveBridgeRequest(ctx context.Context, r BridgeRequest, level string) (bridge.Response, error) {
 	signalHash, err := field.ParsePrefixedHex(r.Request.Signal)
 	if err != nil {
 		return bridge.Response{}, fmt.Errorf("wallet: the request's signal is not a hashed signal: %w", err)
@@ -76,8 +85,7 @@ func (w *Wallet) AnswerBridgeRequest(ctx context.Context, r BridgeRequest, level
 	if err != nil {
 		return bridge.Response{}, err
 	}
-	resp := bridge.Response{Proof: item.Proof, MerkleRoot: item.MerkleRoot, NullifierHash: item.Nullifier, VerificationLevel: item.Identifier}
-	return resp, w.answer(ctx, r, rand, resp)
+	return bridge.Response{Proof: item.Proof, MerkleRoot: item.MerkleRoot, NullifierHash: item.Nullifier, VerificationLevel: item.Identifier}, nil
 }
 
 // RefuseBridgeRequest answers with an error code, as the World App does
