@@ -220,41 +220,47 @@ func (f *Flow) serveRetry(w http.ResponseWriter, r *http.Request) {
 // relay call per bridgePollInterval, the last answer otherwise.
 func (f *Flow) pollBridge(ctx context.Context, req pendingRequest, current string) waitState {
 	last, due := f.polls.begin(req.Bridge.ID, f.now())
-	if !due {
-		if last.State == "" || last.State == statePending {
-			return waitState{State: current}
-		}
-		return last
+	switch {
+	case !due && (last.st.State == "" || last.st.State == statePending):
+		return waitState{State: current}
+	case !due:
+		return last.st
 	}
-	st := f.pollOnce(ctx, req, current)
-	f.polls.end(req.Bridge.ID, st)
+	var st waitState
+	var keep *client.Polled
+	if last.answer != nil {
+		st, keep = f.answered(ctx, req, *last.answer)
+	} else {
+		st, keep = f.pollOnce(ctx, req, current)
+	}
+	f.polls.end(req.Bridge.ID, st, keep)
 	return st
 }
 
 // pollOnce asks the relay and acts on its answer. Only a verified proof
 // writes (the approval); a read marks the request scanned (no durable
 // write).
-func (f *Flow) pollOnce(ctx context.Context, req pendingRequest, current string) waitState {
+func (f *Flow) pollOnce(ctx context.Context, req pendingRequest, current string) (waitState, *client.Polled) {
 	cctx, cancel := context.WithTimeout(ctx, bridgeCallTimeout)
 	defer cancel()
 	p, err := f.bridge.Poll(cctx, f.bridgeURL, req.Bridge.ID, req.Bridge.key())
 	switch {
 	case errors.Is(err, client.ErrGone):
 		f.observe(EventBridgePollOK)
-		return waitState{State: stateGone}
+		return waitState{State: stateGone}, nil
 	case errors.Is(err, bridge.ErrOpen), errors.Is(err, bridge.ErrPayload):
 		f.observe(EventBridgePollOK)
 		f.observe(EventRefused)
-		return waitState{State: stateRefused, Message: "The answer from the wallet could not be read. Try again."}
+		return waitState{State: stateRefused, Message: "The answer from the wallet could not be read. Try again."}, nil
 	case err != nil:
 		f.observe(EventBridgePollError)
 		f.log.Warn("signin: bridge: poll", "err", err)
-		return waitState{State: stateUnavailable, Message: "World App cannot be reached just now; still trying."}
+		return waitState{State: stateUnavailable, Message: "World App cannot be reached just now; still trying."}, nil
 	}
 	f.observe(EventBridgePollOK)
 	switch p.Status {
 	case bridge.StatusInitialized:
-		return waitState{State: current}
+		return waitState{State: current}, nil
 	case bridge.StatusRetrieved:
 		if current != stateScanned {
 			f.observe(EventScanned)
@@ -262,20 +268,22 @@ func (f *Flow) pollOnce(ctx context.Context, req pendingRequest, current string)
 				f.log.Warn("signin: mark scanned", "err", err)
 			}
 		}
-		return waitState{State: stateScanned}
+		return waitState{State: stateScanned}, nil
 	}
 	return f.answered(ctx, req, p)
 }
 
-// answered acts on the wallet's answer, handed out once by the relay.
-func (f *Flow) answered(ctx context.Context, req pendingRequest, p client.Polled) waitState {
+// answered acts on the wallet's answer, handed out once by the relay; an
+// answer whose check failed for want of the store or the checker is
+// returned to be checked again.
+func (f *Flow) answered(ctx context.Context, req pendingRequest, p client.Polled) (waitState, *client.Polled) {
 	switch p.Kind {
 	case bridge.KindError:
 		f.observe(EventWalletError)
-		return waitState{State: stateWalletError, Message: walletErrorMessage(p.Response.ErrorCode)}
+		return waitState{State: stateWalletError, Message: walletErrorMessage(p.Response.ErrorCode)}, nil
 	case bridge.KindV4:
 		f.observe(EventRefused)
-		return waitState{State: stateRefused, Message: "The wallet answered with a World ID 4.0 proof, which this sign-in does not accept. Try again."}
+		return waitState{State: stateRefused, Message: "The wallet answered with a World ID 4.0 proof, which this sign-in does not accept. Try again."}, nil
 	}
 	s, e := proofOf(p.Response)
 	if e == nil {
@@ -284,19 +292,18 @@ func (f *Flow) answered(ctx context.Context, req pendingRequest, p client.Polled
 	switch {
 	case e == nil:
 		f.observe(EventApproved)
-		return waitState{State: stateDone}
+		return waitState{State: stateDone}, nil
 	case e.Status == http.StatusConflict:
 		cur, err := f.progress(ctx, req)
 		if err != nil {
-			return waitState{State: stateUnavailable}
+			return waitState{State: stateUnavailable}, &p
 		}
-		return waitState{State: pageState(cur.State)}
+		return waitState{State: pageState(cur.State)}, nil
 	case e.Status >= http.StatusInternalServerError:
-		f.observe(EventRefused)
-		return waitState{State: stateRefused, Message: "The proof could not be checked just now. Try again."}
+		return waitState{State: stateUnavailable, Message: "The proof could not be checked just now; still trying."}, &p
 	}
 	f.observe(EventRefused)
-	return waitState{State: stateRefused, Message: "World ID did not accept the wallet's proof for this sign-in. Try again."}
+	return waitState{State: stateRefused, Message: "World ID did not accept the wallet's proof for this sign-in. Try again."}, nil
 }
 
 // proofOf reads a World ID 3.0 answer's proof fields as the wallet form's

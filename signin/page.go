@@ -58,13 +58,13 @@ var scopeDescriptions = map[string]string{
 
 // waitPage shows a pending request: the QR code and button of its bridge
 // request, Cancel, Try again, and the polling script.
-func (f *Flow) waitPage(w http.ResponseWriter, r *http.Request, req pendingRequest, token, state string) {
+func (f *Flow) waitPage(w http.ResponseWriter, r *http.Request, req pendingRequest, token string, st waitState) {
 	app, e := f.signinApp(r.Context(), req.ClientID)
 	if e != nil {
 		f.out.ErrorPage(w, e)
 		return
 	}
-	f.renderWait(w, r, req, app, token, waitState{State: state})
+	f.renderWait(w, r, req, app, token, st)
 }
 
 func (f *Flow) renderWait(w http.ResponseWriter, r *http.Request, req pendingRequest, app record.App, token string, st waitState) {

@@ -3,6 +3,8 @@ package signin
 import (
 	"sync"
 	"time"
+
+	"worldid/bridge/client"
 )
 
 // polls remembers, per bridge request id, when this replica last asked
@@ -19,6 +21,10 @@ type polls struct {
 type pollEntry struct {
 	at time.Time
 	st waitState
+	// answer is a wallet's answer the relay handed out whose check could
+	// not finish (a store or checker failure): it is checked again on the
+	// next poll instead of being lost.
+	answer *client.Polled
 }
 
 func newPolls(max int) *polls { return &polls{max: max, m: map[string]pollEntry{}} }
@@ -28,37 +34,31 @@ func final(state string) bool {
 	return state == stateRefused || state == stateWalletError || state == stateGone
 }
 
-// begin reports the last state of id and whether to ask the relay now; if
-// so, it notes the call, so that concurrent polls do not repeat it.
-func (p *polls) begin(id string, now time.Time) (waitState, bool) {
+// begin reports what is known of id and whether to act now (ask the
+// relay, or check a kept answer again); if so, it notes the time, so that
+// concurrent polls do not repeat it.
+func (p *polls) begin(id string, now time.Time) (pollEntry, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e, ok := p.m[id]
 	if ok && (final(e.st.State) || now.Sub(e.at) < bridgePollInterval) {
-		return e.st, false
+		return e, false
 	}
 	if !ok && len(p.m) >= p.max {
 		p.evict(now)
 	}
-	p.m[id] = pollEntry{at: now, st: e.st}
-	return e.st, true
+	p.m[id] = pollEntry{at: now, st: e.st, answer: e.answer}
+	return e, true
 }
 
-// end records what the call learned.
-func (p *polls) end(id string, st waitState) {
+// end records what the call learned, and an answer to check again.
+func (p *polls) end(id string, st waitState, answer *client.Polled) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if e, ok := p.m[id]; ok {
-		e.st = st
+		e.st, e.answer = st, answer
 		p.m[id] = e
 	}
-}
-
-// gone reports whether the relay said it no longer knows id.
-func (p *polls) gone(id string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.m[id].st.State == stateGone
 }
 
 // evict drops the entries of sign-ins that can no longer be shown (a

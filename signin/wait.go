@@ -120,17 +120,39 @@ func (f *Flow) serveWait(w http.ResponseWriter, r *http.Request) {
 		f.expiredPage(ctx, w, req)
 	case cur.State == record.SigninCancelled, cur.State == record.SigninFinished:
 		f.overPage(w, req)
-	case f.needsBridge(req):
+	case f.bridgeURL != "" && req.Bridge == nil:
+		// Shown for the first time: the page gets its bridge request.
 		f.showBridge(w, r, req, q.Get("r"))
 	default:
-		f.waitPage(w, r, req, q.Get("r"), cur.State)
+		f.pendingPage(w, r, req, q.Get("r"), cur.State)
 	}
 }
 
-// needsBridge: a pending page shown for the first time, or whose bridge
-// request the relay forgot, needs a fresh one.
-func (f *Flow) needsBridge(req pendingRequest) bool {
-	return f.bridgeURL != "" && (req.Bridge == nil || f.polls.gone(req.Bridge.ID))
+// pendingPage shows a pending request's page. Its load asks the bridge as
+// a status poll does (so that a page without JavaScript, which only
+// reloads, also finishes): an approval finishes the sign-in, a bridge
+// request the relay forgot is replaced.
+func (f *Flow) pendingPage(w http.ResponseWriter, r *http.Request, req pendingRequest, token, state string) {
+	ctx := r.Context()
+	st := f.statusOf(ctx, req, state)
+	switch st.State {
+	case stateGone:
+		f.showBridge(w, r, req, token)
+		return
+	case stateDone:
+		cur, err := f.progress(ctx, req)
+		if err != nil {
+			f.out.ErrorPage(w, f.out.Internal("wait: read progress", err))
+			return
+		}
+		if cur.State == record.SigninApproved {
+			f.finish(ctx, w, req, cur)
+		} else {
+			f.overPage(w, req)
+		}
+		return
+	}
+	f.waitPage(w, r, req, token, st)
 }
 
 // finish sends the browser the authorization response of an approved

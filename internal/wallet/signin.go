@@ -80,7 +80,7 @@ func (w *Wallet) PrepareSignIn(ctx context.Context, authorizeURL, verificationLe
 	if err != nil {
 		return SignInSubmission{}, err
 	}
-	resp, err := w.proveBridgeRequest(ctx, r, verificationLevel)
+	resp, err := w.ProveBridgeRequest(ctx, r, verificationLevel)
 	if err != nil {
 		return SignInSubmission{}, err
 	}
@@ -146,7 +146,7 @@ func get(ctx context.Context, c *http.Client, target string) (*http.Response, []
 // then polls the wait page's status as the browser until it is done and
 // reloads the page, as its script does, and reports where it is sent.
 func (w *Wallet) Submit(ctx context.Context, s SignInSubmission) (SignInResult, error) {
-	if err := w.answer(ctx, s.Request, rand.Reader, s.Response); err != nil {
+	if err := w.SendBridgeAnswer(ctx, s.Request, rand.Reader, s.Response); err != nil {
 		return SignInResult{}, err
 	}
 	if err := waitDone(ctx, s.browser, strings.Replace(s.waitURL, "/authorize/wait?", "/authorize/status?", 1)); err != nil {
