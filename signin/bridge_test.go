@@ -95,7 +95,9 @@ func (s *memStore) AdvanceSignin(_ context.Context, p record.SigninProgress, fro
 // hash, app and action (proofFor), so a proof for anything else is refused.
 type fakeChecker struct{}
 
-func proofFor(signalHash, app, action string) string { return "p:" + signalHash + ":" + app + ":" + action }
+func proofFor(signalHash, app, action string) string {
+	return "p:" + signalHash + ":" + app + ":" + action
+}
 
 func (fakeChecker) CheckClaim(_ context.Context, c record.Claim) error {
 	if c.Proof != proofFor("0x"+hex.EncodeToString(c.SignalHash[:]), c.AppID, c.Action) {
@@ -111,7 +113,9 @@ type fakeProvider struct{ plainSealer }
 func (fakeProvider) AuthorizationResponse(_ context.Context, _ oauth.Request, p record.SigninProgress) (url.Values, error) {
 	return url.Values{"code": {"code-for-" + p.Subject}}, nil
 }
-func (fakeProvider) Denied(oauth.Request, string) url.Values { return url.Values{"error": {"access_denied"}} }
+func (fakeProvider) Denied(oauth.Request, string) url.Values {
+	return url.Values{"error": {"access_denied"}}
+}
 func (fakeProvider) Respond(w http.ResponseWriter, req oauth.Request, v url.Values) {
 	oauth.Redirect(w, req.RedirectURI+"?"+v.Encode())
 }
