@@ -193,14 +193,8 @@ func (f *Flow) waitURL(token string) string {
 // serveRetry is the page's "Try again": a fresh bridge request for the
 // same authorization request.
 func (f *Flow) serveRetry(w http.ResponseWriter, r *http.Request) {
-	v, e := oauth.ReadForm(w, r)
-	if e != nil {
-		f.out.ErrorPage(w, e)
-		return
-	}
-	req, e := f.boundRequest(r, v)
-	if e != nil {
-		f.out.ErrorPage(w, e)
+	v, req, ok := f.boundForm(w, r)
+	if !ok {
 		return
 	}
 	cur, err := f.progress(r.Context(), req)

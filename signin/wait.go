@@ -72,6 +72,20 @@ func (f *Flow) boundRequest(r *http.Request, v url.Values) (pendingRequest, *oau
 	return req, nil
 }
 
+// boundForm reads a wait page's form (field "r") from the browser that
+// started the sign-in; otherwise it answers the error page.
+func (f *Flow) boundForm(w http.ResponseWriter, r *http.Request) (url.Values, pendingRequest, bool) {
+	v, e := oauth.ReadForm(w, r)
+	if e == nil {
+		var req pendingRequest
+		if req, e = f.boundRequest(r, v); e == nil {
+			return v, req, true
+		}
+	}
+	f.out.ErrorPage(w, e)
+	return nil, pendingRequest{}, false
+}
+
 // progress reads the request's state; an unacted request is pending, and
 // one past its expiry is expired unless it was already finished or
 // cancelled, or approved less than finishGrace before now.
@@ -231,14 +245,8 @@ func (f *Flow) statusOf(ctx context.Context, req pendingRequest, state string) w
 // error=access_denied (RFC 6749 §4.1.2.1), and a later wallet completion
 // is refused.
 func (f *Flow) serveCancel(w http.ResponseWriter, r *http.Request) {
-	v, e := oauth.ReadForm(w, r)
-	if e != nil {
-		f.out.ErrorPage(w, e)
-		return
-	}
-	req, e := f.boundRequest(r, v)
-	if e != nil {
-		f.out.ErrorPage(w, e)
+	_, req, ok := f.boundForm(w, r)
+	if !ok {
 		return
 	}
 	_, err := f.store.AdvanceSignin(r.Context(), record.SigninProgress{ID: progressID(req.ID), State: record.SigninCancelled,
