@@ -39,7 +39,7 @@ type waitPageData struct {
 	State, Message              string // the initial state (waitState)
 	Scanned                     bool
 	ExpiresUnix                 int64
-	Expires, Deprecation        string
+	Expires, Deprecation        string // Expires: RFC 3339, UTC
 	SimulatorURL                string // "" unless the developer simulator serves this client
 }
 
@@ -87,7 +87,7 @@ func (f *Flow) renderWait(w http.ResponseWriter, r *http.Request, req pendingReq
 		ConnectURL: button, WalletLink: template.URL(button), MatchCode: match,
 		Token: token, CancelURL: f.issuer + pathCancel, StatusURL: f.issuer + pathStatus + "?" + url.Values{"r": {token}}.Encode(),
 		State: pageState(st.State), Message: st.Message, Scanned: st.State == record.SigninScanned,
-		ExpiresUnix: req.Expires, Expires: req.expiresAt().UTC().Format(time.RFC1123),
+		ExpiresUnix: req.Expires, Expires: req.expiresAt().UTC().Format(time.RFC3339),
 	}
 	if f.bridgeURL != "" {
 		data.RetryURL = f.issuer + pathRetry
