@@ -119,6 +119,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	level, _ := cfg.SlogLevel()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	srv, err := server.Start(ctx, cfg, stdout, log)
+	if err != nil && ctx.Err() != nil {
+		log.Info("stopped while starting", "err", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -10,89 +10,31 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"worldid/backup"
 	"worldid/internal/httpapi"
 	"worldid/record"
+	"worldid/store"
+	"worldid/store/jsontest"
 )
 
-// memStore is a minimal Store for handler tests; the real backends are
-// covered by store/storetest.
-type memStore struct {
-	mu        sync.Mutex
-	apps      []record.App
-	limits    []string
-	signups   []record.Signup
-	orbKeys   []string
-	refreshOn *bool
-}
-
-func (m *memStore) CreateApp(_ context.Context, a record.App) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, b := range m.apps {
-		if b.ID == a.ID || b.RPID == a.RPID {
-			return record.ErrExists
-		}
+// apps is every app st holds.
+func apps(t *testing.T, st Store) []record.App {
+	t.Helper()
+	list, err := st.Apps(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
-	m.apps = append(m.apps, a)
-	return nil
-}
-
-func (m *memStore) AppByRP(_ context.Context, rpID string) (record.App, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, a := range m.apps {
-		if a.RPID == rpID {
-			return a, nil
-		}
-	}
-	return record.App{}, record.ErrNotFound
-}
-
-func (m *memStore) SetActionLimit(_ context.Context, rpID, action, env string, max int, _ time.Time) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.limits = append(m.limits, fmt.Sprintf("%s/%s/%s=%d", rpID, env, action, max))
-	return nil
-}
-
-func (m *memStore) PutSignups(_ context.Context, ss []record.Signup) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.signups = append(m.signups, ss...)
-	return nil
-}
-
-func (m *memStore) AddOrbKey(_ context.Context, orbID, pem string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.orbKeys = append(m.orbKeys, orbID)
-	return nil
-}
-
-func (m *memStore) SetRefreshEnabled(_ context.Context, on bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.refreshOn = &on
-	return nil
-}
-
-func (m *memStore) Apps(context.Context) ([]record.App, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]record.App(nil), m.apps...), nil
+	return list
 }
 
 const testToken = "t0k3n"
 
-func newTestServer(t *testing.T) (*httptest.Server, *memStore) {
-	st := &memStore{}
+func newTestServer(t *testing.T) (*httptest.Server, *store.DB) {
+	st := jsontest.Open(t)
 	h := newHandler(t, Options{Token: testToken, Store: st, Rand: rand.Reader,
 		Now: func() time.Time { return time.Unix(1700000000, 0) },
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -124,7 +66,9 @@ func TestCreateAndListApps(t *testing.T) {
 
 func TestListNeverShowsSecrets(t *testing.T) {
 	srv, st := newTestServer(t)
-	st.apps = []record.App{{ID: "app_x", RPID: "rp_x", SecretHash: "deadbeef"}}
+	if err := st.CreateApp(t.Context(), record.App{ID: "app_x", RPID: "rp_x", SecretHash: "deadbeef"}); err != nil {
+		t.Fatal(err)
+	}
 	resp := do(t, srv, "GET", "/admin/apps", testToken, "", "")
 	if strings.Contains(resp.body, "deadbeef") || strings.Contains(resp.body, "secret") {
 		t.Fatalf("list leaks secret material: %s", resp.body)
@@ -197,8 +141,8 @@ func TestBadRequests(t *testing.T) {
 			if tc.status == 405 && resp.header.Get("Allow") != "GET, POST" {
 				t.Errorf("Allow = %q", resp.header.Get("Allow"))
 			}
-			if len(st.apps) != 0 {
-				t.Errorf("a failed request stored %d apps", len(st.apps))
+			if n := len(apps(t, st)); n != 0 {
+				t.Errorf("a failed request stored %d apps", n)
 			}
 		})
 	}
@@ -276,56 +220,11 @@ func (failingStore) SetActionLimit(context.Context, string, string, string, int,
 	return record.ErrUnavailable
 }
 
-// ImportApps is all or none, as the backends: it works on a copy.
-func (m *memStore) ImportApps(_ context.Context, apps []record.App, replace bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	next := slices.Clone(m.apps)
-	for i, a := range apps {
-		if replace {
-			next = slices.DeleteFunc(next, func(b record.App) bool { return b.ID == a.ID })
-		}
-		if slices.ContainsFunc(next, func(b record.App) bool { return b.ID == a.ID || b.RPID == a.RPID }) {
-			return &record.ItemError{Index: i, Err: record.ErrExists}
-		}
-		next = append(next, a)
-	}
-	m.apps = next
-	return nil
-}
-
-func (m *memStore) UpdateApp(_ context.Context, id string, change func(*record.App) error) (record.App, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i, a := range m.apps {
-		if a.ID == id {
-			if err := change(&a); err != nil {
-				return record.App{}, err
-			}
-			m.apps[i] = a
-			return a, nil
-		}
-	}
-	return record.App{}, record.ErrNotFound
-}
-
-func (m *memStore) DeleteApp(_ context.Context, id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := len(m.apps)
-	m.apps = slices.DeleteFunc(m.apps, func(b record.App) bool { return b.ID == id })
-	if len(m.apps) == n {
-		return record.ErrNotFound
-	}
-	return nil
-}
-
-func (m *memStore) Export(context.Context, backup.Emit) error  { return nil }
 func (failingStore) Export(context.Context, backup.Emit) error { return record.ErrUnavailable }
 
 // slowExport is a store whose export takes longer than a write timeout.
 type slowExport struct {
-	*memStore
+	*store.DB
 	rows  int
 	pause time.Duration
 }
@@ -344,7 +243,7 @@ func (s slowExport) Export(_ context.Context, emit backup.Emit) error {
 // A backup that streams for longer than the listener's write timeout is
 // not cut: the deadline moves with each chunk written.
 func TestBackupOutlastsWriteTimeout(t *testing.T) {
-	st := slowExport{memStore: &memStore{}, rows: 8, pause: 150 * time.Millisecond}
+	st := slowExport{DB: jsontest.Open(t), rows: 8, pause: 150 * time.Millisecond}
 	srv := httptest.NewUnstartedServer(newHandler(t, Options{Token: testToken, Store: st, StoreName: "json", Rand: rand.Reader,
 		Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	srv.Config.WriteTimeout = 500 * time.Millisecond
@@ -383,7 +282,7 @@ func newHandler(t testing.TB, o Options) *Handler {
 // New refuses a configuration missing a required option, rather than
 // answering 404 to "Bearer " (empty token) or panicking on first use.
 func TestNewRefusesMissingOptions(t *testing.T) {
-	full := Options{Token: testToken, Store: &memStore{}, Registry: &fakeRegistry{}, Keys: noopKeys{},
+	full := Options{Token: testToken, Store: jsontest.Open(t), Registry: &fakeRegistry{}, Keys: noopKeys{},
 		ParseOrbKey: func([]byte) error { return nil }}
 	if _, err := New(full); err != nil {
 		t.Fatalf("complete options refused: %v", err)

@@ -14,8 +14,14 @@
 // Errors have one shape, {"error": "<code>", "message": "<text>"}, with
 // 400 bad_request, 401 unauthenticated, 404 not_found, 405 method_not_allowed
 // (with Allow), 409 conflict, 413 too_large, 415 unsupported_media_type and
-// 503 unavailable (storage cannot accept writes). A failed request writes
-// nothing: each change is one atomic store operation.
+// 503 unavailable (storage cannot accept writes); a client that went away
+// is recorded as 499 client_closed (internal/httpapi). Every answer
+// carries Cache-Control: no-store. A failed request writes nothing: each
+// change is one atomic store operation.
+//
+// New refuses a configuration without a token, store, registry, key
+// manager or Orb-key parser, rather than answering 404 to an empty
+// bearer token or panicking on first use.
 //
 // Routes:
 //

@@ -21,6 +21,7 @@ import (
 	"worldid/field"
 	"worldid/internal/vectors"
 	"worldid/record"
+	"worldid/store/jsontest"
 )
 
 // fuzzRoutes are the admin routes FuzzAdminAPI sends bodies to.
@@ -73,7 +74,7 @@ func FuzzAdminAPI(f *testing.F) {
 	f.Add(uint8(8), ct, auth, []byte(`{"rp_id":"rp_0123456789abcdef","action":"vote","max_verifications":2}`))
 	f.Add(uint8(3), ct, "Bearer x", []byte(`{"root":"0x01"}`))
 	f.Fuzz(func(t *testing.T, route uint8, contentType, authorization string, body []byte) {
-		st := &memStore{}
+		st := jsontest.Open(t)
 		h := newHandler(t, Options{Token: testToken, Store: st, Registry: &fakeRegistry{}, Keys: noopKeys{},
 			ParseOrbKey: func(b []byte) error {
 				if block, _ := pem.Decode(b); block == nil {
@@ -97,7 +98,7 @@ func FuzzAdminAPI(f *testing.F) {
 				t.Fatalf("error body %s", w.Body)
 			}
 		}
-		for _, app := range st.apps {
+		for _, app := range apps(t, st) {
 			if validateName(app.Name) != nil || len(app.RedirectURIs) == 0 {
 				t.Fatalf("created app %+v", app)
 			}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"worldid/record"
+	"worldid/store"
+	"worldid/store/jsontest"
 )
 
 const (
@@ -23,8 +25,8 @@ const (
 )
 
 // newAuditedServer is newTestServer with the log kept for inspection.
-func newAuditedServer(t *testing.T) (*httptest.Server, *memStore, func() string) {
-	st := &memStore{}
+func newAuditedServer(t *testing.T) (*httptest.Server, *store.DB, func() string) {
+	st := jsontest.Open(t)
 	var mu sync.Mutex
 	var log bytes.Buffer
 	h := newHandler(t, Options{Token: testToken, Store: st, Rand: rand.Reader,
@@ -141,15 +143,15 @@ func TestImportBatch(t *testing.T) {
 	if _, err := c.ImportApps(ctx, batch(app(3), `{"app_id":"app_1"}`), false); err == nil || err.(*Error).Status != 400 || !strings.Contains(err.Error(), "line 2:") {
 		t.Fatalf("a batch with a malformed line: %v", err)
 	}
-	if len(st.apps) != 2 {
-		t.Fatalf("refused batches left %d apps, want 2", len(st.apps))
+	if n := len(apps(t, st)); n != 2 {
+		t.Fatalf("refused batches left %d apps, want 2", n)
 	}
 	// With replace, app 1 is replaced and app 3 created, in one operation.
 	if imported, err := c.ImportApps(ctx, batch(strings.Replace(app(1), "app 1", "app 1 v2", 1), app(3)), true); err != nil || len(imported.Apps) != 2 {
 		t.Fatalf("import with replace: %+v, %v", imported, err)
 	}
-	if len(st.apps) != 3 || !slices.ContainsFunc(st.apps, func(a record.App) bool { return a.Name == "app 1 v2" }) {
-		t.Fatalf("apps after replace: %+v", st.apps)
+	if got := apps(t, st); len(got) != 3 || !slices.ContainsFunc(got, func(a record.App) bool { return a.Name == "app 1 v2" }) {
+		t.Fatalf("apps after replace: %+v", got)
 	}
 	if n := strings.Count(log(), `what="app imported"`); n != 2 {
 		t.Errorf("%d audit lines for plain imports, want one per app (2)", n)
@@ -203,7 +205,7 @@ func TestLifecycleRoutes(t *testing.T) {
 	}
 	const secret = "sk_given_0123456789abcdef0123"
 	list, err = c.ImportApps(ctx, line("again", secret), true)
-	if err != nil || len(list.Apps) != 1 || list.Apps[0].ClientSecret != "" || st.apps[0].SecretHash != hashSecret(secret) {
+	if err != nil || len(list.Apps) != 1 || list.Apps[0].ClientSecret != "" || apps(t, st)[0].SecretHash != hashSecret(secret) {
 		t.Fatalf("replace with a given secret: %+v, %v", list, err)
 	}
 	replaced := list.Apps[0]
@@ -215,10 +217,10 @@ func TestLifecycleRoutes(t *testing.T) {
 		t.Error("an empty update was accepted")
 	}
 	rotated, err := c.RotateSecret(ctx, importID)
-	if err != nil || st.apps[0].SecretHash != hashSecret(rotated.ClientSecret) {
+	if err != nil || apps(t, st)[0].SecretHash != hashSecret(rotated.ClientSecret) {
 		t.Fatalf("rotate: %v", err)
 	}
-	if a, err := c.SetAppEnabled(ctx, importID, false); err != nil || a.State != "disabled" || !st.apps[0].Disabled {
+	if a, err := c.SetAppEnabled(ctx, importID, false); err != nil || a.State != "disabled" || !apps(t, st)[0].Disabled {
 		t.Fatalf("disable: %+v, %v", a, err)
 	}
 	if a, err := c.SetAppEnabled(ctx, importID, true); err != nil || a.State != "enabled" {
@@ -229,7 +231,7 @@ func TestLifecycleRoutes(t *testing.T) {
 			t.Errorf("disable %s: %v", id, err)
 		}
 	}
-	if err := c.DeleteApp(ctx, importID); err != nil || len(st.apps) != 0 {
+	if err := c.DeleteApp(ctx, importID); err != nil || len(apps(t, st)) != 0 {
 		t.Fatalf("delete: %v", err)
 	}
 	if err := c.DeleteApp(ctx, importID); err == nil || err.(*Error).Status != 404 {

@@ -21,6 +21,7 @@ import (
 
 	"worldid/field"
 	"worldid/record"
+	"worldid/store/jsontest"
 )
 
 type fakeRegistry struct {
@@ -68,7 +69,10 @@ func (f *fakeRegistry) AddExternalRoot(_ context.Context, identifier, env string
 }
 
 func TestIdentitiesRootsAndActions(t *testing.T) {
-	st := &memStore{apps: []record.App{{ID: "app_1", RPID: "rp_0123456789abcdef"}}}
+	st := jsontest.Open(t)
+	if err := st.CreateApp(t.Context(), record.App{ID: "app_1", RPID: "rp_0123456789abcdef"}); err != nil {
+		t.Fatal(err)
+	}
 	reg := &fakeRegistry{}
 	parseOrbKey := func(pem []byte) error {
 		if string(pem) != "GOOD PEM" {
@@ -130,8 +134,11 @@ func TestIdentitiesRootsAndActions(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", tc.name, resp.status, resp.body, tc.status)
 		}
 	}
-	if len(st.signups) != 1 || st.signups[0].IDCommitment != "0x"+strings.Repeat("0", 62)+"0c" || len(st.orbKeys) != 1 || st.refreshOn == nil || *st.refreshOn {
-		t.Fatalf("signups %v orb keys %v refresh %v", st.signups, st.orbKeys, st.refreshOn)
+	signup, errSignup := st.Signup(t.Context(), "0x"+strings.Repeat("0", 62)+"0c")
+	orbKeys, errOrb := st.OrbKeys(t.Context(), "orb1")
+	on, errOn := st.RefreshEnabled(t.Context())
+	if errSignup != nil || signup.SignupID != "s1" || errOrb != nil || len(orbKeys) != 1 || errOn != nil || on {
+		t.Fatalf("signup %+v (%v), orb keys %v (%v), refresh %v (%v)", signup, errSignup, orbKeys, errOrb, on, errOn)
 	}
 	if len(reg.anchors) != 1 || reg.anchors[0].At.IsZero() {
 		t.Fatalf("anchors %+v", reg.anchors)
@@ -139,9 +146,10 @@ func TestIdentitiesRootsAndActions(t *testing.T) {
 	if resp := do(t, srv, "GET", "/admin/anchors", testToken, "", ""); resp.status != 200 || !strings.Contains(resp.body, `"kind":"issuer_key"`) {
 		t.Fatalf("list anchors: %d %s", resp.status, resp.body)
 	}
+	action, err := st.Action(t.Context(), "rp_0123456789abcdef", "vote", "production")
 	if len(reg.added) != 2 || !slices.Equal(reg.roots, []string{"orb/production", "orb/production", "world_id_4/staging", "world_id_4/production",
-		"world_id_4/production", "world_id_4/production", "world_id_4/production"}) || len(st.limits) != 1 || st.limits[0] != "rp_0123456789abcdef/production/vote=1" {
-		t.Fatalf("added %v roots %v limits %v", reg.added, reg.roots, st.limits)
+		"world_id_4/production", "world_id_4/production", "world_id_4/production"}) || err != nil || action.MaxVerifications != 1 {
+		t.Fatalf("added %v roots %v action %+v (%v)", reg.added, reg.roots, action, err)
 	}
 }
 
@@ -166,7 +174,7 @@ func longest(n int) []string {
 
 func TestAddIdentitiesBatch(t *testing.T) {
 	reg := &fakeRegistry{}
-	srv := httptest.NewServer(newHandler(t, Options{Token: testToken, Store: &memStore{}, Registry: reg, Rand: rand.Reader,
+	srv := httptest.NewServer(newHandler(t, Options{Token: testToken, Store: jsontest.Open(t), Registry: reg, Rand: rand.Reader,
 		Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	defer srv.Close()
 	post := func(body string) response {
@@ -219,7 +227,7 @@ func TestAddIdentitiesBatch(t *testing.T) {
 func TestAnchorAndRootV4Audited(t *testing.T) {
 	var mu sync.Mutex
 	var log bytes.Buffer
-	srv := httptest.NewServer(newHandler(t, Options{Token: testToken, Store: &memStore{}, Registry: &fakeRegistry{}, Rand: rand.Reader,
+	srv := httptest.NewServer(newHandler(t, Options{Token: testToken, Store: jsontest.Open(t), Registry: &fakeRegistry{}, Rand: rand.Reader,
 		Now: time.Now, Log: slog.New(slog.NewTextHandler(&lockedBuffer{mu: &mu, b: &log}, nil))}))
 	defer srv.Close()
 	for path, body := range map[string]string{

@@ -13,7 +13,7 @@ const (
 )
 
 // ErrRequestID reports a request id outside the relay's rule.
-var ErrRequestID = errors.New("bridge: request id must be 16 to 256 characters of A-Z a-z 0-9 - _ .")
+var ErrRequestID = errors.New("bridge: request id must be 16 to 256 characters of A-Z, a-z, 0-9, hyphen, underscore or dot")
 
 // NormalizeRequestID applies wallet-bridge's rule to an id from a path or a
 // body: the relay lowercases it, then requires 16–256 characters of

@@ -15,8 +15,8 @@ import (
 )
 
 // replayBlindStore accepts every proof again, so one proof can drive the
-// benchmark; every other operation is the fake store's.
-type replayBlindStore struct{ *fakeStore }
+// benchmark; every other operation is the JSON store's.
+type replayBlindStore struct{ *testStore }
 
 func (replayBlindStore) UseProofOnce(context.Context, string, time.Time) error { return nil }
 
@@ -25,7 +25,7 @@ func (replayBlindStore) UseProofOnce(context.Context, string, time.Time) error {
 // one-leaf root, store calls, credential build, sign and self-verify),
 // from parallel clients.
 func BenchmarkHandlerCredentialOnly(b *testing.B) {
-	store := newFakeStore()
+	store := newTestStore(b)
 	e := newEnv(b, func(o *Options) { o.Store = replayBlindStore{store} })
 	e.store = store
 	id := identity(b, 1)
@@ -33,17 +33,23 @@ func BenchmarkHandlerCredentialOnly(b *testing.B) {
 	header := encodeProof(b, proofJSON(b, id, sub1, t0, nil))
 	body, ct := multipartBody(b, []part{{name: "sub", value: sub1}})
 	target := Path + "?idComm=" + idCommOf(id)
+	refresh := func() {
+		r := httptest.NewRequest(http.MethodPost, target, bytes.NewReader(body))
+		r.Header.Set("Content-Type", ct)
+		r.Header.Set("x-zkp-proof", header)
+		w := httptest.NewRecorder()
+		e.h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+	// The first refresh records the credential; the parallel ones return
+	// it (a repeat refresh), as the clients of a deployed issuer mostly do.
+	refresh()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			r := httptest.NewRequest(http.MethodPost, target, bytes.NewReader(body))
-			r.Header.Set("Content-Type", ct)
-			r.Header.Set("x-zkp-proof", header)
-			w := httptest.NewRecorder()
-			e.h.ServeHTTP(w, r)
-			if w.Code != http.StatusOK {
-				b.Fatalf("status %d: %s", w.Code, w.Body)
-			}
+			refresh()
 		}
 	})
 }

@@ -85,17 +85,17 @@ func TestCredentialOnlyRefresh(t *testing.T) {
 	if got != (record.Refresh{IDCommitment: idCommOf(id), Sub: sub1, At: time.Unix(t0, 0).UTC(), CredentialID: c.ID}) {
 		t.Errorf("recorded %+v", got)
 	}
-	if e.store.pinned[idCommOf(id)] != sub1 {
+	if e.store.pin(t, idCommOf(id)) != sub1 {
 		t.Error("sub not pinned in canonical form")
 	}
-	if strings.Contains(e.store.state(), "secret") {
+	if strings.Contains(e.store.state(t), "secret") {
 		t.Error("encrypted_user_id was stored")
 	}
 
 	t.Run("replay", func(t *testing.T) {
-		before := e.store.state()
+		before := e.store.state(t)
 		e.do(idCommOf(id), []part{{name: "sub", value: sub1}}, header).expect(t, 401, CodeInvalidProof)
-		if e.store.state() != before {
+		if e.store.state(t) != before {
 			t.Error("replay changed the store")
 		}
 	})
@@ -109,11 +109,11 @@ func TestCredentialOnlyRefresh(t *testing.T) {
 		}
 	})
 	t.Run("sub mismatch", func(t *testing.T) {
-		before := e.store.state()
+		before := e.store.state(t)
 		r := e.do(idCommOf(id), []part{{name: "sub", value: sub2}}, encodeProof(t, proofJSON(t, id, sub2, t0, nil)))
 		r.expect(t, 400, CodeSubMismatch)
-		if len(e.store.refreshes) != 1 || e.store.pinned[idCommOf(id)] != sub1 {
-			t.Errorf("mismatching refresh changed the pin or records (%s → %s)", before, e.store.state())
+		if len(e.store.refreshes) != 1 || e.store.pin(t, idCommOf(id)) != sub1 {
+			t.Errorf("mismatching refresh changed the pin or records (%s → %s)", before, e.store.state(t))
 		}
 	})
 	t.Run("bad proofs", func(t *testing.T) {
@@ -165,7 +165,7 @@ func testBadProofs(t *testing.T, e *testEnv, good string) {
 		"short pcp_digest":     edit(func(q *record.RefreshProof) { q.PCPDigest = strings.Repeat("a", 63) }),
 		"pcp_digest not bound": edit(func(q *record.RefreshProof) { q.PCPDigest = strings.Repeat("a", 64) }),
 	}
-	before := e.store.state()
+	before := e.store.state(t)
 	for name, h := range cases {
 		r := e.do(p.IDCommitment, []part{{name: "sub", value: p.Sub}}, h)
 		if r.status != 401 || r.Error != CodeInvalidProof {
@@ -177,7 +177,7 @@ func testBadProofs(t *testing.T, e *testEnv, good string) {
 	r.expect(t, 401, CodeInvalidProof)
 	// The proof of one identity presented for another's idComm.
 	e.do(idCommOf(other), []part{{name: "sub", value: p.Sub}}, good).expect(t, 401, CodeInvalidProof)
-	if e.store.state() != before {
+	if e.store.state(t) != before {
 		t.Error("a rejected proof changed the store")
 	}
 }
@@ -189,9 +189,9 @@ func TestNoSignupRecord(t *testing.T) {
 	e := newEnv(t, nil)
 	id := identity(t, 2)
 	header := encodeProof(t, proofJSON(t, id, sub1, t0, nil))
-	before := e.store.state()
+	before := e.store.state(t)
 	e.do(idCommOf(id), []part{{name: "sub", value: sub1}}, header).expect(t, 404, CodeNoSignupRecord)
-	if e.store.state() != before {
+	if e.store.state(t) != before {
 		t.Error("404 wrote to the store")
 	}
 	e.signup(id, "signup-2")
@@ -212,7 +212,9 @@ func TestRepeatRefresh(t *testing.T) {
 			parts := []part{{name: "sub", value: sub1}}
 			first := e.do(idCommOf(id), parts, encodeProof(t, proofJSON(t, id, sub1, t0, nil)))
 			c1 := e.issued(first)
-			e.store.signups[idCommOf(id)] = record.Signup{IDCommitment: idCommOf(id), SignupID: "signup-4", VerifiedAt: time.Unix(1_600_000_000, 0)}
+			if err := e.store.PutSignup(t.Context(), record.Signup{IDCommitment: idCommOf(id), SignupID: "signup-4", VerifiedAt: time.Unix(1_600_000_000, 0)}); err != nil {
+				t.Fatal(err)
+			}
 			e.clock.unix.Add(100)
 			header := encodeProof(t, proofJSON(t, id, sub1, t0+100, nil))
 			second := e.do(idCommOf(id), parts, header)
@@ -276,7 +278,7 @@ func TestConcurrentPins(t *testing.T) {
 	if ok != 1 || len(e.store.refreshes) != 1 {
 		t.Fatalf("%d successes, %d records", ok, len(e.store.refreshes))
 	}
-	if e.store.pinned[idCommOf(id)] != e.store.refreshes[0].Sub {
+	if e.store.pin(t, idCommOf(id)) != e.store.refreshes[0].Sub {
 		t.Error("pinned sub is not the winner's")
 	}
 }
@@ -289,7 +291,7 @@ func TestHeldCredentialStaysWithItsSub(t *testing.T) {
 	id := identity(t, 3)
 	e.signup(id, "signup-3")
 	e.issued(e.do(idCommOf(id), []part{{name: "sub", value: sub1}}, encodeProof(t, proofJSON(t, id, sub1, t0, nil))))
-	delete(e.store.pinned, idCommOf(id))
+	e.store.hidePin(idCommOf(id))
 	r := e.do(idCommOf(id), []part{{name: "sub", value: sub2}}, encodeProof(t, proofJSON(t, id, sub2, t0, nil)))
 	r.expect(t, 400, CodeSubMismatch)
 }
@@ -303,9 +305,14 @@ func TestPCPRefresh(t *testing.T) {
 	e := newEnv(t, nil)
 	for orb, names := range f.OrbKeyRegistry {
 		// A stored key that does not parse is skipped, not fatal.
-		e.store.orbKeys[orb] = []string{"not a PEM key"}
+		pems := []string{"not a PEM key"}
 		for _, n := range names {
-			e.store.orbKeys[orb] = append(e.store.orbKeys[orb], f.Keys[n].PublicKeyPEM)
+			pems = append(pems, f.Keys[n].PublicKeyPEM)
+		}
+		for _, pem := range pems {
+			if err := e.store.AddOrbKey(t.Context(), orb, pem); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	hj := []byte(v.HashesJSON)
@@ -366,7 +373,7 @@ func TestPCPRefresh(t *testing.T) {
 		if !strings.Contains(r.Message, "pcp_reuse") {
 			t.Errorf("message %q", r.Message)
 		}
-		if _, pinned := e.store.pinned[idCommOf(bob)]; pinned {
+		if e.store.pin(t, idCommOf(bob)) != "" {
 			t.Error("reuse pinned a sub")
 		}
 	})
@@ -385,7 +392,7 @@ func TestRequestErrors(t *testing.T) {
 	req := func(method, target string, body []byte) *http.Request {
 		return httptest.NewRequest(method, target, bytes.NewReader(body))
 	}
-	before := e.store.state()
+	before := e.store.state(t)
 	check := func(name string, r *result, status int, code string) {
 		t.Helper()
 		if r.status != status || r.Error != code || r.Success {
@@ -437,7 +444,7 @@ func TestRequestErrors(t *testing.T) {
 	check("sub other than the proof's", e.do(idComm, []part{{name: "sub", value: sub2}}, proof), 401, CodeInvalidProof)
 	check("hashes.json the proof does not name", e.do(idComm, []part{{name: "sub", value: sub1}, {partHashesJSON, "{}", true}}, proof), 401, CodeInvalidProof)
 	check("no proof", e.do(idComm, okParts, ""), 401, CodeInvalidProof)
-	if e.store.state() != before {
+	if e.store.state(t) != before {
 		t.Error("a rejected request changed the store")
 	}
 }
@@ -451,7 +458,9 @@ func rawPart(t *testing.T, headers, value string) ([]byte, string) {
 
 func TestDisabled(t *testing.T) {
 	e := newEnv(t, nil)
-	e.store.disabled = true
+	if err := e.store.SetRefreshEnabled(t.Context(), false); err != nil {
+		t.Fatal(err)
+	}
 	r := e.do("1", []part{{name: "sub", value: sub1}}, "")
 	if r.status != 503 || r.Success || r.Error != "" || strings.Contains(r.raw, `"error"`) {
 		t.Fatalf("disabled: %d %s", r.status, r.raw)
@@ -483,7 +492,7 @@ func TestPayloadTooLarge(t *testing.T) {
 	e := newEnv(t, nil)
 	id := identity(t, 7)
 	proof := encodeProof(t, proofJSON(t, id, sub1, t0, nil))
-	before := e.store.state()
+	before := e.store.state(t)
 	r := httptest.NewRequest(http.MethodPost, Path+"?idComm=1", strings.NewReader(""))
 	r.ContentLength = maxBody + 1
 	e.doRaw(r, "multipart/form-data; boundary=x", "").expect(t, 413, CodePayloadTooLarge)
@@ -496,7 +505,7 @@ func TestPayloadTooLarge(t *testing.T) {
 	r = httptest.NewRequest(http.MethodPost, Path+"?idComm="+idCommOf(id), big)
 	r.ContentLength = -1
 	e.doRaw(r, "multipart/form-data; boundary=x", proof).expect(t, 413, CodePayloadTooLarge)
-	if e.store.state() != before {
+	if e.store.state(t) != before {
 		t.Error("413 changed the store")
 	}
 }
@@ -509,7 +518,7 @@ func TestPartHeadersBounded(t *testing.T) {
 	id := identity(t, 7)
 	e.signup(id, "signup-7")
 	proof := encodeProof(t, proofJSON(t, id, sub1, t0, nil))
-	before := e.store.state()
+	before := e.store.state(t)
 	body := "--x\r\nContent-Disposition: form-data; name=\"sub\"\r\nX-Padding: " +
 		strings.Repeat("a", 2<<20) + "\r\n\r\n" + sub1 + "\r\n--x--\r\n"
 	r := httptest.NewRequest(http.MethodPost, Path+"?idComm="+idCommOf(id), strings.NewReader(body))
@@ -518,7 +527,7 @@ func TestPartHeadersBounded(t *testing.T) {
 	if !strings.Contains(res.Message, "part headers") {
 		t.Errorf("message %q does not name the part headers", res.Message)
 	}
-	if e.store.state() != before {
+	if e.store.state(t) != before {
 		t.Error("413 changed the store")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/textproto"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,114 +29,88 @@ import (
 	"worldid/record"
 	"worldid/semaphore"
 	"worldid/semaphore/prover"
+	"worldid/store"
+	"worldid/store/jsontest"
 )
 
-// fakeStore is an in-memory Store with the atomicity the real one gives.
-type fakeStore struct {
-	mu        sync.Mutex
-	fail      error // returned by RefreshEnabled when set
-	disabled  bool
-	signups   map[string]record.Signup
-	pinned    map[string]string
-	orbKeys   map[string][]string
-	proofs    map[string]time.Time
-	digests   map[string]string
+// testStore is the JSON store, which passes the backends' conformance
+// suite (store/storetest), with a fault to inject and a record of the
+// refreshes stored.
+type testStore struct {
+	*store.DB
+	mu     sync.Mutex
+	fail   error           // returned by RefreshEnabled when set
+	hidden map[string]bool // idComms whose pin PinnedSub does not see yet
+	// refreshes are the refreshes RecordRefresh stored, in order, with
+	// the proof key they spent.
 	refreshes []record.Refresh
 }
 
-func newFakeStore() *fakeStore {
-	return &fakeStore{
-		signups: map[string]record.Signup{},
-		pinned:  map[string]string{},
-		orbKeys: map[string][]string{},
-		proofs:  map[string]time.Time{},
-		digests: map[string]string{},
+func newTestStore(t testing.TB) *testStore {
+	return &testStore{DB: jsontest.Open(t), hidden: map[string]bool{}}
+}
+
+func (s *testStore) RefreshEnabled(ctx context.Context) (bool, error) {
+	s.mu.Lock()
+	fail := s.fail
+	s.mu.Unlock()
+	if fail != nil {
+		return false, fail
 	}
+	return s.DB.RefreshEnabled(ctx)
 }
 
-func (s *fakeStore) RefreshEnabled(context.Context) (bool, error) {
+func (s *testStore) PinnedSub(ctx context.Context, idComm string) (string, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return !s.disabled, s.fail
-}
-
-func (s *fakeStore) Signup(_ context.Context, idComm string) (record.Signup, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.signups[idComm]
-	if !ok {
-		return record.Signup{}, record.ErrNotFound
-	}
-	return r, nil
-}
-
-func (s *fakeStore) PinnedSub(_ context.Context, idComm string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sub, ok := s.pinned[idComm]
-	if !ok {
+	hidden := s.hidden[idComm]
+	s.mu.Unlock()
+	if hidden {
 		return "", record.ErrNotFound
 	}
-	return sub, nil
+	return s.DB.PinnedSub(ctx, idComm)
 }
 
-func (s *fakeStore) OrbKeys(_ context.Context, orbID string) ([]string, error) {
+func (s *testStore) RecordRefresh(ctx context.Context, r record.Refresh) error {
+	if err := s.DB.RecordRefresh(ctx, r); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.orbKeys[orbID], nil
-}
-
-func (s *fakeStore) UseProofOnce(_ context.Context, key string, expires time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, used := s.proofs[key]; used {
-		return record.ErrExists
-	}
-	s.proofs[key] = expires
-	return nil
-}
-
-func (s *fakeStore) RecordRefresh(_ context.Context, r record.Refresh) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sub, ok := s.pinned[r.IDCommitment]; ok && sub != r.Sub {
-		return record.ErrSubMismatch
-	}
-	if owner, ok := s.digests[r.PCPDigest]; r.PCPDigest != "" && ok && owner != r.IDCommitment {
-		return record.ErrPCPReused
-	}
-	if _, used := s.proofs[r.ProofKey]; r.ProofKey != "" && used {
-		return record.ErrExists
-	}
-	if r.ProofKey != "" {
-		s.proofs[r.ProofKey] = r.ProofExpiresAt
-	}
-	s.pinned[r.IDCommitment] = r.Sub
-	if r.PCPDigest != "" {
-		s.digests[r.PCPDigest] = r.IDCommitment
-	}
 	s.refreshes = append(s.refreshes, r)
 	return nil
 }
 
-func (s *fakeStore) Refreshes(_ context.Context, idComm string) ([]record.Refresh, error) {
+// hidePin makes the pin of idComm invisible to PinnedSub, as when it is
+// read before the refresh that pins it commits.
+func (s *testStore) hidePin(idComm string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var rs []record.Refresh
-	for _, r := range s.refreshes {
-		if r.IDCommitment == idComm {
-			rs = append(rs, r)
-		}
-	}
-	return rs, nil
+	s.hidden[idComm] = true
 }
 
-// state is everything a request may write, for "nothing stored" checks.
-func (s *fakeStore) state() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, _ := json.Marshal([]any{s.pinned, s.proofs, s.digests, s.refreshes})
-	return string(b)
+// pin is the sub pinned to idComm, or "".
+func (s *testStore) pin(t testing.TB, idComm string) string {
+	t.Helper()
+	sub, err := s.DB.PinnedSub(t.Context(), idComm)
+	if err != nil && !errors.Is(err, record.ErrNotFound) {
+		t.Fatal(err)
+	}
+	return sub
+}
+
+// state is every stored row, for "nothing stored" checks.
+func (s *testStore) state(t testing.TB) string {
+	t.Helper()
+	var b strings.Builder
+	err := s.Export(t.Context(), func(table string, row any) error {
+		line, err := json.Marshal(row)
+		fmt.Fprintf(&b, "%s %s\n", table, line)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // lockedReader makes a deterministic reader safe for concurrent requests.
@@ -272,7 +248,7 @@ func (v *pcpVector) parts() []part {
 // env is a handler under test with its store, clock and issuer key.
 type testEnv struct {
 	t      testing.TB
-	store  *fakeStore
+	store  *testStore
 	clock  *clock
 	issuer *babyjub.PrivateKey
 	h      *Handler
@@ -285,7 +261,7 @@ func newEnv(t testing.TB, mod func(*Options)) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &testEnv{t: t, store: newFakeStore(), clock: &clock{}, issuer: issuer, remote: "192.0.2.1:1234"}
+	e := &testEnv{t: t, store: newTestStore(t), clock: &clock{}, issuer: issuer, remote: "192.0.2.1:1234"}
 	e.clock.unix.Store(t0)
 	o := Options{
 		Store:        e.store,
@@ -310,7 +286,9 @@ func newEnv(t testing.TB, mod func(*Options)) *testEnv {
 
 // signup registers an enrollment for id.
 func (e *testEnv) signup(id semaphore.Identity, signupID string) {
-	e.store.signups[idCommOf(id)] = record.Signup{IDCommitment: idCommOf(id), SignupID: signupID, VerifiedAt: time.Unix(1_718_031_600, 0)}
+	if err := e.store.PutSignup(e.t.Context(), record.Signup{IDCommitment: idCommOf(id), SignupID: signupID, VerifiedAt: time.Unix(1_718_031_600, 0)}); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 type result struct {

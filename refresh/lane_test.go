@@ -18,13 +18,13 @@ func TestProofLaneSheds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := e.store.state()
+	before := e.store.state(t)
 	r := e.do(idCommOf(id), parts, header)
 	r.expect(t, 503, CodeServiceUnavailable)
 	if got := r.header.Get("Retry-After"); got != "1" {
 		t.Errorf("Retry-After %q, want 1", got)
 	}
-	if e.store.state() != before {
+	if e.store.state(t) != before {
 		t.Error("a shed request wrote to the store")
 	}
 	release()

@@ -10,20 +10,47 @@
 // tree everywhere (record.CredentialType); a "selfie/<environment>" tree
 // is still loaded for leaves and roots stored under that name before, and
 // its roots verify under both names. Leaves are stored (Store.AppendLeaves) before they enter the
-// in-memory tree, and every tree is rebuilt from its stored leaves on start,
-// so each leaf's root gets that leaf's insertion time as its creation time.
+// in-memory tree, stamped with their insertion time: their root's creation
+// time.
 //
 // AddIdentities inserts a batch: one atomic store append, its leaves all
 // stamped with one time, then semaphore.Tree.InsertBatch (about 2 hashes
 // per leaf instead of 30; AddIdentity is a batch of one). Only the batch's
 // final root enters the live history: the roots between its leaves were
 // never observable, since the tree stays locked for the whole batch, so no
-// inclusion proof ever named them. A rebuild or a replica catching up
-// still inserts stored leaves one by one and adds each leaf's root with its
-// time, the batch's included (harmless: each proves membership of a prefix
-// of the tree's leaves), because it cannot tell a batch from single
-// inserts that share a time, and each leaf's root costs depth hashes
-// however it is computed. A zero commitment is refused before it is stored.
+// inclusion proof ever named them. A zero commitment is refused before it
+// is stored.
+//
+// # Loading and checkpoints
+//
+// Stored leaves the in-memory tree lacks (at start, or added by another
+// replica) are inserted in chunks of 1024, one InsertBatch each, and the
+// history gets the root after each run of leaves sharing one time (one
+// batch: the live history exactly, unless two batches got the same time)
+// and the root after each chunk (a prefix of the tree: harmless), so the
+// tree and its history agree between chunks and a cancelled context stops
+// the work between them. Roots of runs created more than 7 days (the
+// largest max_age) before they are loaded are not added: after a restart
+// such a root is unknown (invalid_merkle_root) rather than too old.
+//
+// With Options.Checkpoints a start first reads each tree's checkpoint
+// (checkpoint.go: the tree's nodes, semaphore.Snapshot's encoding, and its
+// roots of the last 7 days plus the current one, with a SHA-256 of the
+// whole). It is used only if its digest and framing check, it names the
+// tree, its tree parses (semaphore.ParseTree rehashes its top levels),
+// holds no more leaves than the store, its leaves equal the first stored
+// leaves and its current root is its tree's root; the stored leaves after
+// it are then inserted as above. Otherwise the tree is rebuilt from every
+// stored leaf, and the log says why. The leaves and the top levels are
+// thus checked; the levels between them (below the lowest level of at
+// most 1024 nodes) are vouched for by the digest, which catches a damaged
+// or truncated file, not a forger who recomputes it: checking them too
+// would cost the rebuild's hashes, and writing a checkpoint takes access
+// to the data dir, which also holds the admin token (identity add) and,
+// with the JSON store, the stored leaves themselves. SaveCheckpoints (KeepCheckpoints: every interval, and
+// the server at shutdown) writes the checkpoint of each tree that gained
+// leaves; it locks the tree only to snapshot it (O(depth) and the roots),
+// never while encoding or writing.
 //
 // Which verifying key checks a proof is decided by its root: roots of the
 // local trees were proven with the local key (generated on first start,
@@ -87,12 +114,14 @@
 // Its failure is an error of the check (the item's verification_error),
 // never a verification.
 //
-// It also serves the two public endpoints a wallet needs, as a sequencer
-// would: POST /api/v1/inclusion-proof (a leaf's Merkle path and the root) and
-// GET /api/v1/semaphore/proving-key (the local proving key, public
-// parameters). The inclusion-proof body is at most 4 KiB of
-// application/json, decoded by internal/leaf/strictjson (exact member names, no
-// duplicates, valid UTF-8, nesting at most 64, nothing after the object).
+// Its [Handler] (NewHandler) serves the two public endpoints a wallet
+// needs, as a sequencer would: POST /api/v1/inclusion-proof (a leaf's
+// Merkle path and the root) and GET /api/v1/semaphore/proving-key (the
+// local proving key, public parameters). The inclusion-proof body is at
+// most 4 KiB of exactly application/json, decoded by internal/leaf/strictjson
+// (exact member names, no duplicates, valid UTF-8, nesting at most 64,
+// nothing after the object); its JSON answers carry Cache-Control:
+// no-store (internal/httpapi).
 //
 // Replicas sharing one store (PostgreSQL) see each other's identities and
 // external roots through Refresh, which Follow runs every interval (serve:

@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"worldid/field"
+	"worldid/store/jsontest"
 )
 
 func TestNewHandlerRefusesMissingOptions(t *testing.T) {
-	reg := openTest(t, newStore(t), mustKey(t, 16), &clock{time.Unix(1_700_000_000, 0)}, false)
+	reg := openTest(t, jsontest.Open(t), mustKey(t, 16), &clock{time.Unix(1_700_000_000, 0)}, false)
 	for name, o := range map[string]HandlerOptions{
 		"Registry":       {ProvingKeyFile: "pk"},
 		"ProvingKeyFile": {Registry: reg},
@@ -26,7 +27,7 @@ func TestNewHandlerRefusesMissingOptions(t *testing.T) {
 // Every JSON answer of the wallet-facing endpoints is per request and
 // carries Cache-Control: no-store, as every other interface's does.
 func TestInclusionProofAnswersAreNotStored(t *testing.T) {
-	reg := openTest(t, newStore(t), mustKey(t, 16), &clock{time.Unix(1_700_000_000, 0)}, false)
+	reg := openTest(t, jsontest.Open(t), mustKey(t, 16), &clock{time.Unix(1_700_000_000, 0)}, false)
 	c := elements(1, 1)[0]
 	if _, _, err := reg.AddIdentities(t.Context(), "orb", "production", elements(1, 1)); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -89,6 +90,12 @@ type Options struct {
 	// (the developer simulator, set only while it is on), proven with
 	// LocalKey. Nothing of it is stored.
 	TestRoots func(credentialType, environment string, root fr.Element) bool
+	// Checkpoints, if set, keeps each tree's checkpoint, so that a start
+	// reads the tree rather than hashing every stored leaf (load.go).
+	Checkpoints Checkpoints
+	// Log receives how each tree was loaded and why a checkpoint was not
+	// used. Nil means slog.Default().
+	Log *slog.Logger
 }
 
 // Registry holds the trees and checks proofs. It is safe for concurrent use.
@@ -107,15 +114,18 @@ type Registry struct {
 	keys           KeySource // nil: none
 	minExpiration  time.Duration
 	// testRoots is Options.TestRoots (nil: none).
-	testRoots func(credentialType, environment string, root fr.Element) bool
+	testRoots   func(credentialType, environment string, root fr.Element) bool
+	checkpoints Checkpoints // nil: none
+	saving      sync.Mutex  // serializes SaveCheckpoints
+	log         *slog.Logger
 }
 
 // tree is one identity tree with its local and external root histories.
 type tree struct {
 	mu       sync.Mutex // serializes appends: store order = tree order
 	name     string
-	merkle   *semaphore.Tree
-	index    map[fr.Element]int // commitment → leaf index
+	merkle   *semaphore.Tree // replaced only by load, before Open returns
+	saved    int             // leaves in the last checkpoint written or read
 	local    *semaphore.RootHistory
 	external *semaphore.RootHistory
 	extKeys  sync.Map // fr.Element root → *semaphore.VerifyingKey
@@ -131,7 +141,8 @@ func Open(ctx context.Context, o Options) (*Registry, error) {
 	}
 	r := &Registry{store: o.Store, localKey: o.LocalKey, now: o.Now, trees: map[string]*tree{},
 		roots: o.Roots, keys: o.Keys, testRoots: o.TestRoots, v4Roots: map[string]*semaphore.RootHistory{}, defaultAnchors: map[string]oprfproof.Point{},
-		minExpiration: cmp.Or(o.MinExpiration, DefaultMinExpiration)}
+		minExpiration: cmp.Or(o.MinExpiration, DefaultMinExpiration),
+		checkpoints:   o.Checkpoints, log: cmp.Or(o.Log, slog.New(slog.DiscardHandler))}
 	if o.Roots != nil {
 		key, err := semaphore.PublishedKey(cmp.Or(o.RootSourceDepth, 30))
 		if err != nil {
@@ -158,6 +169,11 @@ func Open(ctx context.Context, o Options) (*Registry, error) {
 			r.trees[t.name] = t
 		}
 	}
+	for _, t := range r.trees {
+		if err := r.load(ctx, t); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -172,7 +188,7 @@ func newTree(name string) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tree{name: name, merkle: m, index: map[fr.Element]int{},
+	return &tree{name: name, merkle: m,
 		local: semaphore.NewRootHistory(), external: semaphore.NewRootHistory()}, nil
 }
 
@@ -237,9 +253,6 @@ func (t *tree) insert(leaves []fr.Element, want int, at time.Time) (fr.Element, 
 	}
 	if first != want {
 		return fr.Element{}, fmt.Errorf("registry: %s: stored leaf index %d, tree index %d", t.name, want, first)
-	}
-	for i, c := range leaves {
-		t.index[c] = first + i
 	}
 	t.local.Add(root, at)
 	return root, nil
@@ -355,24 +368,16 @@ func formatLeaves(commitments []fr.Element) ([]string, error) {
 
 // catchUpLocked is catchUp for a caller holding t.mu: another replica may
 // have appended since, and the store's next index must match the tree's.
-// Leaves are inserted one by one, not in batches: each stored leaf's root
-// enters the history with that leaf's time, and those roots have no
-// cheaper derivation than inserting (depth hashes each).
 func (r *Registry) catchUpLocked(ctx context.Context, t *tree) error {
-	leaves, err := r.store.Leaves(ctx, t.name, t.merkle.Len())
+	stored, err := r.store.Leaves(ctx, t.name, t.merkle.Len())
 	if err != nil {
 		return err
 	}
-	for _, l := range leaves {
-		c, err := field.ParseStrict(l.Commitment)
-		if err != nil {
-			return fmt.Errorf("registry: %s leaf %d: %w", t.name, l.Index, err)
-		}
-		if _, err := t.insert([]fr.Element{c}, l.Index, l.At); err != nil {
-			return err
-		}
+	leaves, err := parseLeaves(ctx, t.name, stored)
+	if err != nil {
+		return err
 	}
-	return nil
+	return r.appendStored(ctx, t, stored, leaves)
 }
 
 // AddExternalRoot records a root of a tree kept elsewhere, checked with the
@@ -407,9 +412,7 @@ func (r *Registry) InclusionProof(identifier, environment string, commitment fr.
 }
 
 func (t *tree) path(commitment fr.Element) (semaphore.MerklePath, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	index, ok := t.index[commitment]
+	index, ok := t.merkle.Find(commitment)
 	if !ok {
 		return semaphore.MerklePath{}, fmt.Errorf("registry: commitment not in %s: %w", t.name, record.ErrNotFound)
 	}

@@ -16,6 +16,7 @@ import (
 	"worldid/oprfproof"
 	"worldid/record"
 	"worldid/semaphore"
+	"worldid/store/jsontest"
 )
 
 func word(t *testing.T, s string) [32]byte {
@@ -39,7 +40,7 @@ func v4Setup(t *testing.T, batching bool) (*Registry, *vectors.WorldID4, record.
 		t.Fatal("world_id_4.json: uniqueness.expect_valid must be true")
 	}
 	c := &clock{time.Unix(a.Now, 0)}
-	o := Options{Store: newStore(t), LocalKey: mustKey(t, 16), Now: c.now, MinExpiration: time.Duration(a.MinExpirationThreshold) * time.Second}
+	o := Options{Store: jsontest.Open(t), LocalKey: mustKey(t, 16), Now: c.now, MinExpiration: time.Duration(a.MinExpirationThreshold) * time.Second}
 	if batching {
 		o.Rand = cryptoRand{}
 	}
@@ -201,7 +202,7 @@ func TestUniquenessVectorV4(t *testing.T) {
 // after Refresh.
 func TestDefaultAnchorAndReplicas(t *testing.T) {
 	a := vectors.LoadWorldID4(t).WorldIDVerifier.Anchors
-	st := newStore(t)
+	st := jsontest.Open(t)
 	c := &clock{time.Unix(a.Now, 0)}
 	def := record.TrustAnchor{Kind: record.AnchorIssuerKey, ID: "1", X: a.IssuerPubkey[0], Y: a.IssuerPubkey[1]}
 	open := func() *Registry {
@@ -313,7 +314,7 @@ func TestRootSource(t *testing.T) {
 	root.SetBytes(rootBytes[:])
 	src := &fakeSource{tree: "orb/staging", valid: map[fr.Element]bool{root: true}}
 	c := &clock{time.Unix(1_800_000_000, 0)}
-	r, err := Open(t.Context(), Options{Store: newStore(t), LocalKey: mustKey(t, 16), Now: c.now, Roots: src, RootSourceDepth: 16})
+	r, err := Open(t.Context(), Options{Store: jsontest.Open(t), LocalKey: mustKey(t, 16), Now: c.now, Roots: src, RootSourceDepth: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +373,7 @@ func TestVerifierVectorThroughCheck(t *testing.T) {
 	}
 	expires, rp := el(4), el(8)
 	c := &clock{time.Unix(int64(expires.Uint64())+3600, 0)}
-	r, err := Open(t.Context(), Options{Store: newStore(t), LocalKey: mustKey(t, 16), Now: c.now})
+	r, err := Open(t.Context(), Options{Store: jsontest.Open(t), LocalKey: mustKey(t, 16), Now: c.now})
 	if err != nil {
 		t.Fatal(err)
 	}

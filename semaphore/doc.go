@@ -69,7 +69,20 @@
 //     depth hashes and InsertBatch of k leaves about 2k + depth. The store
 //     keeps the ordered leaves: BuildTree rebuilds the tree and RootAfter
 //     gives each past root, which with the leaves' times rebuilds a
-//     RootHistory.
+//     RootHistory. Find looks a leaf up in an open-addressing index of
+//     4-byte slots over the tree's own level 0 (8 to 16 bytes per leaf,
+//     a per-tree random hash seed; at most 2^32 − 1 leaves).
+//   - Snapshot captures a tree in O(depth) (only the last node of each
+//     level is ever rewritten) and encodes it: "semaphore tree 1\n", the
+//     depth (1 byte), the leaf count (8 bytes big-endian), then every
+//     stored node, level by level from the leaves, 32 bytes big-endian.
+//     ParseTree reads it back in time linear in its size: canonical
+//     elements, nonzero leaves, exact level sizes, and the levels from the
+//     lowest one of at most 1024 nodes up rehashed; the levels below are
+//     the caller's to vouch for (package registry compares the leaves with
+//     the stored ones and keeps a digest).
+//   - RootHistory.Since lists the roots from a time on, oldest first, and
+//     the current one: what a checkpoint keeps.
 //   - RootHistory: the current root is the most recently added root, local
 //     or external (an operator adding a root of a tree kept elsewhere adds
 //     that tree's newest state); re-adding a root keeps its first time.

@@ -2,6 +2,7 @@ package semaphore
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -68,4 +69,30 @@ func (h *RootHistory) Current() (fr.Element, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return h.current, len(h.created) > 0
+}
+
+// RootEntry is a root with its creation time.
+type RootEntry struct {
+	Root fr.Element
+	At   time.Time
+}
+
+// Since returns the roots created at or after t, oldest first, and then
+// the current root whatever its time: adding them in order to an empty
+// history gives a history that answers Check like this one for every root
+// of that time or later.
+func (h *RootHistory) Since(t time.Time) []RootEntry {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var entries []RootEntry
+	for root, at := range h.created {
+		if root != h.current && !at.Before(t) {
+			entries = append(entries, RootEntry{root, at})
+		}
+	}
+	slices.SortFunc(entries, func(a, b RootEntry) int { return a.At.Compare(b.At) })
+	if len(h.created) > 0 {
+		entries = append(entries, RootEntry{h.current, h.created[h.current]})
+	}
+	return entries
 }

@@ -3,6 +3,7 @@ package semaphore
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
@@ -33,16 +34,21 @@ var ErrTreeFull = errors.New("semaphore: tree is full")
 // Tree is an append-only binary Merkle tree over Poseidon v1 with empty
 // leaves 0 (doc/crypto.md §g). It keeps every filled node (about two field
 // elements per leaf) so that inserting costs O(depth) hashes and any leaf's
-// path is a lookup. It is safe for concurrent use.
+// path is a lookup, plus an index of its leaves (Find, 8 to 16 bytes per
+// leaf). It is safe for concurrent use.
 //
 // Persistence: the tree is a function of its ordered leaves; store them and
-// rebuild with BuildTree.
+// rebuild with BuildTree, or keep a Snapshot's encoding and read it back
+// with ParseTree, which costs no hash below the top levels.
 type Tree struct {
 	mu    sync.RWMutex
 	depth int
 	// nodes[i] holds the nodes of level i (0 = leaves) that cover at least
 	// one leaf, left to right; nodes[depth] is the root once a leaf exists.
+	// Appending rewrites only the last node of a level: every other node
+	// covers a full subtree and never changes (Snapshot relies on it).
 	nodes [][]fr.Element
+	index leafIndex
 }
 
 // NewTree returns an empty tree of the given depth (1 to MaxDepth; World ID
@@ -115,7 +121,7 @@ func (t *Tree) append(leaves []fr.Element) error {
 		return nil
 	}
 	start := len(t.nodes[0])
-	if len(leaves) > (1<<t.depth)-start {
+	if len(leaves) > min(1<<t.depth, maxIndexedLeaves)-start {
 		return ErrTreeFull
 	}
 	for i := range leaves {
@@ -124,6 +130,7 @@ func (t *Tree) append(leaves []fr.Element) error {
 		}
 	}
 	t.nodes[0] = append(t.nodes[0], leaves...)
+	t.index.add(t.nodes[0], start)
 	z := zeroHashes()
 	for level := 0; level < t.depth; level++ {
 		below, above := t.nodes[level], t.nodes[level+1]
@@ -144,6 +151,22 @@ func (t *Tree) append(leaves []fr.Element) error {
 		start /= 2
 	}
 	return nil
+}
+
+// Find returns the index of the first leaf equal to leaf.
+func (t *Tree) Find(leaf fr.Element) (index int, ok bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.index.find(t.nodes[0], leaf)
+}
+
+// HasLeaves reports whether the leaves from index from on are leaves, in
+// order (and nothing more): what a caller holding the leaves elsewhere
+// checks before trusting a tree it read back.
+func (t *Tree) HasLeaves(from int, leaves []fr.Element) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return from >= 0 && from <= len(t.nodes[0]) && slices.Equal(t.nodes[0][from:], leaves)
 }
 
 // RootAfter is the root the tree had when it held its first n leaves

@@ -70,7 +70,7 @@ func (db *DB) AppendLeaves(ctx context.Context, tree string, commitments []strin
 
 // Leaves returns the leaves of tree in index order, starting at index from
 // (so a replica can catch up on what others appended).
-func (db *DB) Leaves(_ context.Context, tree string, from int) (leaves []record.Leaf, err error) {
+func (db *DB) Leaves(ctx context.Context, tree string, from int) (leaves []record.Leaf, err error) {
 	err = db.View(func(tx *engine.ReadTx) error {
 		var size int64
 		if raw, ok := tx.Get(tableTreeSizes, tree); ok {
@@ -82,6 +82,9 @@ func (db *DB) Leaves(_ context.Context, tree string, from int) (leaves []record.
 		// pick up the leaves of a tree whose name extends this one.
 		leaves = make([]record.Leaf, 0, max(size-int64(from), 0))
 		for i := int64(from); i < size; i++ {
+			if i%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
 			var l record.Leaf
 			if err := getJSON(tx, tableLeaves, leafKey(tree, i), &l); err != nil {
 				return err

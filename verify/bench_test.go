@@ -25,7 +25,7 @@ func benchBody(b *testing.B) string {
 // BenchmarkHandler is the endpoint's own cost per request: parse, app
 // lookup, a no-op proof check, recording the nullifier and writing the answer.
 func BenchmarkHandler(b *testing.B) {
-	h, err := New(Options{Store: newMemStore(), Checker: noopChecker{}})
+	h, err := New(Options{Store: newTestStore(b), Checker: noopChecker{}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"worldid/backup"
 	"worldid/record"
+	"worldid/store"
+	"worldid/store/jsontest"
 )
 
 // Test fixtures: one registered app.
@@ -32,95 +35,113 @@ const (
 
 var testStart = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
-// memStore is an in-memory Store with the atomicity the real one promises.
-type memStore struct {
+// testStore is the JSON store, which passes the backends' conformance
+// suite (store/storetest), holding the test app, with faults to inject
+// and a count of its app lookups.
+type testStore struct {
+	*store.DB
+	t       testing.TB
 	mu      sync.Mutex
-	apps    []record.App
-	actions map[[3]string]*memAction
 	lookups int
 	// failLookup / failRecord, when set, are returned by the lookups / RecordVerification.
 	failLookup, failRecord error
 }
 
-type memAction struct {
-	limit      int
-	nullifiers map[string]*record.Verification
+func newTestStore(t testing.TB) *testStore {
+	t.Helper()
+	s := &testStore{DB: jsontest.Open(t), t: t}
+	s.addApp(record.App{ID: testAppID, RPID: testRPID, Name: "test", CreatedAt: testStart})
+	return s
 }
 
-func newMemStore() *memStore {
-	return &memStore{
-		apps:    []record.App{{ID: testAppID, RPID: testRPID, Name: "test", CreatedAt: testStart}},
-		actions: make(map[[3]string]*memAction),
-	}
-}
-
-func (s *memStore) find(match func(record.App) bool) (record.App, error) {
+// lookup counts one app lookup and returns the injected failure, if any.
+func (s *testStore) lookup() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lookups++
-	if s.failLookup != nil {
-		return record.App{}, s.failLookup
+	return s.failLookup
+}
+
+func (s *testStore) AppByRP(ctx context.Context, rpID string) (record.App, error) {
+	if err := s.lookup(); err != nil {
+		return record.App{}, err
 	}
-	for _, a := range s.apps {
-		if match(a) {
-			return a, nil
+	return s.DB.AppByRP(ctx, rpID)
+}
+
+func (s *testStore) App(ctx context.Context, appID string) (record.App, error) {
+	if err := s.lookup(); err != nil {
+		return record.App{}, err
+	}
+	return s.DB.App(ctx, appID)
+}
+
+func (s *testStore) RecordVerification(ctx context.Context, rpID, action, env, nullifier string, now time.Time) (record.Verification, error) {
+	s.mu.Lock()
+	fail := s.failRecord
+	s.mu.Unlock()
+	if fail != nil {
+		return record.Verification{}, fail
+	}
+	return s.DB.RecordVerification(ctx, rpID, action, env, nullifier, now)
+}
+
+func (s *testStore) addApp(a record.App) {
+	s.t.Helper()
+	if err := s.CreateApp(s.t.Context(), a); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// changeApp changes the app of id, its id included.
+func (s *testStore) changeApp(id string, change func(*record.App)) {
+	s.t.Helper()
+	a, err := s.DB.App(s.t.Context(), id)
+	if err == nil {
+		err = s.DeleteApp(s.t.Context(), id)
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	change(&a)
+	s.addApp(a)
+}
+
+func (s *testStore) setLimit(action, env string, n int) {
+	s.t.Helper()
+	if err := s.SetActionLimit(s.t.Context(), testRPID, action, env, n, testStart); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// rows is every stored row as JSON, by table.
+func (s *testStore) rows() map[string][]string {
+	s.t.Helper()
+	rows := map[string][]string{}
+	err := s.Export(s.t.Context(), func(table string, row any) error {
+		b, err := json.Marshal(row)
+		rows[table] = append(rows[table], string(b))
+		return err
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return rows
+}
+
+// count is how often the test app's action recorded the nullifier.
+func (s *testStore) count(action, env, nullifier string) int {
+	s.t.Helper()
+	for _, row := range s.rows()[backup.TableNullifiers] {
+		var v backup.Nullifier
+		if err := json.Unmarshal([]byte(row), &v); err != nil {
+			s.t.Fatal(err)
+		}
+		if v.RPID == testRPID && v.Action == action && v.Environment == env && v.Nullifier == nullifier {
+			return v.Count
 		}
 	}
-	return record.App{}, record.ErrNotFound
-}
-
-func (s *memStore) AppByRP(_ context.Context, rpID string) (record.App, error) {
-	return s.find(func(a record.App) bool { return a.RPID == rpID })
-}
-
-func (s *memStore) App(_ context.Context, appID string) (record.App, error) {
-	return s.find(func(a record.App) bool { return a.ID == appID })
-}
-
-func (s *memStore) action(rpID, action, env string) *memAction {
-	k := [3]string{rpID, action, env}
-	a := s.actions[k]
-	if a == nil {
-		a = &memAction{nullifiers: make(map[string]*record.Verification)}
-		s.actions[k] = a
-	}
-	return a
-}
-
-func (s *memStore) RecordVerification(_ context.Context, rpID, action, env, nullifier string, now time.Time) (record.Verification, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failRecord != nil {
-		return record.Verification{}, s.failRecord
-	}
-	a := s.action(rpID, action, env)
-	v := a.nullifiers[nullifier]
-	if v == nil {
-		v = &record.Verification{CreatedAt: now}
-		a.nullifiers[nullifier] = v
-	}
-	if a.limit > 0 && v.Count >= a.limit {
-		return record.Verification{}, record.ErrLimitReached
-	}
-	v.Count++
-	v.Reused = v.Count > 1
-	return *v, nil
-}
-
-func (s *memStore) setLimit(action, env string, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.action(testRPID, action, env).limit = n
-}
-
-func (s *memStore) count(action, env, nullifier string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a := s.actions[[3]string{testRPID, action, env}]
-	if a == nil || a.nullifiers[nullifier] == nil {
-		return 0
-	}
-	return a.nullifiers[nullifier].Count
+	return 0
 }
 
 // fakeChecker decides by the proof string: a proof named after a
@@ -156,14 +177,14 @@ func (f *fakeChecker) seen() []record.Claim {
 // checker, and a clock the test advances.
 type env struct {
 	mux     *http.ServeMux
-	store   *memStore
+	store   *testStore
 	checker *fakeChecker
 	now     time.Time
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{mux: http.NewServeMux(), store: newMemStore(), checker: &fakeChecker{}, now: testStart}
+	e := &env{mux: http.NewServeMux(), store: newTestStore(t), checker: &fakeChecker{}, now: testStart}
 	h, err := New(Options{Store: e.store, Checker: e.checker, Now: func() time.Time { return e.now }})
 	if err != nil {
 		t.Fatal(err)

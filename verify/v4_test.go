@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,45 +23,8 @@ import (
 	"worldid/record"
 	"worldid/registry"
 	"worldid/semaphore"
+	"worldid/store/jsontest"
 )
-
-// registryStore is the storage a real registry.Registry needs, in memory.
-type registryStore struct {
-	mu      sync.Mutex
-	roots   []record.ExternalRoot
-	anchors map[string]record.TrustAnchor
-}
-
-func (s *registryStore) AppendLeaves(context.Context, string, []string, time.Time) (int, error) {
-	return 0, fmt.Errorf("not used")
-}
-func (s *registryStore) Leaves(context.Context, string, int) ([]record.Leaf, error) { return nil, nil }
-func (s *registryStore) AddExternalRoot(_ context.Context, r record.ExternalRoot) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.roots = append(s.roots, r)
-	return nil
-}
-func (s *registryStore) ExternalRoots(context.Context) ([]record.ExternalRoot, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]record.ExternalRoot(nil), s.roots...), nil
-}
-func (s *registryStore) AddTrustAnchor(_ context.Context, a record.TrustAnchor) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.anchors[a.Kind+"/"+a.ID] = a
-	return nil
-}
-func (s *registryStore) TrustAnchors(context.Context) ([]record.TrustAnchor, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []record.TrustAnchor
-	for _, a := range s.anchors {
-		out = append(out, a)
-	}
-	return out, nil
-}
 
 // sessionBody is a session request as IDKit 4 builds it: session_id, a
 // nonce, protocol 4.0, and items with the session nullifier.
@@ -126,7 +91,7 @@ func newV4Env(t *testing.T) *v4Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.Open(t.Context(), registry.Options{Store: &registryStore{anchors: map[string]record.TrustAnchor{}}, LocalKey: vk,
+	reg, err := registry.Open(t.Context(), registry.Options{Store: jsontest.Open(t), LocalKey: vk,
 		Now: func() time.Time { return e.now }, MinExpiration: time.Duration(a.MinExpirationThreshold) * time.Second, Roots: e.roots})
 	if err != nil {
 		t.Fatal(err)
@@ -156,8 +121,10 @@ func newV4Env(t *testing.T) *v4Env {
 // app and apps, its clock starting at start.
 func serveV4(t testing.TB, start time.Time, checker CheckerV4, apps ...record.App) *env {
 	t.Helper()
-	e := &env{mux: http.NewServeMux(), store: newMemStore(), checker: &fakeChecker{}, now: start}
-	e.store.apps = append(e.store.apps, apps...)
+	e := &env{mux: http.NewServeMux(), store: newTestStore(t), checker: &fakeChecker{}, now: start}
+	for _, app := range apps {
+		e.store.addApp(app)
+	}
 	h, err := New(Options{Store: e.store, Checker: e.checker, CheckerV4: checker, Now: func() time.Time { return e.now }})
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +279,7 @@ func TestSessionVectorV4(t *testing.T) {
 		})
 	}
 	// An app whose rp_id has no OPRF key.
-	e.store.apps = append(e.store.apps, record.App{ID: "app_" + strings.Repeat("cd", 16), RPID: "rp_00000000000000aa", Name: "other"})
+	e.store.addApp(record.App{ID: "app_" + strings.Repeat("cd", 16), RPID: "rp_00000000000000aa", Name: "other"})
 	raw, _ := json.Marshal(e.body)
 	f := wantFailure(t, e.post("/api/v4/verify/rp_00000000000000aa", string(raw)), http.StatusBadRequest, codeAllFailed)
 	if f.Results[0].Code != record.CodeVerificationFailed {
@@ -329,8 +296,10 @@ const fieldModulus = "0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593
 // refused.
 func TestStagingAppV4(t *testing.T) {
 	e := newV4Env(t)
-	app := &e.store.apps[len(e.store.apps)-1] // the vector rp_id's app
-	app.ID, app.Staging = "app_staging_"+strings.Repeat("ab", 16), true
+	stagingID := "app_staging_" + strings.Repeat("ab", 16)
+	e.store.changeApp("app_"+strings.Repeat("ab", 16), func(app *record.App) { // the vector rp_id's app
+		app.ID, app.Staging = stagingID, true
+	})
 	// The vector's root is a production root only.
 	f := wantFailure(t, e.postSession(t, e.body), http.StatusBadRequest, codeAllFailed)
 	if f.Results[0].Code != record.CodeEnvironmentMismatch {
@@ -353,7 +322,7 @@ func TestStagingAppV4(t *testing.T) {
 			t.Fatalf("environment %q: answered %q, want %q", env, ok.Environment, want)
 		}
 	}
-	wantError(t, e.post("/api/v4/verify/"+app.ID, mustJSON(t, prod)), http.StatusBadRequest, codeValidation, "environment")
+	wantError(t, e.post("/api/v4/verify/"+stagingID, mustJSON(t, prod)), http.StatusBadRequest, codeValidation, "environment")
 }
 
 func mustJSON(t *testing.T, v any) string {
@@ -432,11 +401,11 @@ func TestV4Requests(t *testing.T) {
 		t.Fatalf("sandbox: %s", w.Body)
 	}
 	// Sessions verify without recording anything.
-	before := len(e.store.actions)
+	before := e.store.rows()
 	w = e.post("/api/v4/verify/"+testRPID, `{"protocol_version":"4.0","nonce":"1","session_id":"`+testSessionID+`","responses":[`+
 		strings.Replace(v4Item, `"nullifier":"0x0a0a"`, `"session_nullifier":["0x0b","0x0c"]`, 1)+`]}`)
 	wantStatus(t, w, http.StatusOK)
-	if len(e.store.actions) != before || !strings.Contains(w.Body.String(), `"session_id":"`+testSessionID+`"`) {
+	if !maps.EqualFunc(e.store.rows(), before, slices.Equal[[]string]) || !strings.Contains(w.Body.String(), `"session_id":"`+testSessionID+`"`) {
 		t.Fatalf("session: %s", w.Body)
 	}
 	if c := chk.claims[len(chk.claims)-1]; c.SessionID[31] != 7 || c.Nullifier[31] != 0xb || c.Action[31] != 0xc {

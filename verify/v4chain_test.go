@@ -18,6 +18,7 @@ import (
 	"worldid/registry"
 	"worldid/rootsource"
 	"worldid/semaphore"
+	"worldid/store/jsontest"
 )
 
 // chainEnv is the endpoint over the real registry whose root and trust
@@ -31,6 +32,8 @@ type chainEnv struct {
 	f     *vectors.WorldID4
 	body  sessionBody
 	now   time.Time
+	// otherRP is a second registered rp_id with the same OPRF key.
+	otherRP string
 }
 
 func newChainEnv(t testing.TB) *chainEnv {
@@ -67,7 +70,7 @@ func newChainEnv(t testing.TB) *chainEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.reg, err = registry.Open(t.Context(), registry.Options{Store: &registryStore{anchors: map[string]record.TrustAnchor{}}, LocalKey: vk,
+	e.reg, err = registry.Open(t.Context(), registry.Options{Store: jsontest.Open(t), LocalKey: vk,
 		Now: func() time.Time { return e.now }, MinExpiration: time.Duration(a.MinExpirationThreshold) * time.Second, Roots: src, Keys: src})
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +79,7 @@ func newChainEnv(t testing.TB) *chainEnv {
 	e.env = serveV4(t, e.now, e.reg,
 		record.App{ID: "app_" + strings.Repeat("ab", 16), RPID: a.RPID, Name: "v4", CreatedAt: e.now},
 		record.App{ID: "app_" + strings.Repeat("cd", 16), RPID: registry.RPIDString(rp + 1), Name: "other", CreatedAt: e.now})
+	e.otherRP = registry.RPIDString(rp + 1)
 	e.body = vectorSessionBody(&f)
 	return e
 }
@@ -145,7 +149,7 @@ func TestSessionVectorFromChain(t *testing.T) {
 			it.Proof[2] = plusOneHex(t, plusOneHex(t, plusOneHex(t, plusOneHex(t, it.Proof[2]))))
 		}), record.CodeInvalidProof},
 		{"root", a.RPID, one(func(_ *sessionBody, it *sessionItem) { it.Proof[4] = plusOneHex(t, it.Proof[4]) }), record.CodeInvalidRoot},
-		{"rp_id", e.store.apps[len(e.store.apps)-1].RPID, e.body, record.CodeInvalidProof},
+		{"rp_id", e.otherRP, e.body, record.CodeInvalidProof},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := wantFailure(t, e.postSession(t, tc.rp, tc.body), http.StatusBadRequest, codeAllFailed)

@@ -318,7 +318,7 @@ func (b *barrierChecker) CheckClaim(ctx context.Context, _ record.Claim) error {
 
 func TestItemsCheckedConcurrently(t *testing.T) {
 	const n = DefaultMaxResponses
-	h, err := New(Options{Store: newMemStore(), Checker: &barrierChecker{n: n, all: make(chan struct{})}})
+	h, err := New(Options{Store: newTestStore(t), Checker: &barrierChecker{n: n, all: make(chan struct{})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,8 +417,8 @@ func TestErrorString(t *testing.T) {
 func TestNew(t *testing.T) {
 	for _, o := range []Options{
 		{Checker: &fakeChecker{}},
-		{Store: newMemStore()},
-		{Store: newMemStore(), Checker: &fakeChecker{}, MaxResponses: -1},
+		{Store: newTestStore(t)},
+		{Store: newTestStore(t), Checker: &fakeChecker{}, MaxResponses: -1},
 	} {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
@@ -433,7 +433,7 @@ func TestStagingAndDisabledApps(t *testing.T) {
 	const stagingID = "app_staging_0123456789abcdef0123456789abcdef"
 	const stagingRP = "rp_00000000000000aa"
 	e := newEnv(t)
-	e.store.apps = append(e.store.apps, record.App{ID: stagingID, RPID: stagingRP, Staging: true})
+	e.store.addApp(record.App{ID: stagingID, RPID: stagingRP, Staging: true})
 	body := newRequest(item("valid", nullifierA))
 	for _, path := range []string{"/api/v4/verify/" + stagingID, "/api/v4/verify/" + stagingRP} {
 		resp := wantSuccess(t, e.post(path, body.json(t)))
@@ -455,7 +455,7 @@ func TestStagingAndDisabledApps(t *testing.T) {
 	production.Environment = "production"
 	wantError(t, e.post("/api/v4/verify/"+stagingID, production.json(t)), http.StatusBadRequest, codeValidation, "environment")
 
-	e.store.apps[0].Disabled = true
+	e.store.changeApp(testAppID, func(a *record.App) { a.Disabled = true })
 	checks := len(e.checker.seen())
 	wantError(t, e.post(rpPath, body.json(t)), http.StatusForbidden, codeAppDisabled, "")
 	wantError(t, e.post(appPath, body.json(t)), http.StatusForbidden, codeAppDisabled, "")
@@ -469,14 +469,14 @@ func TestStagingAndDisabledApps(t *testing.T) {
 func TestNewRefusesMissingOptions(t *testing.T) {
 	for name, o := range map[string]Options{
 		"Store":        {Checker: noopChecker{}},
-		"Checker":      {Store: newMemStore()},
-		"MaxResponses": {Store: newMemStore(), Checker: noopChecker{}, MaxResponses: -1},
+		"Checker":      {Store: newTestStore(t)},
+		"MaxResponses": {Store: newTestStore(t), Checker: noopChecker{}, MaxResponses: -1},
 	} {
 		if h, err := New(o); err == nil || h != nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("without %s: %v, %v", name, h, err)
 		}
 	}
-	if _, err := New(Options{Store: newMemStore(), Checker: noopChecker{}}); err != nil {
+	if _, err := New(Options{Store: newTestStore(t), Checker: noopChecker{}}); err != nil {
 		t.Errorf("the required options refused: %v", err)
 	}
 }

@@ -82,12 +82,37 @@ type serverProc struct {
 	cmd         *exec.Cmd
 	public, adm string
 	stderr      *strings.Builder
-	startup     []string // stdout up to the listener lines
+	errw        *lockedWriter // writes stderr; log reads it under its lock
+	startup     []string      // stdout up to the listener lines
 	adminClient *admin.Client
 	exited      chan error
 }
 
 func startProc(t testing.TB, dataDir string, extra ...string) *serverProc {
+	t.Helper()
+	p, stdout := execProc(t, dataDir, extra...)
+	lines := bufio.NewScanner(stdout)
+	deadline := time.AfterFunc(2*time.Minute, func() { p.cmd.Process.Kill() })
+	defer deadline.Stop()
+	var err error
+	p.public, p.adm, err = server.ScanListeners(lines, func(line string) { p.startup = append(p.startup, line) })
+	if err != nil {
+		p.cmd.Process.Kill()
+		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
+	}
+	go io.Copy(io.Discard, stdout)
+	go func() { p.exited <- p.cmd.Wait() }()
+	token, err := server.ReadAdminToken(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.adminClient = &admin.Client{BaseURL: p.adm, Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	t.Cleanup(func() { p.stop(t) })
+	return p
+}
+
+// execProc starts `worldid serve` and returns at once, with its stdout.
+func execProc(t testing.TB, dataDir string, extra ...string) (*serverProc, io.Reader) {
 	t.Helper()
 	args := append([]string{"serve", "-data", dataDir, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(worldidBinary(t), args...)
@@ -96,27 +121,19 @@ func startProc(t testing.TB, dataDir string, extra ...string) *serverProc {
 		t.Fatal(err)
 	}
 	p := &serverProc{cmd: cmd, stderr: &strings.Builder{}, exited: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{w: p.stderr}
+	p.errw = &lockedWriter{w: p.stderr}
+	cmd.Stderr = p.errw
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	lines := bufio.NewScanner(stdout)
-	deadline := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
-	defer deadline.Stop()
-	p.public, p.adm, err = server.ScanListeners(lines, func(line string) { p.startup = append(p.startup, line) })
-	if err != nil {
-		cmd.Process.Kill()
-		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
-	}
-	go io.Copy(io.Discard, stdout)
-	go func() { p.exited <- cmd.Wait() }()
-	token, err := server.ReadAdminToken(dataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.adminClient = &admin.Client{BaseURL: p.adm, Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}
-	t.Cleanup(func() { p.stop(t) })
-	return p
+	return p, stdout
+}
+
+// log is what the server wrote to stderr so far.
+func (p *serverProc) log() string {
+	p.errw.mu.Lock()
+	defer p.errw.mu.Unlock()
+	return p.stderr.String()
 }
 
 // stop sends SIGTERM and waits for a clean, bounded shutdown.
@@ -197,7 +214,7 @@ var (
 // sharedKeyFile returns a local Semaphore proving key made once by the
 // real binary (its first start runs the setup). Every hardening data dir
 // links to it, so no server runs the setup again.
-func sharedKeyFile(t *testing.T) string {
+func sharedKeyFile(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs the local proving key, which the binary makes")
@@ -244,7 +261,7 @@ func hardenedDataDir(t *testing.T) string {
 	return dir
 }
 
-func linkSharedKey(t *testing.T, dir string) {
+func linkSharedKey(t testing.TB, dir string) {
 	t.Helper()
 	for _, name := range []string{server.ProvingKeyFile, server.VerifyingKeyFile} {
 		if err := os.Symlink(filepath.Join(filepath.Dir(sharedKeyFile(t)), name), filepath.Join(dir, name)); err != nil {

@@ -111,6 +111,10 @@ func restoreDataDir(o RestoreOptions, files []backup.File, load func(backup.Emit
 	}); err != nil {
 		return restoreError(err)
 	}
+	// Checkpoints of the trees the store held before are of no use now.
+	if err := os.RemoveAll(filepath.Join(o.DataDir, TreeCheckpointDir)); err != nil {
+		return fmt.Errorf("the store was restored but removing the old tree checkpoints failed: %w", err)
+	}
 	for i, f := range files {
 		if err := os.Rename(staged[i], filepath.Join(o.DataDir, f.Name)); err != nil {
 			return fmt.Errorf("the store was restored but moving %s into place failed: %w", f.Name, err)

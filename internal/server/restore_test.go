@@ -64,6 +64,10 @@ func TestRestoreDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
+	checkpoint := dirCheckpoints{filepath.Join(busy, TreeCheckpointDir)}
+	if err := checkpoint.WriteCheckpoint(ctx, "orb/production", []byte("the tree of the replaced store")); err != nil {
+		t.Fatal(err)
+	}
 	_, err = Restore(ctx, RestoreOptions{File: file, DataDir: busy}, log)
 	if !errors.Is(err, store.ErrNotEmpty) || !strings.Contains(err.Error(), "nothing restored") {
 		t.Fatalf("restore into a store with records: %v", err)
@@ -73,6 +77,15 @@ func TestRestoreDataDir(t *testing.T) {
 		if strings.Contains(e.Name(), IssuerKeyFile) {
 			t.Errorf("a refused restore left %s", e.Name())
 		}
+	}
+
+	// Forced, the restore replaces the store and drops the old store's
+	// tree checkpoints with it.
+	if _, err := Restore(ctx, RestoreOptions{File: file, DataDir: busy, Force: true}, log); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := checkpoint.ReadCheckpoint(ctx, "orb/production"); !errors.Is(err, record.ErrNotFound) {
+		t.Errorf("a forced restore kept the replaced store's tree checkpoint: %v", err)
 	}
 
 	fresh := filepath.Join(t.TempDir(), "new")

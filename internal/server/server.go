@@ -150,7 +150,8 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	x, y := issuerKey.Public().Coordinates()
 	regOpts := registry.Options{Store: s.db, LocalKey: localKey, Now: time.Now, Rand: cfg.batchRand(),
 		Roots: roots, MinExpiration: cfg.MinExpiration,
-		DefaultAnchors: []record.TrustAnchor{{Kind: record.AnchorIssuerKey, ID: "1", X: x, Y: y}}}
+		DefaultAnchors: []record.TrustAnchor{{Kind: record.AnchorIssuerKey, ID: "1", X: x, Y: y}},
+		Checkpoints:    dirCheckpoints{filepath.Join(cfg.DataDir, TreeCheckpointDir)}, Log: log}
 	// The root source also reads World ID 4.0 trust anchors from World's
 	// key registries (rootsource), after the operator's hand-set ones.
 	if keys, ok := roots.(registry.KeySource); ok {
@@ -172,9 +173,19 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	if roots != nil {
 		log.Info("root source", "trees", rootTrees)
 	}
-	s.closers = append(s.closers, func() error { ids.Close(); return nil })
+	s.closers = append(s.closers, func() error {
+		// Derived data: a failed write costs the next start a replay, not the shutdown.
+		if err := ids.SaveCheckpoints(context.Background()); err != nil {
+			log.Error("registry: writing tree checkpoints at shutdown", "err", err)
+		}
+		ids.Close()
+		return nil
+	})
 	s.background(ctx, func(ctx context.Context) {
 		ids.Follow(ctx, RegistryFollowInterval, func(err error) { log.Error("registry: catching up from the store", "err", err) })
+	})
+	s.background(ctx, func(ctx context.Context) {
+		ids.KeepCheckpoints(ctx, checkpointInterval, func(err error) { log.Error("registry: writing tree checkpoints", "err", err) })
 	})
 	// Recovery decodes the whole journal and snapshot: garbage as large as
 	// the live state. Return it to the OS now rather than carrying it as

@@ -129,6 +129,16 @@ type conn struct {
 	once sync.Once
 }
 
+// CloseWrite half-closes a TCP connection. net/http uses it to let a
+// client read an error answer (431, 413) before the connection is reset;
+// without it the wrapper would turn those answers into resets.
+func (c *conn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 func (c *conn) Close() error {
 	c.once.Do(func() { c.l.release(c.addr) })
 	return c.Conn.Close()

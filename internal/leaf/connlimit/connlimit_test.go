@@ -2,6 +2,7 @@ package connlimit
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -105,5 +106,30 @@ func TestExemptAddresses(t *testing.T) {
 	waitOpen(t, l, 3)
 	if got := get(t, dial(t, "127.0.0.5", addr)); got != "HTTP/1.1 200 OK" {
 		t.Fatalf("exempt address: %q", got)
+	}
+}
+
+// An answer the server sends before reading the whole request (here 431
+// for headers over MaxHeaderBytes) reaches the client: the wrapper passes
+// CloseWrite through, so net/http half-closes instead of resetting.
+func TestOversizeHeadersAnswered(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.NotFoundHandler(), MaxHeaderBytes: 1 << 10}
+	go srv.Serve(New(ln, Options{PerClient: 100}))
+	t.Cleanup(func() { srv.Close() })
+	for range 3 {
+		c := dial(t, "127.0.0.1", ln.Addr().String())
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		go c.Write([]byte("GET /?" + strings.Repeat("a", 256<<10) + " HTTP/1.1\r\nHost: x\r\n\r\n"))
+		// A half-close ends the answer with EOF; a hard close with
+		// unread request bytes would end it with a reset.
+		answer, err := io.ReadAll(c)
+		if err != nil || !strings.HasPrefix(string(answer), "HTTP/1.1 431") {
+			t.Fatalf("%q, %v; want the whole 431 answer, then EOF", answer, err)
+		}
+		c.Close()
 	}
 }
