@@ -178,12 +178,15 @@ func (f *Flow) showBridge(w http.ResponseWriter, r *http.Request, req pendingReq
 		f.renderWait(w, r, req, app, token, waitState{State: stateUnavailable, Message: e.Detail})
 		return
 	}
-	next2, err := f.sealPending(next)
+	sealed, err := f.sealPending(next)
 	if err != nil {
 		f.out.ErrorPage(w, f.out.Internal("wait: seal request", err))
 		return
 	}
-	oauth.Redirect(w, f.waitURL(next2))
+	// The request was just made: the page this redirects to need not ask
+	// the relay about it within the poll interval.
+	f.polls.begin(next.Bridge.ID, f.now())
+	oauth.Redirect(w, f.waitURL(sealed))
 }
 
 func (f *Flow) waitURL(token string) string {
