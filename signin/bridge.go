@@ -22,9 +22,9 @@ import (
 // the bridge's GET /response.
 
 const (
-	// bridgeCallTimeout bounds each call to the relay: a slow bridge makes
-	// the page say "unavailable", never hangs it.
-	bridgeCallTimeout = 5 * time.Second
+	// defaultBridgeTimeout bounds each call to the relay: a slow bridge
+	// makes the page say "unavailable", never hangs it.
+	defaultBridgeTimeout = 5 * time.Second
 	// bridgePollInterval: at most one GET /response per sign-in per second
 	// in each replica, however often its pages poll.
 	bridgePollInterval = time.Second
@@ -133,7 +133,7 @@ func (f *Flow) createBridge(ctx context.Context, r *http.Request, req pendingReq
 	if wait, ok := f.createLimit.Allow(ratelimit.ClientKey(r.RemoteAddr), f.now()); !ok {
 		return req, errTooMany(wait)
 	}
-	ctx, cancel := context.WithTimeout(ctx, bridgeCallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, f.bridgeWait)
 	defer cancel()
 	c, err := f.bridge.Create(ctx, f.bridgeURL, f.rand, bridgeRequest(req, app))
 	if err != nil {
@@ -238,7 +238,7 @@ func (f *Flow) pollBridge(ctx context.Context, req pendingRequest, current strin
 // writes (the approval); a read marks the request scanned (no durable
 // write).
 func (f *Flow) pollOnce(ctx context.Context, req pendingRequest, current string) (waitState, *client.Polled) {
-	cctx, cancel := context.WithTimeout(ctx, bridgeCallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, f.bridgeWait)
 	defer cancel()
 	p, err := f.bridge.Poll(cctx, f.bridgeURL, req.Bridge.ID, req.Bridge.key())
 	switch {

@@ -127,9 +127,14 @@ type relayTransport struct {
 	h     http.Handler
 	polls atomic.Int64
 	down  atomic.Bool
+	slow  atomic.Bool // answers only when the caller gives up
 }
 
 func (rt *relayTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if rt.slow.Load() {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	}
 	if rt.down.Load() {
 		return nil, errors.New("connection refused")
 	}
@@ -178,7 +183,7 @@ func newBridgeEnv(t testing.TB, rate ratelimit.Rate) *bridgeEnv {
 	hc := &http.Client{Transport: e.relay}
 	e.wallet = &client.Client{HTTP: hc}
 	e.f, err = New(Options{Issuer: "https://id.example", Store: e.store, Checker: fakeChecker{}, Provider: fakeProvider{}, Rand: rand.Reader,
-		Now: e.clock.Now, BridgeURL: testBridge, Bridge: &client.Client{HTTP: hc}, CreateRate: rate,
+		Now: e.clock.Now, BridgeURL: testBridge, Bridge: &client.Client{HTTP: hc}, BridgeTimeout: 50 * time.Millisecond, CreateRate: rate,
 		Observe: func(ev string) {
 			n, _ := e.events.LoadOrStore(ev, new(atomic.Int64))
 			n.(*atomic.Int64).Add(1)
@@ -470,6 +475,26 @@ func TestBridgeUnavailable(t *testing.T) {
 	}
 	if e.count(EventBridgeCreateError) != 1 || e.count(EventBridgePollError) != 1 {
 		t.Errorf("create errors %d, poll errors %d", e.count(EventBridgeCreateError), e.count(EventBridgePollError))
+	}
+}
+
+// TestBridgeSlow: a relay that does not answer within the bound makes the
+// page say it is unavailable, creating and polling alike; nothing hangs
+// and the sign-in survives.
+func TestBridgeSlow(t *testing.T) {
+	e := newBridgeEnv(t, ratelimit.Rate{})
+	b, conn := e.page(t)
+	e.relay.slow.Store(true)
+	if s := e.state(t, b); s.State != stateUnavailable {
+		t.Fatalf("poll of a slow relay: %+v", s)
+	}
+	if _, w := e.start(t, "192.0.2.1:1"); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "cannot be reached") {
+		t.Fatalf("first showing with a slow relay: %d", w.Code)
+	}
+	e.relay.slow.Store(false)
+	e.answer(t, conn, goodProof)
+	if s := e.state(t, b); s.State != stateDone {
+		t.Fatalf("once the relay answers: %+v", s)
 	}
 }
 

@@ -125,7 +125,8 @@
 //     process, IPv6 by /64); past it the page is a 429 ("too many sign-in
 //     pages…"), so a flood of anonymous /authorize calls is answered with
 //     303s and 429s and cannot make the server an amplifier against the
-//     relay. A relay that cannot be reached (5 s bound) leaves the page up
+//     relay. A relay that cannot be reached (within Options.BridgeTimeout,
+//     5 s by default, for every call) leaves the page up
 //     without a QR code, state "unavailable"; reloading or Try again
 //     retries.
 //   - The request: World ID 3.0, app_id = client_id, action "", signal =

@@ -1,6 +1,7 @@
 package signin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -107,8 +108,11 @@ type Options struct {
 	// only for the provider's package tests; the server always sets one).
 	BridgeURL string
 	// Bridge is the relay client; nil: a client without its own timeout
-	// (every call is bounded by bridgeCallTimeout).
+	// (every call is bounded by BridgeTimeout).
 	Bridge *client.Client
+	// BridgeTimeout bounds each call to the relay; 0: 5 s. A slower relay
+	// is "unavailable" to the page.
+	BridgeTimeout time.Duration
 	// CreateRate limits the bridge requests created per client address;
 	// the zero Rate is DefaultCreateRate, a negative Burst disables it.
 	CreateRate ratelimit.Rate
@@ -132,6 +136,7 @@ type Flow struct {
 
 	bridgeURL   string
 	bridge      *client.Client
+	bridgeWait  time.Duration
 	createLimit *ratelimit.Limiter
 	polls       *polls
 	observer    func(string)
@@ -159,7 +164,7 @@ func New(o Options) (*Flow, error) {
 	}
 	return &Flow{issuer: o.Issuer, store: o.Store, checker: o.Checker, provider: o.Provider, rand: o.Rand, now: o.Now, log: log,
 		out: oauth.Responder{Log: log, Prefix: "signin: ", Rand: o.Rand}, simPath: o.SimulatorPath, simAllowed: o.SimulatorAllowed,
-		bridgeURL: strings.TrimSuffix(o.BridgeURL, "/"), bridge: bc, createLimit: ratelimit.New(rate, maxCreateKeys),
+		bridgeURL: strings.TrimSuffix(o.BridgeURL, "/"), bridge: bc, bridgeWait: cmp.Or(o.BridgeTimeout, defaultBridgeTimeout), createLimit: ratelimit.New(rate, maxCreateKeys),
 		polls: newPolls(maxPolled), observer: o.Observe}, nil
 }
 
