@@ -519,12 +519,16 @@ func TestBrowserSimulator(t *testing.T) {
 	if loc, _ := chromedp.Run(waiting, chromedp.Location()); loc != waitURL || !still {
 		t.Fatalf("after a refused proof the waiting tab is at %s (same document: %v)", loc, still)
 	}
-	// Try again: a fresh bridge request for the same sign-in.
-	if err := chromedp.Do(waiting, chromedp.Click(chromedp.ID("retry")), chromedp.WaitVisible(chromedp.ID("simulator"))); err != nil {
+	// Try again: a fresh bridge request for the same sign-in, on a new page.
+	if err := chromedp.Do(waiting, chromedp.Click(chromedp.ID("retry"))); err != nil {
 		t.Fatal(err)
 	}
-	if href, err = chromedp.Run(waiting, chromedp.AttributeValue(chromedp.ID("simulator"), "href")); err != nil || !href.Exists {
-		t.Fatalf("no simulator link after Try again: %v", err)
+	old := href.Value
+	if !eventually(30*time.Second, 100*time.Millisecond, func() bool {
+		href, err = chromedp.Run(waiting, chromedp.AttributeValue(chromedp.ID("simulator"), "href"))
+		return err == nil && href.Exists && href.Value != old
+	}) {
+		t.Fatalf("no fresh simulator link after Try again: %v", err)
 	}
 	open()
 	if err := chromedp.Do(sim, chromedp.Click(chromedp.ID("identity-2")), chromedp.Click(chromedp.ID("level-device")), chromedp.Click(chromedp.ID("approve"))); err != nil {
