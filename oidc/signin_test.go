@@ -157,7 +157,7 @@ func TestSigninLifecycle(t *testing.T) {
 		t.Fatalf("claim %+v", c)
 	}
 	wantError(t, f.postForm("/authorize/complete", form, nil), 409, "already_completed", "invalid_request")
-	if s := f.status(b); s != "approved" {
+	if s := f.status(b); s != "done" {
 		t.Fatalf("status after approval %q", s)
 	}
 	// Another browser: no cookie, or its own cookie for another request.
@@ -433,7 +433,7 @@ func TestApprovedInTheLastSeconds(t *testing.T) {
 	if err := f.store.PruneExpired(t.Context(), f.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if s := f.status(late); s != "approved" {
+	if s := f.status(late); s != "done" {
 		t.Fatalf("status in the grace %q", s)
 	}
 	if code := responseParams(t, f.open(late), modeQuery).Get("code"); code == "" {
@@ -464,7 +464,7 @@ func TestFinishRetriedAfterStoreFailure(t *testing.T) {
 			if !strings.Contains(w.Body.String(), "reload this page to try again") {
 				t.Fatalf("no way to retry: %s", w.Body)
 			}
-			if s := f.status(b); s != "approved" {
+			if s := f.status(b); s != "done" {
 				t.Fatalf("status after the failure %q", s)
 			}
 			code := responseParams(t, f.open(b), modeQuery).Get("code")

@@ -16,6 +16,7 @@ import (
 	"worldid/babyjub"
 	"worldid/credential"
 	"worldid/internal/httpapi"
+	"worldid/internal/leaf/ratelimit"
 	"worldid/record"
 	"worldid/semaphore"
 )
@@ -45,6 +46,10 @@ var (
 	defaultPerIP     = Rate{Burst: 30, Every: 2 * time.Second}
 	defaultPerIDComm = Rate{Burst: 5, Every: 12 * time.Minute}
 )
+
+// Rate is a token bucket (internal/leaf/ratelimit): Burst requests at
+// once, refilled at one token every Every. A zero Burst disables it.
+type Rate = ratelimit.Rate
 
 // Store is the storage the endpoint needs. Identity commitments and subs
 // are canonical "0x" + 64 lowercase hex strings.
@@ -113,8 +118,8 @@ type Handler struct {
 	o            Options
 	issuer       *babyjub.PublicKey
 	extNullifier fr.Element
-	perIP        *limiter
-	perIDComm    *limiter
+	perIP        *ratelimit.Limiter
+	perIDComm    *ratelimit.Limiter
 	roots        *rootCache
 	lane         *proofLane
 }
@@ -161,8 +166,8 @@ func New(o Options) (*Handler, error) {
 		o:            o,
 		issuer:       o.IssuerKey.Public(),
 		extNullifier: semaphore.ExternalNullifier(record.RefreshProofAppID, record.RefreshProofAction),
-		perIP:        newLimiter(o.PerIP, o.MaxRateKeys),
-		perIDComm:    newLimiter(o.PerIDComm, o.MaxRateKeys),
+		perIP:        ratelimit.New(o.PerIP, o.MaxRateKeys),
+		perIDComm:    ratelimit.New(o.PerIDComm, o.MaxRateKeys),
 		roots:        newRootCache(o.MaxRateKeys),
 		lane:         newProofLane(o.ProofChecks, o.ProofWait),
 	}, nil
@@ -265,17 +270,12 @@ func (h *Handler) checkEnabled(ctx context.Context) error {
 }
 
 // limited takes a token from key's bucket of l.
-func limited(l *limiter, key string, now time.Time) error {
-	if wait, ok := l.allow(key, now); !ok {
+func limited(l *ratelimit.Limiter, key string, now time.Time) error {
+	if wait, ok := l.Allow(key, now); !ok {
 		return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimitExceeded,
-			Message: "refresh rate limit exceeded; retry later", RetryAfter: retryAfterSeconds(wait)}
+			Message: "refresh rate limit exceeded; retry later", RetryAfter: ratelimit.RetryAfter(wait)}
 	}
 	return nil
-}
-
-// retryAfterSeconds rounds up to whole seconds, at least 1.
-func retryAfterSeconds(d time.Duration) int {
-	return max(1, int((d+time.Second-1)/time.Second))
 }
 
 // checkProof decodes and verifies x-zkp-proof, in the proof lane, and

@@ -651,19 +651,6 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
-func TestClientKey(t *testing.T) {
-	for addr, want := range map[string]string{
-		"192.0.2.1:80":            "192.0.2.1",
-		"[::ffff:192.0.2.1]:80":   "192.0.2.1",
-		"[2001:db8:1:2:3::4]:443": "2001:db8:1:2::/64",
-		"unix":                    "unix",
-	} {
-		if got := clientKey(addr); got != want {
-			t.Errorf("clientKey(%q) = %q, want %q", addr, got, want)
-		}
-	}
-}
-
 // TestSelfVerifyCatchesBadKey: an issuer key that disagrees with the
 // handler's cached public key makes self-verification fail.
 func TestSelfVerifyCatchesBadKey(t *testing.T) {
@@ -721,7 +708,7 @@ func TestFullTablesRefuseNoOne(t *testing.T) {
 	e.signup(id, "signup-6")
 	e.remote = "203.0.113.9:1"
 	e.issued(e.do(idCommOf(id), parts, encodeProof(t, proofJSON(t, id, sub1, t0, nil))))
-	if n := len(e.h.perIP.tat); n > 10 {
+	if n := e.h.perIP.Keys(); n > 10 {
 		t.Errorf("per-IP table grew to %d", n)
 	}
 }

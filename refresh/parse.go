@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"mime/multipart"
-	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -16,6 +14,7 @@ import (
 
 	"worldid/field"
 	"worldid/internal/httpapi"
+	"worldid/internal/leaf/ratelimit"
 )
 
 // Size limits (doc/design.md §8): the whole body, and each part by kind.
@@ -85,31 +84,12 @@ func parseEnvelope(w http.ResponseWriter, r *http.Request) (*envelope, *Error) {
 		proof = v[0]
 	}
 	return &envelope{
-		client:   clientKey(r.RemoteAddr),
+		client:   ratelimit.ClientKey(r.RemoteAddr),
 		idComm:   idComm,
 		idCommID: field.Format(&idComm),
 		proof:    proof,
 		boundary: params["boundary"],
 	}, nil
-}
-
-// clientKey is the per-IP rate-limit key. IPv6 clients are keyed by /64,
-// the smallest block a host usually controls.
-func clientKey(remoteAddr string) string {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	ip = ip.Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
 }
 
 // form is the parsed multipart body.

@@ -2,9 +2,11 @@
 // happens between a valid authorization request and the authorization
 // response (doc/interfaces.md §4.1, §5, doc/design.md §4). The OpenID
 // Connect endpoints (package oidc) hand it a validated oauth.Request
-// (Flow.Start); it binds the request to the browser, shows the wait page
-// with the wallet's QR code, lets the wallet read the request and post its
-// World ID 3.0 proof, and, once the proof verified, asks the provider for
+// (Flow.Start); it binds the request to the browser, shows the wait page,
+// which is a Wallet Bridge requester (doc/bridge.md: its QR code and "Open
+// World App" button carry the connect URL of an encrypted World ID 3.0
+// request left at the relay), fetches and verifies the wallet's answer
+// when the page polls, and, once the proof verified, asks the provider for
 // the authorization response and delivers it to the browser that started
 // the sign-in.
 //
@@ -15,10 +17,13 @@
 // route of the interface):
 //
 //	GET            /authorize/wait?r=…                  the browser's wait page; finishes an approved sign-in
-//	GET            /authorize/status?r=…                the wait page's polling (JSON)
+//	GET            /authorize/status?r=…                the wait page's polling (JSON); drives the bridge
 //	POST           /authorize/cancel                    Cancel → error=access_denied to the app
-//	GET            /authorize/request?request=…         the wallet reads a request (JSON); marks it scanned
-//	POST           /authorize/complete                  the wallet's proof (JSON answer)
+//	POST           /authorize/retry                     Try again: a fresh bridge request, same sign-in
+//
+// Without Options.BridgeURL (only the provider's package tests build such
+// a flow; the server always sets one), /authorize/retry is replaced by the
+// former private wallet protocol (below, "worldid:// links").
 //
 // # Interfaces
 //
@@ -33,11 +38,12 @@
 //
 // A valid authorization request costs no store write and no memory: it is
 // sealed by the provider (Provider.Seal: AES-256-GCM, oidc/derive.go,
-// oidc/seal.go; the token layouts are in tokens.go) into two tokens. The browser token (in
+// oidc/seal.go; the token layouts are in tokens.go). The browser token (in
 // the wait page's URL) holds the whole request, a random 128-bit request
-// id, the expiry (10 minutes) and the SHA-256 of a 256-bit binding secret;
-// the wallet token (in the QR code, about 150 characters) holds the id,
-// expiry, client_id and the redirect URI's host. The sealing key is
+// id, the expiry (10 minutes), the SHA-256 of a 256-bit binding secret
+// and, once the page was shown, its bridge request (relay id and AES key);
+// a flow without a bridge also seals a wallet token (the id, expiry,
+// client_id and the redirect URI's host) into its worldid:// link. The sealing key is
 // HKDF-SHA256 of the provider's current RSA signing key's PKCS #8 bytes, which every
 // replica loads from the store: any replica, before or after a restart,
 // opens a token, and a token names its key by the first 8 characters of
@@ -53,7 +59,8 @@
 // lost mark only keeps the page from saying "confirm in your wallet".
 // The proof's signal is the hex
 // SHA-256 of a label and the id (64 lowercase hex digits, no "0x", so SDKs
-// hash it as text), the match code 5 characters of another hash of it.
+// hash it as text; the bridge request carries its hash); the worldid://
+// link's match code is 5 characters of another hash of it.
 //
 // # Wait page
 //
@@ -64,21 +71,23 @@
 // tabs can sign in at once. Finishing or cancelling the sign-in, or
 // loading its page once it is over, expires that cookie. The page (200,
 // its own URL, so a reload shows the same request) shows the app's name,
-// the host it returns to, the QR code of the wallet link as inline SVG
-// (internal/leaf/qr: byte mode, level M, drawn server-side), the match code, the
-// expiry, the wallet link as "open the wallet on this device", a Cancel
-// button, and a warning never to scan a code someone sent. A nonce'd
+// the host it returns to, the QR code of the connect URL as inline SVG
+// (internal/leaf/qr: byte mode, level M, drawn server-side), the expiry,
+// the "Open World App" button (the connect URL with return_to), Cancel,
+// Try again, and a warning never to scan a code someone sent. A nonce'd
 // script polls /authorize/status every 1.5 s and on visibilitychange; it
-// shows "confirm in your wallet" once scanned and reloads when the state
-// is no longer pending or scanned. A <noscript> meta refresh reloads it
-// every 2 s without JavaScript. CSP: default-src 'none'; script-src and
+// shows "confirm in your wallet" once scanned, the message of refused,
+// wallet_error and unavailable, and reloads on any other state or a
+// non-2xx answer. A <noscript> meta refresh reloads it every 2 s without
+// JavaScript (each load also asks the bridge). CSP: default-src 'none'; script-src and
 // style-src the nonce; connect-src 'self'; no form-action (the Cancel
 // answer redirects to the app, and form-action would govern that).
 //
 // With Options.SimulatorPath (`worldid serve -simulator`,
 // internal/simulator), the wait page also links to the developer
 // simulator, for clients Options.SimulatorAllowed accepts (loopback, no
-// proxy); the simulator submits through the same wallet routes, and the
+// proxy), with the QR code's connect URL; the simulator answers through the
+// same bridge as any wallet, and the
 // Checker accepts its test identities only in the process that runs it,
 // only while it runs with -simulator (they are never stored).
 //
@@ -98,34 +107,88 @@
 // (finishGrace: the wallet may approve in the last seconds, and the page
 // polls every 1.5 s), so progress records are kept until then.
 //
-// # Wallet protocol
+// # Wallet Bridge
 //
-// The wallet link is worldid://signin?request=<wallet token>&server=<issuer>.
-// The wallet GETs {server}/authorize/request?request=… and receives
+// The wait page is a requester of the Wallet Bridge (doc/bridge.md,
+// ../shared/spec/bridge.md), so the World App, World's simulator, our CLI
+// wallet (internal/wallet) and our developer simulator all complete it:
+//
+//   - Creation is lazy: /authorize creates nothing; the wait page's first
+//     showing (a URL whose token has no bridge request) creates one at
+//     Options.BridgeURL (bridge/client.Create: AES-256-GCM, key and IV from
+//     Options.Rand) and answers 303 to the wait page whose token carries
+//     it. The key is sealed inside that token (Provider.Seal) and never
+//     stored or sent to the relay. So at most one bridge request is made
+//     per page shown (reloads, the no-script refresh and return_to reuse
+//     it), and each client address may create DefaultCreateRate of them
+//     (20 at once, then one every 3 s; internal/leaf/ratelimit, per
+//     process, IPv6 by /64); past it the page is a 429 ("too many sign-in
+//     pages…"), so a flood of anonymous /authorize calls is answered with
+//     303s and 429s and cannot make the server an amplifier against the
+//     relay. A relay that cannot be reached (within Options.BridgeTimeout,
+//     5 s by default, for every call) leaves the page up
+//     without a QR code, state "unavailable"; reloading or Try again
+//     retries.
+//   - The request: World ID 3.0, app_id = client_id, action "", signal =
+//     the 0x hash (IDKit's hashSignal) of the sign-in's signal (below),
+//     verification_level "device" (the lowest; orb-verified users satisfy
+//     it and the proof's own level becomes the claim; apps have no setting
+//     yet), environment "staging" for staging apps.
+//   - The connect URL: https://world.org/verify (staging apps
+//     https://staging.world.org/verify)?t=wld&i=…&k=…[&return_to=…][&b=…],
+//     b omitted for World's relay. The button's carries return_to = this
+//     wait page (the same-device flow: World App brings the user back, and
+//     the page finishes by itself); the QR code's does not (it is read by
+//     another device, which could not finish the sign-in).
+//   - Polling: GET /authorize/status (and every load of the wait page, so
+//     a page without JavaScript also finishes) asks the relay's GET
+//     /response at most once per second per sign-in in each replica (a
+//     bounded in-memory table of 65,536 bridge ids: last call and last
+//     outcome; no goroutine). "retrieved" marks the request scanned
+//     (Store.MarkScanned, no durable write); "completed" is decrypted and
+//     verified exactly as the wallet route did (Checker with the app's
+//     environment, AppID = client_id, action "", the signal's hash, level
+//     orb or device) and approves the request in one atomic step; nothing
+//     is written before. An answer whose check failed for want of the
+//     store or checker is kept in memory and checked again on the next
+//     poll.
+//   - States (JSON {"state","message"}): pending, scanned, done (approved:
+//     the page reloads and finishes), refused (a proof that does not
+//     verify, for another app, signal or action, an answer that does not
+//     decrypt or parse, or a World ID 4.0 answer), wallet_error (the
+//     wallet's error_code, said in plain words), unavailable (the relay
+//     cannot be reached; the page keeps polling), cancelled, finished,
+//     expired. A bridge request the relay no longer knows (expired, or
+//     its answer taken by another replica that then failed) answers 409
+//     bridge_gone; the page reloads and its load makes a fresh one for the
+//     same sign-in. Refused and wallet_error offer Try again
+//     (POST /authorize/retry), which does the same.
+//   - The signal is unforgeable: it derives from the request's random id,
+//     known only inside the sealed tokens, so a proof approves one sign-in;
+//     a replayed bridge answer (another request's ciphertext) does not
+//     decrypt under this page's key.
+//   - Options.Observe is told started, scanned, approved, refused,
+//     wallet_error, finished, cancelled, expired, bridge_create_ok,
+//     bridge_create_error, bridge_poll_ok and bridge_poll_error.
+//
+// # worldid:// links (a flow without a bridge)
+//
+// Only when Options.BridgeURL is empty (the provider's package tests), the
+// wait page carries worldid://signin?request=<wallet token>&server=<issuer>
+// and a match code, and the wallet routes are served:
+// GET /authorize/request?request=… returns
 // {"request","app_id","app_name","return_host","match_code","action"
-// (always ""),"signal","expires_at","submit"}; the request is then
-// "scanned". It proves with external nullifier ExternalNullifier(app_id, "")
-// and signal_hash = hashToField(UTF-8 bytes of signal) (doc/crypto.md §g), then
-// POSTs application/x-www-form-urlencoded to submit with exactly request,
-// proof (any encoding of doc/crypto.md §g), merkle_root and nullifier_hash
-// (VerifyHex syntax, < p) and verification_level (orb or device). The
-// wallet never receives the code. Answers (JSON):
-//
-//   - 200 {"status":"approved","return_to":"<host>"}: the proof verified
-//     (Checker: Identifier = verification_level, Environment = the
-//     app's (staging apps prove from the staging trees; the wallet request
-//     says "environment":"staging"), AppID = client_id, Action ""), and the request is approved, in one
-//     atomic step. The signal is unique to the request and a request is
-//     approved at most once, so a proof approves one request once.
-//   - 400 for a malformed form or token (invalid_request, required), an
-//     expired request ("expired"); 403 access_denied for a proof that does
-//     not verify; 409 "cancelled" or "already_completed"; 500/503 for
-//     store or checker failures. None of these consumes
-//     the request: the wallet may try again while the browser waits.
+// (always ""),"signal","expires_at","submit"} and marks the request
+// scanned; POST /authorize/complete takes exactly request, proof,
+// merkle_root, nullifier_hash and verification_level (form-encoded) and
+// answers 200 {"status":"approved","return_to":"<host>"}, or 400, 403
+// access_denied, 409 cancelled or already_completed, 500/503. These are
+// kept until those tests drive the bridge; the server never serves them.
 //
 // # Not done
 //
 // No sessions or consent memory (every sign-in is a fresh proof), no
-// Wallet Bridge (the wallet link is this server's own worldid:// scheme),
-// no World ID 4.0 proofs.
+// World ID 4.0 requests or proofs (a 4.0 answer is refused), no per-app
+// verification level; the creation rate and the poll table are per
+// replica.
 package signin

@@ -1,14 +1,18 @@
 package signin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
+	"worldid/bridge/client"
+	"worldid/internal/leaf/ratelimit"
 	"worldid/internal/oauth"
 	"worldid/record"
 )
@@ -97,6 +101,24 @@ type Options struct {
 	// link, for requests SimulatorAllowed accepts.
 	SimulatorPath    string
 	SimulatorAllowed func(*http.Request) bool
+
+	// BridgeURL is the Wallet Bridge relay the wait pages create their
+	// requests at (doc.go "Wallet Bridge"). Empty: no bridge, and the wait
+	// page carries this server's own worldid:// wallet link instead (kept
+	// only for the provider's package tests; the server always sets one).
+	BridgeURL string
+	// Bridge is the relay client; nil: a client without its own timeout
+	// (every call is bounded by BridgeTimeout).
+	Bridge *client.Client
+	// BridgeTimeout bounds each call to the relay; 0: 5 s. A slower relay
+	// is "unavailable" to the page.
+	BridgeTimeout time.Duration
+	// CreateRate limits the bridge requests created per client address;
+	// the zero Rate is DefaultCreateRate, a negative Burst disables it.
+	CreateRate ratelimit.Rate
+	// Observe, if set, is told of each event of a sign-in (Event*
+	// constants), e.g. to count them; it must not block.
+	Observe func(event string)
 }
 
 // Flow is the browser sign-in. Its methods are safe for concurrent use.
@@ -111,6 +133,13 @@ type Flow struct {
 	out        oauth.Responder
 	simPath    string
 	simAllowed func(*http.Request) bool
+
+	bridgeURL   string
+	bridge      *client.Client
+	bridgeWait  time.Duration
+	createLimit *ratelimit.Limiter
+	polls       *polls
+	observer    func(string)
 }
 
 // New validates o and returns a Flow.
@@ -125,8 +154,18 @@ func New(o Options) (*Flow, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	rate := o.CreateRate
+	if rate == (ratelimit.Rate{}) {
+		rate = DefaultCreateRate
+	}
+	bc := o.Bridge
+	if bc == nil {
+		bc = &client.Client{}
+	}
 	return &Flow{issuer: o.Issuer, store: o.Store, checker: o.Checker, provider: o.Provider, rand: o.Rand, now: o.Now, log: log,
-		out: oauth.Responder{Log: log, Prefix: "signin: ", Rand: o.Rand}, simPath: o.SimulatorPath, simAllowed: o.SimulatorAllowed}, nil
+		out: oauth.Responder{Log: log, Prefix: "signin: ", Rand: o.Rand}, simPath: o.SimulatorPath, simAllowed: o.SimulatorAllowed,
+		bridgeURL: strings.TrimSuffix(o.BridgeURL, "/"), bridge: bc, bridgeWait: cmp.Or(o.BridgeTimeout, defaultBridgeTimeout), createLimit: ratelimit.New(rate, maxCreateKeys),
+		polls: newPolls(maxPolled), observer: o.Observe}, nil
 }
 
 // Route paths.
@@ -134,16 +173,21 @@ const (
 	pathWait          = "/authorize/wait"
 	pathStatus        = "/authorize/status"
 	pathCancel        = "/authorize/cancel"
+	pathRetry         = "/authorize/retry"
 	pathWalletRequest = "/authorize/request"
 	pathComplete      = "/authorize/complete"
 )
 
 // Register adds the sign-in routes to mux, through the provider's route
-// wrapper.
+// wrapper: with a bridge, Try again; without, the worldid:// wallet's.
 func (f *Flow) Register(mux *http.ServeMux) {
 	f.provider.Route(mux, pathWait, oauth.PageRoute, oauth.Methods{http.MethodGet: f.serveWait})
 	f.provider.Route(mux, pathStatus, oauth.APIRoute, oauth.Methods{http.MethodGet: f.serveStatus})
 	f.provider.Route(mux, pathCancel, oauth.PageRoute, oauth.Methods{http.MethodPost: f.serveCancel})
+	if f.bridgeURL != "" {
+		f.provider.Route(mux, pathRetry, oauth.PageRoute, oauth.Methods{http.MethodPost: f.serveRetry})
+		return
+	}
 	f.provider.Route(mux, pathWalletRequest, oauth.APIRoute, oauth.Methods{http.MethodGet: f.serveWalletRequest})
 	f.provider.Route(mux, pathComplete, oauth.APIRoute, oauth.Methods{http.MethodPost: f.serveComplete})
 }

@@ -41,10 +41,13 @@ func FuzzOpenTokens(f *testing.F) {
 	id := bytes.Repeat([]byte{1}, requestIDBytes)
 	f.Add(must(fl.sealPending(pendingRequest{ID: id, Binding: make([]byte, bindingBytes), Expires: 1, Request: oauth.Request{ClientID: "app"}})))
 	f.Add(must(fl.sealWallet(walletRequest{ID: id, Expires: 1, ClientID: "app", ReturnHost: "rp.example"})))
+	f.Add(must(fl.sealPending(pendingRequest{ID: id, Binding: make([]byte, bindingBytes), Expires: 1, Request: oauth.Request{ClientID: "app"},
+		Bridge: &bridgeRef{ID: "0f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b", Key: make([]byte, 32)}})))
 	f.Add("browser.e30")
 	f.Add("wallet.AAAA")
 	f.Fuzz(func(t *testing.T, token string) {
-		if req, err := fl.openPending(token); err == nil && (len(req.ID) != requestIDBytes || len(req.Binding) != bindingBytes) {
+		if req, err := fl.openPending(token); err == nil && (len(req.ID) != requestIDBytes || len(req.Binding) != bindingBytes ||
+			req.Bridge != nil && !req.Bridge.valid()) {
 			t.Fatalf("opened %q to %+v", token, req)
 		}
 		if req, err := fl.openWallet(token); err == nil {

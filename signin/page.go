@@ -10,6 +10,7 @@ import (
 
 	"worldid/internal/leaf/page"
 	"worldid/internal/leaf/qr"
+	"worldid/record"
 )
 
 // The flow's pages (internal/leaf/page): the wait page and the expired page;
@@ -26,13 +27,20 @@ type waitPageData struct {
 	page.Head
 	AppName, ClientID, ReturnHost string
 	Grants                        []string
-	QR                            template.HTML // server-rendered SVG (internal/leaf/qr)
-	MatchCode                     string
-	WalletLink                    template.URL // worldid:// is not a scheme html/template lets through
-	Token, CancelURL, StatusURL   string
-	Scanned                       bool
-	Expires, Deprecation          string
-	SimulatorURL                  string // "" unless the developer simulator serves this client
+	QR                            template.HTML // server-rendered SVG (internal/leaf/qr) of the connect URL; empty without one
+	// ConnectURL is the "Open World App" button's connect URL (with
+	// return_to, the same-device flow); WalletLink is the same link as
+	// the current template spells it (worldid:// without a bridge).
+	ConnectURL                  string
+	WalletLink                  template.URL
+	MatchCode                   string // empty with a bridge: World App shows none
+	Token, CancelURL, StatusURL string
+	RetryURL                    string // "" without a bridge
+	State, Message              string // the initial state (waitState)
+	Scanned                     bool
+	ExpiresUnix                 int64
+	Expires, Deprecation        string // Expires: RFC 3339, UTC
+	SimulatorURL                string // "" unless the developer simulator serves this client
 }
 
 type expiredPageData struct {
@@ -48,28 +56,26 @@ var scopeDescriptions = map[string]string{
 	"profile": "a generic profile name",
 }
 
-// waitPage shows a pending request: the QR code and link of the wallet
-// request, the match code, Cancel, and the polling script.
-func (f *Flow) waitPage(w http.ResponseWriter, r *http.Request, req pendingRequest, token string, scanned bool) {
-	app, err := f.store.App(r.Context(), req.ClientID)
-	if err != nil {
-		f.out.ErrorPage(w, f.out.Internal("wait: load app", err))
+// waitPage shows a pending request: the QR code and button of its bridge
+// request, Cancel, Try again, and the polling script.
+func (f *Flow) waitPage(w http.ResponseWriter, r *http.Request, req pendingRequest, token string, st waitState) {
+	app, e := f.signinApp(r.Context(), req.ClientID)
+	if e != nil {
+		f.out.ErrorPage(w, e)
 		return
 	}
+	f.renderWait(w, r, req, app, token, st)
+}
+
+func (f *Flow) renderWait(w http.ResponseWriter, r *http.Request, req pendingRequest, app record.App, token string, st waitState) {
 	target, err := url.Parse(req.RedirectURI)
 	if err != nil {
 		f.out.ErrorPage(w, f.out.Internal("wait: redirect_uri", err))
 		return
 	}
-	walletToken, err := f.sealWallet(walletRequest{ID: req.ID, Expires: req.Expires, ClientID: req.ClientID, ReturnHost: target.Host})
+	qrText, button, match, err := f.walletLinks(req, app, token, target.Host)
 	if err != nil {
-		f.out.ErrorPage(w, f.out.Internal("wait: seal wallet request", err))
-		return
-	}
-	link := f.walletLink(walletToken)
-	code, err := qr.Encode([]byte(link))
-	if err != nil {
-		f.out.ErrorPage(w, f.out.Internal("wait: QR code", err))
+		f.out.ErrorPage(w, f.out.Internal("wait: wallet link", err))
 		return
 	}
 	var grants []string
@@ -78,18 +84,52 @@ func (f *Flow) waitPage(w http.ResponseWriter, r *http.Request, req pendingReque
 	}
 	data := waitPageData{
 		AppName: app.Name, ClientID: app.ID, ReturnHost: target.Host, Grants: grants,
-		QR: template.HTML(code.SVG("qr", qrLabel)), MatchCode: matchCode(req.ID), WalletLink: template.URL(link),
+		ConnectURL: button, WalletLink: template.URL(button), MatchCode: match,
 		Token: token, CancelURL: f.issuer + pathCancel, StatusURL: f.issuer + pathStatus + "?" + url.Values{"r": {token}}.Encode(),
-		Scanned: scanned, Expires: req.expiresAt().UTC().Format(time.RFC1123), Deprecation: f.provider.DeprecationSentence(),
+		State: pageState(st.State), Message: st.Message, Scanned: st.State == record.SigninScanned,
+		ExpiresUnix: req.Expires, Expires: req.expiresAt().UTC().Format(time.RFC3339),
 	}
-	if f.simPath != "" && f.simAllowed(r) {
-		data.SimulatorURL = f.simPath + "?" + url.Values{"link": {link}}.Encode()
+	if f.bridgeURL != "" {
+		data.RetryURL = f.issuer + pathRetry
+	} else {
+		data.Deprecation = f.provider.DeprecationSentence()
+	}
+	if qrText != "" {
+		code, err := qr.Encode([]byte(qrText))
+		if err != nil {
+			f.out.ErrorPage(w, f.out.Internal("wait: QR code", err))
+			return
+		}
+		data.QR = template.HTML(code.SVG("qr", qrLabel))
+		if f.simPath != "" && f.simAllowed(r) {
+			data.SimulatorURL = f.simPath + "?" + url.Values{"link": {qrText}}.Encode()
+		}
 	}
 	f.out.RenderPage(w, http.StatusOK, page.Wait, func(base page.Head) any {
 		data.Head = base
 		data.Refresh = waitRefresh
 		return data
 	})
+}
+
+// walletLinks are the QR code's text and the button's link: with a bridge,
+// the connect URL of the page's bridge request (the button's with
+// return_to, this page; the QR code's without, as it is read on another
+// device, which could not finish here); none if it could not be created.
+// Without a bridge, the worldid:// link and its match code.
+func (f *Flow) walletLinks(req pendingRequest, app record.App, token, returnHost string) (qrText, button, match string, err error) {
+	if f.bridgeURL != "" {
+		if req.Bridge == nil {
+			return "", "", "", nil
+		}
+		return f.connect(app, req.Bridge, ""), f.connect(app, req.Bridge, f.waitURL(token)), "", nil
+	}
+	walletToken, err := f.sealWallet(walletRequest{ID: req.ID, Expires: req.Expires, ClientID: req.ClientID, ReturnHost: returnHost})
+	if err != nil {
+		return "", "", "", err
+	}
+	link := f.walletLink(walletToken)
+	return link, link, matchCode(req.ID), nil
 }
 
 // expiredPage tells the user the request expired and offers the same

@@ -39,6 +39,8 @@ type pendingRequest struct {
 	ID      []byte `json:"i"`
 	Binding []byte `json:"b"` // SHA-256 of the cookie's secret
 	Expires int64  `json:"e"` // Unix seconds
+	// Bridge is the page's bridge request, once the page was shown.
+	Bridge *bridgeRef `json:"w,omitempty"`
 	oauth.Request
 }
 
@@ -84,7 +86,8 @@ func (f *Flow) openPending(token string) (pendingRequest, error) {
 	if err != nil {
 		return r, err
 	}
-	if err := strictjson.Decode(b, &r); err != nil || len(r.ID) != requestIDBytes || len(r.Binding) != bindingBytes {
+	if err := strictjson.Decode(b, &r); err != nil || len(r.ID) != requestIDBytes || len(r.Binding) != bindingBytes ||
+		r.Bridge != nil && !r.Bridge.valid() {
 		return r, errBadToken
 	}
 	return r, nil

@@ -33,12 +33,16 @@ func (f *Flow) Start(w http.ResponseWriter, req oauth.Request) {
 		return
 	}
 	f.setBindingCookie(w, id, secret)
-	oauth.Redirect(w, f.issuer+pathWait+"?"+url.Values{"r": {token}}.Encode())
+	f.observe(EventStarted)
+	oauth.Redirect(w, f.waitURL(token))
 }
 
-// waitState is the status route's answer and the page's state.
+// waitState is the status route's answer and the page's state: pending,
+// scanned, done, refused, wallet_error, unavailable, cancelled, finished or
+// expired, and a message in plain words for some.
 type waitState struct {
-	State string `json:"state"` // pending, scanned, approved, cancelled, finished or expired
+	State   string `json:"state"`
+	Message string `json:"message,omitempty"`
 }
 
 const (
@@ -66,6 +70,20 @@ func (f *Flow) boundRequest(r *http.Request, v url.Values) (pendingRequest, *oau
 			"this sign-in was started in another browser; only that browser can finish it")
 	}
 	return req, nil
+}
+
+// boundForm reads a wait page's form (field "r") from the browser that
+// started the sign-in; otherwise it answers the error page.
+func (f *Flow) boundForm(w http.ResponseWriter, r *http.Request) (url.Values, pendingRequest, bool) {
+	v, e := oauth.ReadForm(w, r)
+	if e == nil {
+		var req pendingRequest
+		if req, e = f.boundRequest(r, v); e == nil {
+			return v, req, true
+		}
+	}
+	f.out.ErrorPage(w, e)
+	return nil, pendingRequest{}, false
 }
 
 // progress reads the request's state; an unacted request is pending, and
@@ -108,16 +126,47 @@ func (f *Flow) serveWait(w http.ResponseWriter, r *http.Request) {
 		f.out.ErrorPage(w, f.out.Internal("wait: read progress", err))
 		return
 	}
-	switch cur.State {
-	case record.SigninApproved:
+	switch {
+	case cur.State == record.SigninApproved:
 		f.finish(ctx, w, req, cur)
-	case stateExpired:
+	case cur.State == stateExpired:
+		f.observe(EventExpired)
 		f.expiredPage(ctx, w, req)
-	case record.SigninCancelled, record.SigninFinished:
+	case cur.State == record.SigninCancelled, cur.State == record.SigninFinished:
 		f.overPage(w, req)
+	case f.bridgeURL != "" && req.Bridge == nil:
+		// Shown for the first time: the page gets its bridge request.
+		f.showBridge(w, r, req, q.Get("r"))
 	default:
-		f.waitPage(w, r, req, q.Get("r"), cur.State == record.SigninScanned)
+		f.pendingPage(w, r, req, q.Get("r"), cur.State)
 	}
+}
+
+// pendingPage shows a pending request's page. Its load asks the bridge as
+// a status poll does (so that a page without JavaScript, which only
+// reloads, also finishes): an approval finishes the sign-in, a bridge
+// request the relay forgot is replaced.
+func (f *Flow) pendingPage(w http.ResponseWriter, r *http.Request, req pendingRequest, token, state string) {
+	ctx := r.Context()
+	st := f.statusOf(ctx, req, state)
+	switch st.State {
+	case stateGone:
+		f.showBridge(w, r, req, token)
+		return
+	case stateDone:
+		cur, err := f.progress(ctx, req)
+		if err != nil {
+			f.out.ErrorPage(w, f.out.Internal("wait: read progress", err))
+			return
+		}
+		if cur.State == record.SigninApproved {
+			f.finish(ctx, w, req, cur)
+		} else {
+			f.overPage(w, req)
+		}
+		return
+	}
+	f.waitPage(w, r, req, token, st)
 }
 
 // finish sends the browser the authorization response of an approved
@@ -141,6 +190,7 @@ func (f *Flow) finish(ctx context.Context, w http.ResponseWriter, req pendingReq
 		f.out.ErrorPage(w, errRetry(f.out.Internal("finish: advance", err)))
 		return
 	}
+	f.observe(EventFinished)
 	f.clearBindingCookie(w, req.ID)
 	f.provider.Respond(w, req.Request, params)
 }
@@ -164,26 +214,39 @@ func (f *Flow) serveStatus(w http.ResponseWriter, r *http.Request) {
 		f.out.WriteError(w, e)
 		return
 	}
-	cur, err := f.progress(r.Context(), req)
+	ctx := r.Context()
+	cur, err := f.progress(ctx, req)
 	if err != nil {
 		f.out.WriteError(w, f.out.Internal("status: read progress", err))
 		return
 	}
-	f.out.WriteJSON(w, http.StatusOK, waitState{State: cur.State})
+	st := f.statusOf(ctx, req, cur.State)
+	if st.State == stateGone {
+		f.out.WriteError(w, oauth.NewError(http.StatusConflict, "bridge_gone", "invalid_request", "r",
+			"the request to World App expired; reload the page for a new one"))
+		return
+	}
+	f.out.WriteJSON(w, http.StatusOK, st)
+}
+
+// statusOf is the page's state: a pending page with a bridge request asks
+// the relay (pollBridge); one whose creation failed is unavailable.
+func (f *Flow) statusOf(ctx context.Context, req pendingRequest, state string) waitState {
+	switch {
+	case state != statePending && state != record.SigninScanned || f.bridgeURL == "":
+		return waitState{State: pageState(state)}
+	case req.Bridge == nil:
+		return waitState{State: stateUnavailable, Message: errBridgeDown().Detail}
+	}
+	return f.pollBridge(ctx, req, state)
 }
 
 // serveCancel is the wait page's Cancel button: the application receives
 // error=access_denied (RFC 6749 §4.1.2.1), and a later wallet completion
 // is refused.
 func (f *Flow) serveCancel(w http.ResponseWriter, r *http.Request) {
-	v, e := oauth.ReadForm(w, r)
-	if e != nil {
-		f.out.ErrorPage(w, e)
-		return
-	}
-	req, e := f.boundRequest(r, v)
-	if e != nil {
-		f.out.ErrorPage(w, e)
+	_, req, ok := f.boundForm(w, r)
+	if !ok {
 		return
 	}
 	_, err := f.store.AdvanceSignin(r.Context(), record.SigninProgress{ID: progressID(req.ID), State: record.SigninCancelled,
@@ -196,6 +259,7 @@ func (f *Flow) serveCancel(w http.ResponseWriter, r *http.Request) {
 		f.out.ErrorPage(w, f.out.Internal("cancel: advance", err))
 		return
 	}
+	f.observe(EventCancelled)
 	f.clearBindingCookie(w, req.ID)
 	f.provider.Respond(w, req.Request, f.provider.Denied(req.Request, "the user cancelled the sign-in"))
 }

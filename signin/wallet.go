@@ -74,6 +74,10 @@ func (f *Flow) serveWalletRequest(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	app, err := f.store.App(ctx, req.ClientID)
+	if errors.Is(err, record.ErrNotFound) {
+		f.out.WriteError(w, errAccessDenied("the client was deleted by the operator"))
+		return
+	}
 	if err != nil {
 		f.out.WriteError(w, f.out.Internal("wallet request: load app", err))
 		return
@@ -184,21 +188,32 @@ func parseSubmission(v url.Values) (submission, *oauth.Error) {
 			return s, oauth.ErrRequired(name)
 		}
 	}
-	if s.request = params["request"]; len(s.request) > maxWalletToken {
+	if len(params["request"]) > maxWalletToken {
 		return s, oauth.ErrInvalid("request", "request is longer than 1024 bytes")
 	}
-	if s.proof = params["proof"]; len(s.proof) > maxProofBytes {
+	s, e = parseProof(params["proof"], params["merkle_root"], params["nullifier_hash"], params["verification_level"])
+	s.request = params["request"]
+	return s, e
+}
+
+// parseProof checks a World ID 3.0 proof's fields, from the wallet's form
+// or a bridge answer: proof at most 4 KiB; field elements in VerifyHex
+// syntax and below p (doc/crypto.md §a, §g); level orb or device.
+func parseProof(proof, merkleRoot, nullifierHash, level string) (submission, *oauth.Error) {
+	var s submission
+	var e *oauth.Error
+	if s.proof = proof; len(s.proof) > maxProofBytes {
 		return s, oauth.ErrInvalid("proof", "proof is longer than 4096 bytes")
 	}
-	if s.merkleRoot, _, e = parseFE("merkle_root", params["merkle_root"]); e != nil {
+	if s.merkleRoot, _, e = parseFE("merkle_root", merkleRoot); e != nil {
 		return s, e
 	}
 	var nullifier fr.Element
-	if s.nullifierHash, nullifier, e = parseFE("nullifier_hash", params["nullifier_hash"]); e != nil {
+	if s.nullifierHash, nullifier, e = parseFE("nullifier_hash", nullifierHash); e != nil {
 		return s, e
 	}
 	s.sub = field.Format(&nullifier)
-	if s.level = params["verification_level"]; s.level != oauth.LevelOrb && s.level != oauth.LevelDevice {
+	if s.level = level; s.level != oauth.LevelOrb && s.level != oauth.LevelDevice {
 		return s, oauth.ErrInvalid("verification_level", "verification_level must be orb or device")
 	}
 	return s, nil

@@ -136,7 +136,7 @@ func (d *demo) signIn(ctx context.Context) error {
 		"scope": {"openid email profile"}, "state": {"st-" + randomURLToken()[:8]}, "nonce": {randomURLToken()},
 		"code_challenge": {base64.RawURLEncoding.EncodeToString(challenge[:])}, "code_challenge_method": {"S256"},
 	}
-	d.say("GET /authorize → 303 to the wait page (binding cookie, QR code); the wallet reads the request, proves (app, action \"\", request signal) and submits; the browser reloads its wait page")
+	d.say("GET /authorize → 303 to the wait page (binding cookie), which creates its Wallet Bridge request (QR code: the connect URL); the wallet reads it from the bridge, proves (app, action \"\", the sign-in's signal) and answers through the bridge; the page's status poll fetches and verifies the answer, and the browser reloads its wait page")
 	res, err := d.wallet.SignIn(ctx, d.base+"/authorize?"+q.Encode(), "orb")
 	if err != nil {
 		return err
@@ -144,7 +144,7 @@ func (d *demo) signIn(ctx context.Context) error {
 	if res.Params.Get("state") != q.Get("state") || res.Params.Get("code") == "" {
 		return fmt.Errorf("unexpected redirect %s", res.Location)
 	}
-	d.say("match code %s on the page and in the wallet; the wait page answers 303 → %s", res.MatchCode, redact(res.Location, res.Params.Get("code")))
+	d.say("the wait page answers 303 → %s", redact(res.Location, res.Params.Get("code")))
 
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {res.Params.Get("code")},
 		"redirect_uri": {demoRedirect}, "code_verifier": {verifier}}

@@ -140,7 +140,7 @@ func walletSignIn(ctx context.Context, fs *flag.FlagSet, wf *walletFlags, args [
 	}
 	// The last line is what a script reads: the final redirect URL, or the
 	// form_post page's HTML (which ends the output).
-	fmt.Fprintf(stdout, "approved in the wallet (match code %s); the browser is sent to:\n", res.MatchCode)
+	fmt.Fprintln(stdout, "approved in the wallet through the bridge; the browser is sent to:")
 	if res.Location != "" {
 		fmt.Fprintln(stdout, res.Location)
 		return nil

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"worldid/admin"
+	"worldid/bridge"
 	"worldid/internal/wallet"
 )
 
@@ -191,14 +192,16 @@ func (e *browserEnv) tab(t *testing.T) (context.Context, func() []string) {
 }
 
 // waitPage opens the relying party's login link and returns the wait
-// page's URL and wallet link.
+// page's URL and the connect URL its QR code carries (decoded from the
+// page, and checked against the "Open World App" button's, which adds
+// return_to: this page).
 func (e *browserEnv) waitPage(t *testing.T, tab context.Context, mode string) (waitURL, link string) {
 	t.Helper()
 	login := e.rp.srv.URL + "/login"
 	if mode != "" {
 		login += "?mode=" + mode
 	}
-	if err := chromedp.Do(tab, chromedp.Navigate(login), chromedp.WaitVisible(chromedp.ID("match-code"))); err != nil {
+	if err := chromedp.Do(tab, chromedp.Navigate(login), chromedp.WaitVisible(chromedp.ID("wallet-link"))); err != nil {
 		t.Fatalf("wait page: %v", err)
 	}
 	waitURL, err := chromedp.Run(tab, chromedp.Location())
@@ -206,11 +209,16 @@ func (e *browserEnv) waitPage(t *testing.T, tab context.Context, mode string) (w
 		t.Fatalf("the browser is at %q (%v)", waitURL, err)
 	}
 	href, err := chromedp.Run(tab, chromedp.AttributeValue(chromedp.ID("wallet-link"), "href"))
-	if err != nil || !strings.HasPrefix(href.Value, "worldid://signin?") {
-		t.Fatalf("wallet link %q: %v", href.Value, err)
+	if err != nil {
+		t.Fatal(err)
 	}
-	e.checkQR(t, tab, href.Value)
-	return waitURL, href.Value
+	button, err := bridge.ParseConnect(href.Value)
+	if err != nil || button.Base != bridge.ProductionVerify || button.ReturnTo != waitURL || button.BridgeURL() != e.p.public {
+		t.Fatalf("the button's connect URL %q (%v): want World's verify URL, this relay and return_to %q", href.Value, err, waitURL)
+	}
+	button.ReturnTo = ""
+	e.checkQR(t, tab, button.String())
+	return waitURL, button.String()
 }
 
 // statusPolls reports each answer to the wait page's status polling in
@@ -311,24 +319,19 @@ func TestBrowserSignIn(t *testing.T) {
 		if text, _ := chromedp.Run(tab, chromedp.Text(chromedp.ID("status"))); !strings.HasPrefix(text, "Scan this code") {
 			t.Fatalf("before the wallet reads the request the page says %q", text)
 		}
-		// The wallet reads the request; the page notices by polling (a
-		// reload would end the Poll with an error).
-		u, err := url.Parse(link)
+		// The wallet reads the request from the bridge; the page notices
+		// by polling (a reload would end the Poll with an error).
+		req, err := e.w.ReadBridgeRequest(e.ctx, link)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pendingBrowser{link: u.Query()}.signal(t)
 		scanned := `document.getElementById("status").textContent === "Confirm the sign-in in your wallet."`
 		if _, err := chromedp.Run(tab, chromedp.Poll[bool](scanned, chromedp.WithPollingInterval(100*time.Millisecond),
 			chromedp.WithPollingTimeout(15*time.Second))); err != nil {
 			t.Fatalf("the page did not ask to confirm in the wallet by itself: %v", err)
 		}
-		code, err := e.w.Approve(e.ctx, link, "orb")
-		if err != nil {
+		if _, err := e.w.AnswerBridgeRequest(e.ctx, req, "orb", rand.Reader); err != nil {
 			t.Fatal(err)
-		}
-		if page, _ := chromedp.Run(tab, chromedp.Text(chromedp.ID("match-code"))); page != code {
-			t.Errorf("the page shows match code %q, the wallet %q", page, code)
 		}
 		if sim, _ := chromedp.Run(tab, chromedp.Evaluate[bool](`document.getElementById("simulator") !== null`)); sim {
 			t.Error("the wait page offers the simulator without -simulator")
@@ -342,7 +345,7 @@ func TestBrowserSignIn(t *testing.T) {
 	t.Run("form_post under the CSP", func(t *testing.T) {
 		tab, violations := e.tab(t)
 		_, link := e.waitPage(t, tab, "form_post")
-		if _, err := e.w.Approve(e.ctx, link, "device"); err != nil {
+		if err := e.w.Approve(e.ctx, link, "device"); err != nil {
 			t.Fatal(err)
 		}
 		signedIn(t, tab)
@@ -357,7 +360,7 @@ func TestBrowserSignIn(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, link := e.waitPage(t, tab, "")
-		if _, err := e.w.Approve(e.ctx, link, "orb"); err != nil {
+		if err := e.w.Approve(e.ctx, link, "orb"); err != nil {
 			t.Fatal(err)
 		}
 		signedIn(t, tab)
@@ -370,7 +373,7 @@ func TestBrowserSignIn(t *testing.T) {
 		if err := chromedp.Do(owner, chromedp.Navigate("about:blank")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.w.Approve(e.ctx, link, "orb"); err != nil {
+		if err := e.w.Approve(e.ctx, link, "orb"); err != nil {
 			t.Fatal(err)
 		}
 		other, _ := e.tab(t)
@@ -396,15 +399,26 @@ func TestBrowserSignIn(t *testing.T) {
 
 	t.Run("cancel returns access_denied", func(t *testing.T) {
 		tab, _ := e.tab(t)
-		_, link := e.waitPage(t, tab, "")
+		waitURL, link := e.waitPage(t, tab, "")
 		if err := chromedp.Do(tab, chromedp.Click(chromedp.ID("cancel")), chromedp.WaitVisible(chromedp.ID("rp-error"))); err != nil {
 			t.Fatal(err)
 		}
 		if text, _ := chromedp.Run(tab, chromedp.Text(chromedp.ID("rp-error"))); text != "error=access_denied" {
 			t.Fatalf("the relying party got %q", text)
 		}
-		if _, err := e.w.Approve(e.ctx, link, "orb"); err == nil || !strings.Contains(err.Error(), "cancelled") {
-			t.Fatalf("a wallet approval after cancel: %v", err)
+		// The wallet may still answer at the bridge; nothing acts on it, and
+		// the page's URL says the sign-in is over.
+		if err := e.w.Approve(e.ctx, link, "orb"); err != nil {
+			t.Fatal(err)
+		}
+		if r := call(http.MethodGet, waitURL, "", "")(t); r.status != http.StatusForbidden {
+			t.Errorf("the wait page after cancel, without the cookie: %d", r.status)
+		}
+		if err := chromedp.Do(tab, chromedp.Navigate(waitURL), chromedp.WaitVisible(chromedp.ID("error-detail"))); err != nil {
+			t.Fatal(err)
+		}
+		if link, _ := chromedp.Run(tab, chromedp.Evaluate[bool](`document.getElementById("wallet-link") !== null`)); link {
+			t.Fatal("the wait page still offers the sign-in after cancel")
 		}
 	})
 }
@@ -483,7 +497,6 @@ func TestBrowserSimulator(t *testing.T) {
 		text, _ := chromedp.Run(sim, chromedp.Text(chromedp.ID("result")))
 		return text
 	}
-	polled := statusPolls(waiting)
 	// A mark on the wait page's document: a reload would drop it.
 	if _, err := chromedp.Run(waiting, chromedp.Evaluate[bool](`window.stillWaiting = true`)); err != nil {
 		t.Fatal(err)
@@ -492,30 +505,36 @@ func TestBrowserSimulator(t *testing.T) {
 	if err := chromedp.Do(sim, chromedp.Click(chromedp.ID("invalid")), chromedp.Click(chromedp.ID("approve"))); err != nil {
 		t.Fatal(err)
 	}
-	if text := result(); !strings.HasPrefix(text, "Refused:") || !strings.Contains(text, "did not verify") {
+	if text := result(); !strings.HasPrefix(text, "Answered as test identity 1 (orb)") {
 		t.Fatalf("an invalid proof: %q", text)
 	}
-	// The page polls one at a time: when the third answer after the refusal
-	// arrives, the second, asked for after the refusal, has been acted on.
-	for range len(polled) {
-		<-polled
-	}
-	for i := range 3 {
-		select {
-		case <-polled:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("the waiting tab polled %d times in 30 s after the refusal", i)
-		}
+	// The waiting tab's poll fetches the answer, the server refuses the
+	// proof, and the page says so without leaving.
+	refused := `document.getElementById("message").textContent.indexOf("did not accept") >= 0`
+	if _, err := chromedp.Run(waiting, chromedp.Poll[bool](refused, chromedp.WithPollingInterval(100*time.Millisecond),
+		chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the waiting tab did not show the refusal: %v", err)
 	}
 	still, _ := chromedp.Run(waiting, chromedp.Evaluate[bool](`window.stillWaiting === true`))
 	if loc, _ := chromedp.Run(waiting, chromedp.Location()); loc != waitURL || !still {
 		t.Fatalf("after a refused proof the waiting tab is at %s (same document: %v)", loc, still)
 	}
+	// Try again: a fresh bridge request for the same sign-in, on a new page.
+	if err := chromedp.Do(waiting, chromedp.Click(chromedp.ID("retry"))); err != nil {
+		t.Fatal(err)
+	}
+	old := href.Value
+	if !eventually(30*time.Second, 100*time.Millisecond, func() bool {
+		href, err = chromedp.Run(waiting, chromedp.AttributeValue(chromedp.ID("simulator"), "href"))
+		return err == nil && href.Exists && href.Value != old
+	}) {
+		t.Fatalf("no fresh simulator link after Try again: %v", err)
+	}
 	open()
 	if err := chromedp.Do(sim, chromedp.Click(chromedp.ID("identity-2")), chromedp.Click(chromedp.ID("level-device")), chromedp.Click(chromedp.ID("approve"))); err != nil {
 		t.Fatal(err)
 	}
-	if text := result(); !strings.HasPrefix(text, "Approved as test identity 2 (device)") {
+	if text := result(); !strings.HasPrefix(text, "Answered as test identity 2 (device)") {
 		t.Fatalf("the simulator says %q", text)
 	}
 	signedIn(t, waiting)

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -79,35 +77,27 @@ func TestEndToEnd(t *testing.T) {
 }
 
 // finishAfterRestart completes a pending sign-in on the restarted server
-// p as wallet and browser, and returns its code ("" after reporting).
+// p as wallet and browser, and returns its code ("" after reporting): the
+// restarted built-in relay forgot the page's bridge request, so the page
+// shows a fresh one, for the same authorization request.
 func finishAfterRestart(t *testing.T, ctx context.Context, p *serverProc, rp *relyingParty, w *wallet.Wallet, pending pendingBrowser) string {
 	t.Helper()
-	moved := func(u string) string {
-		parsed, err := url.Parse(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.public + parsed.RequestURI()
-	}
-	r := call(http.MethodGet, p.public+"/authorize/request?"+url.Values{"request": {pending.link.Get("request")}}.Encode(), "", "")(t)
-	var d struct{ Signal, Request string }
-	if r.status != http.StatusOK || json.Unmarshal(r.body, &d) != nil {
-		t.Errorf("wallet request after restart: %d %s", r.status, r.body)
-		return ""
-	}
-	item, err := w.Prove(ctx, wallet.ProofRequest{AppID: rp.app.AppID, Signal: d.Signal, Identifier: "orb"})
+	parsed, err := url.Parse(pending.waitURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	form := url.Values{"request": {d.Request}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
-		"nullifier_hash": {item.Nullifier}, "verification_level": {"orb"}}
-	if r := call(http.MethodPost, p.public+"/authorize/complete", "application/x-www-form-urlencoded", form.Encode())(t); r.status != http.StatusOK {
-		t.Errorf("completion after restart: %d %s", r.status, r.body)
+	pending.waitURL = p.public + parsed.RequestURI()
+	if err := pending.show(); err != nil {
+		t.Errorf("wait page after restart: %v", err)
 		return ""
 	}
-	r = call(http.MethodGet, moved(pending.waitURL), "", "", "Cookie", pending.cookie)(t)
-	if codeOf(r) == "" {
-		t.Errorf("finish after restart: %d %s %s", r.status, r.header.Get("Location"), r.body)
+	if err := w.Approve(ctx, pending.connect, "orb"); err != nil {
+		t.Errorf("wallet after restart: %v", err)
+		return ""
+	}
+	r, err := pending.finishWhenDone()
+	if err != nil || codeOf(r) == "" {
+		t.Errorf("finish after restart: %v %d %s %s", err, r.status, r.header.Get("Location"), r.body)
 	}
 	return codeOf(r)
 }

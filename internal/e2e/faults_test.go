@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	mathrand "math/rand/v2"
 	"net/http"
@@ -25,6 +26,8 @@ import (
 	"time"
 	"worldid/admin"
 	"worldid/babyjub"
+	"worldid/bridge"
+	"worldid/bridge/client"
 	"worldid/field"
 	"worldid/internal/server"
 	"worldid/internal/wallet"
@@ -48,7 +51,7 @@ const faultLimit = 40
 type faultRound struct {
 	fresh    string         // a verify request for an action of its own
 	browser  pendingBrowser // a browser waiting for a sign-in
-	signin   url.Values     // the wallet's submission for its request
+	signin   signinAnswer   // the wallet's answer to its request
 	identity semaphore.Identity
 	idComm   string           // identity's commitment, enrolled, never refreshed
 	refresh  [2]*http.Request // refreshes of idComm for two different subs
@@ -153,12 +156,12 @@ func (f *faultLoad) prepareRound(t *testing.T, r int) faultRound {
 	round := faultRound{fresh: f.verifyRequest(t, fmt.Sprintf("fault-%d", r))}
 	v := url.Values{"response_type": {"code"}, "client_id": {f.app.AppID}, "redirect_uri": {e2eRedirect}, "scope": {"openid"}, "state": {"st"}}
 	round.browser = pendingSignin(t, f.p.public+"/authorize?"+v.Encode())
-	item, err := f.w.Prove(f.ctx, wallet.ProofRequest{AppID: f.app.AppID, Signal: round.browser.signal(t), Identifier: "orb"})
+	req := round.browser.read(t, f.ctx, f.w)
+	resp, err := f.w.ProveBridgeRequest(f.ctx, req, "orb")
 	if err != nil {
 		t.Fatal(err)
 	}
-	round.signin = url.Values{"request": {round.browser.link.Get("request")}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
-		"nullifier_hash": {item.Nullifier}, "verification_level": {"orb"}}
+	round.signin = signinAnswer{req, resp}
 
 	id, err := semaphore.NewIdentity(rand.Reader)
 	if err != nil {
@@ -390,46 +393,44 @@ func (f *faultLoad) addLeaf(t *testing.T, ctx context.Context) {
 	}
 }
 
-// signinWork is a sign-in's two sides: the waiting browser and the
-// wallet's submission.
-type signinWork struct {
-	browser pendingBrowser
-	form    url.Values
+// signinAnswer is the wallet's proven answer and the bridge request it
+// was read from.
+type signinAnswer struct {
+	req  wallet.BridgeRequest
+	resp bridge.Response
 }
 
-// submitSignin submits the wallet's proof for a pending request, then
-// finishes it as the browser and redeems the code. A lost answer is
-// retried after the restart: the completion then finds the request
-// approved, and the finish proceeds.
+// signinWork is a sign-in's two sides: the waiting browser and the
+// wallet's answer.
+type signinWork struct {
+	browser pendingBrowser
+	answer  signinAnswer
+}
+
+// submitSignin answers a pending request through the bridge as the
+// wallet, then waits for the page's status to say done, finishes it as the
+// browser and redeems the code. A lost step is retried after the restart:
+// the page then shows a fresh bridge request if the restarted relay forgot
+// its own (the answer was never fetched, or fetched and not yet checked),
+// and the wallet sends the same proof to it (it proves for the sign-in's
+// signal, which does not change); an approval a lost attempt recorded
+// finishes at once.
 func (f *faultLoad) submitSignin(t *testing.T, ctx context.Context, w signinWork) {
 	lost := func() {
 		f.mu.Lock()
 		f.unanswered = append(f.unanswered, w)
 		f.mu.Unlock()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.p.public+"/authorize/complete", strings.NewReader(w.form.Encode()))
-	if err != nil {
-		return
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	r, err := roundTrip(req)
-	switch {
-	case err != nil:
-		lost()
-		return
-	case r.status == http.StatusOK:
-	case r.status == http.StatusConflict && r.errorCode() == "already_completed":
-		// A retried submission whose approval a lost attempt recorded.
-	default:
-		t.Errorf("sign-in submission: %d %s", r.status, r.body)
-		return
-	}
 	// Every restart moves the server to a new port.
 	waitURL, err := url.Parse(w.browser.waitURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err = get(f.p.public+waitURL.RequestURI(), w.browser.cookie)
+	w.browser.waitURL = f.p.public + waitURL.RequestURI()
+	r, err := w.browser.load()
+	if err == nil && r.status == http.StatusOK {
+		r, err = f.answerSignin(t, ctx, &w, r)
+	}
 	switch code := codeOf(r); {
 	case err != nil:
 		lost()
@@ -443,6 +444,39 @@ func (f *faultLoad) submitSignin(t *testing.T, ctx context.Context, w signinWork
 	default:
 		t.Errorf("sign-in finish: %d %s %.300s", r.status, r.header.Get("Location"), r.body)
 	}
+}
+
+// answerSignin sends the wallet's answer to the bridge request the wait
+// page r shows (reading it first if it is a fresh one), then waits for
+// done and finishes. Errors are lost steps, to retry.
+func (f *faultLoad) answerSignin(t *testing.T, ctx context.Context, w *signinWork, page reply) (reply, error) {
+	m := walletLinkRE.FindSubmatch(page.body)
+	if m == nil {
+		return reply{}, fmt.Errorf("wait page without a connect URL: %.300s", page.body)
+	}
+	w.browser.connect = html.UnescapeString(string(m[1]))
+	conn, err := bridge.ParseConnect(w.browser.connect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conn.RequestID != w.answer.req.Connect.RequestID {
+		if w.answer.req, err = f.w.ReadBridgeRequest(ctx, w.browser.connect); err != nil {
+			return reply{}, err
+		}
+	}
+	err = f.w.SendBridgeAnswer(ctx, w.answer.req, rand.Reader, w.answer.resp)
+	var status *client.StatusError
+	if err != nil && !(errors.As(err, &status) && (status.Status == http.StatusConflict || status.Status == http.StatusBadRequest)) {
+		return reply{}, err // a 409 or 400: a lost attempt's answer is there or was taken
+	}
+	state, err := w.browser.awaitState()
+	switch {
+	case err != nil:
+		return reply{}, err
+	case state != "done":
+		t.Errorf("a sign-in under faults is %s", state)
+	}
+	return w.browser.finish()
 }
 
 // redeem exchanges a code. A code whose redemption was acknowledged must
@@ -743,10 +777,15 @@ func TestFaultDiskFull(t *testing.T) {
 	insertUntilRefused(t, ctx, p, leaves)
 	authorize := p.public + "/authorize?" + url.Values{"response_type": {"code"}, "client_id": {app.AppID}, "redirect_uri": {e2eRedirect}, "scope": {"openid"}}.Encode()
 	t.Run("writes answer 503", func(t *testing.T) {
-		// An authorization request and the wallet's read of it write
-		// nothing (the scan is a mark in memory), so they still work.
+		// An authorization request, its wait page's bridge request and
+		// the wallet's read of it write nothing to the store (the built-in
+		// relay of a JSON store is memory), so they still work.
 		pending := pendingSignin(t, authorize)
-		details := p.public + "/authorize/request?" + url.Values{"request": {pending.link.Get("request")}}.Encode()
+		conn, err := bridge.ParseConnect(pending.connect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		details := conn.BridgeURL() + "/request/" + conn.RequestID
 		runHostile(t, dataDir, []hostileCase{
 			{name: "verify", send: call(http.MethodPost, target, "application/json", fresh), status: 503, code: "service_unavailable"},
 			{name: "verify reuse", send: call(http.MethodPost, target, "application/json", acked), status: 503, code: "service_unavailable"},

@@ -46,7 +46,7 @@ func TestHostileInput(t *testing.T) {
 	t.Run("verify", func(t *testing.T) { e.hostileVerify(t) })
 	t.Run("verify vectors", func(t *testing.T) { e.hostileVerifyVectors(t) })
 	t.Run("authorize", func(t *testing.T) { runHostile(t, dataDir, e.authorizeCases()) })
-	t.Run("complete", func(t *testing.T) { e.hostileComplete(t) })
+	t.Run("sign-in", func(t *testing.T) { e.hostileSignin(t) })
 	t.Run("tokens", func(t *testing.T) { e.hostileTokens(t) })
 	t.Run("refresh", func(t *testing.T) { e.hostileRefresh(t) })
 	t.Run("refresh vectors", func(t *testing.T) { e.hostileRefreshVectors(t) })

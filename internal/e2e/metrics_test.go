@@ -55,6 +55,9 @@ func onCallProblems(s map[string]float64) []string {
 	}{
 		{`worldid_verifications_total{interface="verify",protocol="3.0",outcome="success"}`, positive, "> 0"},
 		{`worldid_refresh_requests_total{outcome="success"}`, positive, "> 0"},
+		{`worldid_signin_events_total{event="started"}`, positive, "> 0"},
+		{`worldid_signin_events_total{event="finished"}`, positive, "> 0"},
+		{`worldid_signin_events_total{event="bridge_create_ok"}`, positive, "> 0"},
 		{`worldid_tree_size{tree="orb/production"}`, positive, "> 0"},
 		{`worldid_tree_root_changed_timestamp_seconds{tree="orb/production"}`, func(v float64) bool { return v > now-3600 && v <= now+1 }, "within the last hour"},
 		{`worldid_nullifiers`, positive, "> 0"},

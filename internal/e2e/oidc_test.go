@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"net/http"
@@ -24,6 +25,7 @@ import (
 	"testing"
 	"time"
 	"worldid/admin"
+	"worldid/bridge"
 	"worldid/field"
 	"worldid/internal/wallet"
 
@@ -299,18 +301,23 @@ func (e *hostileEnv) authorizeCases() []hostileCase {
 	}
 }
 
-// walletLinkRE finds the wait page's deep link (oidc doc.go).
-var walletLinkRE = regexp.MustCompile(`<a id="wallet-link"[^>]* href="(worldid://signin\?[^"]*)"`)
+// walletLinkRE finds the wait page's link: the connect URL of its Wallet
+// Bridge request, or, in an in-process flow without a bridge, the
+// worldid:// link (signin doc.go).
+var walletLinkRE = regexp.MustCompile(`<a id="wallet-link"[^>]* href="((?:https://(?:staging\.)?world\.org/verify\?t=wld|worldid://signin\?)[^"]*)"`)
 
-// pendingBrowser is a browser at its wait page: the page's URL, the
-// binding cookie, and the wallet link the page shows (request, server).
+// pendingBrowser is a browser at its wait page: the page's URL (the one
+// carrying its bridge request), the binding cookie, and the page's
+// connect URL, or the worldid:// link's parameters (request, server) of a
+// flow without a bridge.
 type pendingBrowser struct {
 	waitURL, cookie string
+	connect         string
 	link            url.Values
 }
 
-// openPending runs GET /authorize as a browser and loads the wait page;
-// safe on any goroutine.
+// openPending runs GET /authorize as a browser and loads the wait page,
+// following its redirect to itself; safe on any goroutine.
 func openPending(authorizeURL string) (pendingBrowser, error) {
 	var b pendingBrowser
 	r, err := get(authorizeURL, "")
@@ -322,20 +329,100 @@ func openPending(authorizeURL string) (pendingBrowser, error) {
 		return b, fmt.Errorf("authorize: %d %s %.300s", r.status, r.header.Get("Location"), r.body)
 	}
 	b.waitURL, b.cookie = r.header.Get("Location"), cookie.Name+"="+cookie.Value
-	page, err := get(b.waitURL, b.cookie)
+	return b, b.show()
+}
+
+// show loads the wait page and reads its link (a page whose bridge
+// request the relay forgot shows a fresh one).
+func (b *pendingBrowser) show() error {
+	page, err := b.load()
 	if err != nil {
-		return b, err
+		return err
 	}
 	m := walletLinkRE.FindSubmatch(page.body)
 	if page.status != http.StatusOK || m == nil {
-		return b, fmt.Errorf("wait page: %d %.300s", page.status, page.body)
+		return fmt.Errorf("wait page: %d %.300s", page.status, page.body)
 	}
-	link, err := url.Parse(html.UnescapeString(string(m[1])))
+	link := html.UnescapeString(string(m[1]))
+	if !strings.HasPrefix(link, "worldid:") {
+		b.connect = link
+		return nil
+	}
+	u, err := url.Parse(link)
 	if err != nil {
-		return b, err
+		return err
 	}
-	b.link = link.Query()
-	return b, nil
+	b.link = u.Query()
+	return nil
+}
+
+// load GETs the wait page, following its redirects to itself (the first
+// showing creates the bridge request), and keeps the last URL.
+func (b *pendingBrowser) load() (reply, error) {
+	for range 3 {
+		r, err := get(b.waitURL, b.cookie)
+		if err != nil || r.status != http.StatusSeeOther || !strings.Contains(r.header.Get("Location"), "/authorize/wait?") {
+			return r, err
+		}
+		b.waitURL = r.header.Get("Location")
+	}
+	return reply{}, errors.New("the wait page keeps redirecting")
+}
+
+// statusURL is the page's polling URL.
+func (b pendingBrowser) statusURL() string {
+	return strings.Replace(b.waitURL, "/authorize/wait?", "/authorize/status?", 1)
+}
+
+// state polls the page's status once, as its script does.
+func (b pendingBrowser) state() (string, error) {
+	r, err := get(b.statusURL(), b.cookie)
+	if err != nil {
+		return "", err
+	}
+	var s struct{ State string }
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &s) != nil {
+		return "", fmt.Errorf("status: %d %s", r.status, r.body)
+	}
+	return s.State, nil
+}
+
+// awaitState polls the status (every 100 ms, as a page would, with a
+// deadline) until it is no longer pending or scanned, and returns it.
+func (b pendingBrowser) awaitState() (string, error) {
+	var s string
+	var err error
+	eventually(20*time.Second, 100*time.Millisecond, func() bool {
+		s, err = b.state()
+		return err != nil || s != "pending" && s != "scanned" && s != "unavailable"
+	})
+	if err == nil && (s == "pending" || s == "scanned" || s == "unavailable") {
+		err = errors.New("the sign-in stayed " + s)
+	}
+	return s, err
+}
+
+// finishWhenDone waits for the page's status to say done, then reloads
+// the page, as its script does: the authorization response.
+func (b pendingBrowser) finishWhenDone() (reply, error) {
+	s, err := b.awaitState()
+	if err != nil {
+		return reply{}, err
+	}
+	if s != "done" {
+		return reply{}, errors.New("the sign-in is " + s)
+	}
+	return b.finish()
+}
+
+// read is the wallet's read of the page's bridge request.
+func (b pendingBrowser) read(t *testing.T, ctx context.Context, w *wallet.Wallet) wallet.BridgeRequest {
+	t.Helper()
+	r, err := w.ReadBridgeRequest(ctx, b.connect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func get(target, cookie string) (reply, error) {
@@ -359,7 +446,8 @@ func pendingSignin(t *testing.T, authorizeURL string) pendingBrowser {
 	return b
 }
 
-// signal is the request's signal, from the wallet's GET of the request.
+// signal is the request's signal, from the wallet's GET of the request
+// (a flow without a bridge).
 func (b pendingBrowser) signal(t *testing.T) string {
 	t.Helper()
 	r := call(http.MethodGet, b.link.Get("server")+"/authorize/request?"+url.Values{"request": {b.link.Get("request")}}.Encode(), "", "")(t)
@@ -374,54 +462,143 @@ func (b pendingBrowser) signal(t *testing.T) string {
 // wallet has approved; safe on any goroutine.
 func (b pendingBrowser) finish() (reply, error) { return get(b.waitURL, b.cookie) }
 
-func (e *hostileEnv) hostileComplete(t *testing.T) {
-	pending := pendingSignin(t, e.authorizeURL(func(url.Values) {}))
-	item := e.prove(t, "hostile-complete") // a real proof, for another signal
-	target := e.p.public + "/authorize/complete"
-	request := pending.link.Get("request")
-	details := pending.link.Get("server") + "/authorize/request?" + url.Values{"request": {request}}.Encode()
-	base := url.Values{"request": {request}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
-		"nullifier_hash": {item.Nullifier}, "verification_level": {"orb"}}
-	post := func(edit func(url.Values)) func(*testing.T) reply {
-		v := url.Values{}
-		for k, vals := range base {
-			v[k] = vals
+// hostileSignin feeds the sign-in's bridge side bad input: the relay's
+// routes (oversize, wrong type, unknown ids, a second answer), and answers
+// the page must refuse (one that does not decrypt, one replayed from
+// another sign-in, proofs for another signal, action or app, a wallet's
+// error code). None writes to the store, and the relying party's request
+// survives each: Try again, then a good answer, signs in.
+func (e *hostileEnv) hostileSignin(t *testing.T) {
+	relay := e.p.public
+	put := func(id, contentType, body string) func(*testing.T) reply {
+		return call(http.MethodPut, relay+"/response/"+id, contentType, body)
+	}
+	pending := func(t *testing.T) (pendingBrowser, bridge.Connect) {
+		t.Helper()
+		b := pendingSignin(t, e.authorizeURL(func(url.Values) {}))
+		conn, err := bridge.ParseConnect(b.connect)
+		if err != nil {
+			t.Fatal(err)
 		}
-		edit(v)
-		return call(http.MethodPost, target, "application/x-www-form-urlencoded", v.Encode())
+		return b, conn
 	}
-	set := func(name string, values ...string) func(url.Values) {
-		return func(v url.Values) { v[name] = values }
+	sealed := func(t *testing.T, key bridge.Key, v any) string {
+		t.Helper()
+		pt, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := key.Seal(rand.Reader, pt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(env)
+		return string(b)
 	}
-	bad := func(name, code string, edit func(url.Values)) hostileCase {
-		return hostileCase{name: name, send: post(edit), status: 400, code: code}
+	// settled answers the page's status once it is no longer waiting.
+	settled := func(b pendingBrowser) func(*testing.T) reply {
+		return func(t *testing.T) reply {
+			t.Helper()
+			if _, err := b.awaitState(); err != nil {
+				t.Fatal(err)
+			}
+			return call(http.MethodGet, b.statusURL(), "", "", "Cookie", b.cookie)(t)
+		}
 	}
+	state := func(want string) func(*testing.T, reply) {
+		return func(t *testing.T, r reply) {
+			if !strings.Contains(string(r.body), `"state":"`+want+`"`) {
+				t.Errorf("status %s, want state %s", r.body, want)
+			}
+		}
+	}
+	// answerFor reads b's request as the wallet, edits it, and answers
+	// with a real proof for the edited request.
+	answerFor := func(b pendingBrowser, edit func(*bridge.Request)) func(*testing.T) reply {
+		return func(t *testing.T) reply {
+			t.Helper()
+			r := b.read(t, e.ctx, e.w)
+			edit(&r.Request)
+			if _, err := e.w.AnswerBridgeRequest(e.ctx, r, "orb", rand.Reader); err != nil {
+				t.Fatal(err)
+			}
+			return settled(b)(t)
+		}
+	}
+
+	main, conn := pending(t)
+	other, otherConn := pending(t)
+	undecryptable, undecryptableConn := pending(t)
+	_, twice := pending(t)
+	action, _ := pending(t)
+	app, _ := pending(t)
+	declined, _ := pending(t)
+	signal := main
+	wrongKey := bridge.Key{1}
 	runHostile(t, e.dataDir, []hostileCase{
-		{name: "text/plain", send: call(http.MethodPost, target, "text/plain", base.Encode()), status: 415, code: "invalid_content_type"},
-		{name: "no content type", send: call(http.MethodPost, target, "", base.Encode()), status: 415, code: "invalid_content_type"},
-		{name: "over 64 KiB", send: post(set("proof", strings.Repeat("0", 64<<10))), status: 413, code: "request_too_large"},
-		{name: "GET", send: call(http.MethodGet, target+"?"+base.Encode(), "", ""), status: 405, code: "method_not_allowed"},
-		bad("unknown request", "invalid_request", set("request", "AAAAAAAA."+strings.Repeat("A", 120))),
-		bad("request traversal", "invalid_request", set("request", "../../../../etc/passwd")),
-		bad("duplicate request", "invalid_request", set("request", request, request)),
-		bad("unknown parameter", "invalid_request", set("signal_hash", "0x1")),
-		bad("missing proof", "required", set("proof")),
-		bad("nullifier hash equal to p", "invalid_request", set("nullifier_hash", bn254R)),
-		bad("merkle root of 65 digits", "invalid_request", set("merkle_root", "0x1"+strings.Repeat("0", 64))),
-		bad("verification level face", "invalid_request", set("verification_level", "face")),
-		bad("proof over 4096 bytes", "invalid_request", set("proof", strings.Repeat("0", 4097))),
-		// Neither a GET /authorize nor the wallet's reads of the request
-		// write anything: the scan is a mark in memory (oidc doc.go).
-		{name: "wallet reads the request", send: call(http.MethodGet, details, "", ""), status: 200, code: ""},
-		{name: "wallet reads it again", send: call(http.MethodGet, details, "", ""), status: 200, code: ""},
-		{name: "anonymous authorization request", send: call(http.MethodGet, e.authorizeURL(func(url.Values) {}), "", ""), status: 303, code: ""},
-		// A proof that does not verify is refused and consumes nothing
-		// (oidc doc.go): the wallet may try again, the browser waits.
-		{name: "proof for another signal", send: post(func(url.Values) {}), status: 403, code: "access_denied"},
-		{name: "proof for another signal again", send: post(func(url.Values) {}), status: 403, code: "access_denied"},
-		{name: "finish without the cookie", send: call(http.MethodGet, pending.waitURL, "", ""), status: 403, code: "other_browser"},
-		{name: "finish before approval", send: call(http.MethodGet, pending.waitURL, "", "", "Cookie", pending.cookie), status: 200, code: ""},
+		{name: "PUT /response text/plain", send: put(conn.RequestID, "text/plain", `{"iv":"","payload":""}`), status: 415},
+		{name: "PUT /response over 64 KiB", send: put(conn.RequestID, "application/json", `{"iv":"`+strings.Repeat("A", 64<<10)+`","payload":""}`), status: 413},
+		{name: "PUT /response unknown id", send: put("0f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b", "application/json", `{"iv":"AAAA","payload":"AAAA"}`), status: 400},
+		{name: "GET /response unknown id", send: call(http.MethodGet, relay+"/response/0f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b", "", ""), status: 404},
+		{name: "GET /request id too short", send: call(http.MethodGet, relay+"/request/short", "", ""), status: 400},
+		{name: "status without the cookie", send: call(http.MethodGet, main.statusURL(), "", ""), status: 403, code: "other_browser"},
+		{name: "status of a damaged token", send: call(http.MethodGet, e.p.public+"/authorize/status?r=AAAA", "", "", "Cookie", main.cookie), status: 400, code: "invalid_request"},
+		{name: "answer that does not decrypt", send: func(t *testing.T) reply {
+			put(undecryptableConn.RequestID, "application/json", sealed(t, wrongKey, bridge.Response{ErrorCode: "x"}))(t)
+			return settled(undecryptable)(t)
+		}, status: 200, check: state("refused")},
+		{name: "answer replayed from another sign-in", send: func(t *testing.T) reply {
+			if r := put(otherConn.RequestID, "application/json", sealed(t, conn.Key, bridge.Response{ErrorCode: "x"}))(t); r.status != http.StatusCreated {
+				t.Fatalf("PUT: %d", r.status)
+			}
+			return settled(other)(t)
+		}, status: 200, check: state("refused")},
+		{name: "PUT /response twice", send: func(t *testing.T) reply {
+			body := sealed(t, twice.Key, bridge.Response{ErrorCode: "x"})
+			if r := put(twice.RequestID, "application/json", body)(t); r.status != http.StatusCreated {
+				t.Fatalf("first PUT: %d", r.status)
+			}
+			return put(twice.RequestID, "application/json", body)(t)
+		}, status: 409},
+		{name: "PUT /response after the answer was taken", send: put(otherConn.RequestID, "application/json", sealed(t, otherConn.Key, bridge.Response{ErrorCode: "x"})), status: 400},
+		{name: "proof for another signal", send: answerFor(signal, func(r *bridge.Request) { r.Signal = "0x01" }), status: 200, check: state("refused")},
+		{name: "proof for another action", send: answerFor(action, func(r *bridge.Request) { r.Action = "other" }), status: 200, check: state("refused")},
+		{name: "proof for another app", send: answerFor(app, func(r *bridge.Request) { r.AppID = "app_" + strings.Repeat("0", 32) }), status: 200, check: state("refused")},
+		{name: "wallet declines", send: func(t *testing.T) reply {
+			if err := e.w.RefuseBridgeRequest(e.ctx, declined.read(t, e.ctx, e.w), bridge.ErrCodeVerificationRejected, rand.Reader); err != nil {
+				t.Fatal(err)
+			}
+			return settled(declined)(t)
+		}, status: 200, check: state("wallet_error")},
+		{name: "refused page without a bridge call", send: call(http.MethodGet, signal.waitURL, "", "", "Cookie", signal.cookie), status: 200},
+		{name: "anonymous authorization request", send: call(http.MethodGet, e.authorizeURL(func(url.Values) {}), "", ""), status: 303},
 	})
+	// The relying party's request survived the refused proof: Try again
+	// gives the page a fresh bridge request, and a good answer signs in.
+	r := call(http.MethodPost, e.p.public+"/authorize/retry", "application/x-www-form-urlencoded",
+		url.Values{"r": {mustQuery(t, signal.waitURL).Get("r")}}.Encode(), "Cookie", signal.cookie)(t)
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("Try again: %d %s", r.status, r.body)
+	}
+	signal.waitURL = r.header.Get("Location")
+	if err := signal.show(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.w.Approve(e.ctx, signal.connect, "orb"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := signal.finishWhenDone(); err != nil || codeOf(r) == "" {
+		t.Fatalf("the sign-in after Try again: %v %d %s", err, r.status, r.header.Get("Location"))
+	}
+}
+
+func mustQuery(t *testing.T, raw string) url.Values {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Query()
 }
 
 // signInCode signs the wallet in with PKCE and returns the code.

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 	"worldid/admin"
+	"worldid/bridge"
 	"worldid/internal/server"
 	"worldid/internal/wallet"
 	"worldid/refresh"
@@ -122,10 +124,11 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	signInAcrossReplicas(t, ctx, a, b, rp, w)
 }
 
-// signInAcrossReplicas starts a sign-in on A (which stores nothing), lets
-// the wallet read and complete it on B, polls on A and finishes on B: the
-// sealed request opens on every replica and its progress is in the
-// shared database.
+// signInAcrossReplicas starts a sign-in on A (which stores nothing; its
+// bridge request lives in the shared relay table), lets the wallet read
+// and answer it through B's built-in bridge, polls on A (which fetches and
+// verifies the answer) and finishes on B: the sealed request opens on
+// every replica and its progress is in the shared database.
 func signInAcrossReplicas(t *testing.T, ctx context.Context, a, b *serverProc, rp *relyingParty, w *wallet.Wallet) {
 	verifier := oauth2.GenerateVerifier()
 	pending := pendingSignin(t, rp.oauth.AuthCodeURL("s2", oauth2.S256ChallengeOption(verifier)))
@@ -136,29 +139,27 @@ func signInAcrossReplicas(t *testing.T, ctx context.Context, a, b *serverProc, r
 		}
 		return b.public + parsed.RequestURI()
 	}
-	r := call(http.MethodGet, b.public+"/authorize/request?"+url.Values{"request": {pending.link.Get("request")}}.Encode(), "", "")(t)
-	var d struct{ Signal, Request string }
-	if r.status != http.StatusOK || json.Unmarshal(r.body, &d) != nil {
-		t.Fatalf("wallet request on B: %d %s", r.status, r.body)
+	conn, err := bridge.ParseConnect(pending.connect)
+	if err != nil || conn.BridgeURL() != a.public {
+		t.Fatalf("connect URL %q on A: %v", pending.connect, err)
 	}
-	status := strings.Replace(pending.waitURL, "/authorize/wait", "/authorize/status", 1)
-	// The read's scan mark (no durable write) is seen by the other replica.
-	if r := call(http.MethodGet, status, "", "", "Cookie", pending.cookie)(t); !bytes.Contains(r.body, []byte(`"scanned"`)) {
-		t.Fatalf("status on A after the wallet's read on B: %d %s", r.status, r.body)
-	}
-	item, err := w.Prove(ctx, wallet.ProofRequest{AppID: rp.app.AppID, Signal: d.Signal, Identifier: "orb"})
+	conn.Bridge = b.public
+	req, err := w.ReadBridgeRequest(ctx, conn.String())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("wallet read on B's bridge: %v", err)
 	}
-	form := url.Values{"request": {d.Request}, "proof": {item.Proof}, "merkle_root": {item.MerkleRoot},
-		"nullifier_hash": {item.Nullifier}, "verification_level": {"orb"}}
-	if r := call(http.MethodPost, b.public+"/authorize/complete", "application/x-www-form-urlencoded", form.Encode())(t); r.status != http.StatusOK {
-		t.Fatalf("completion on B: %d %s", r.status, r.body)
+	// The read is seen through A's relay (the same table) and marked.
+	var s string
+	if !eventually(10*time.Second, 100*time.Millisecond, func() bool { s, err = pending.state(); return s == "scanned" }) {
+		t.Fatalf("status on A after the wallet's read on B: %q %v", s, err)
 	}
-	if r := call(http.MethodGet, status, "", "", "Cookie", pending.cookie)(t); !bytes.Contains(r.body, []byte(`"approved"`)) {
-		t.Fatalf("status on A: %d %s", r.status, r.body)
+	if _, err := w.AnswerBridgeRequest(ctx, req, "orb", rand.Reader); err != nil {
+		t.Fatalf("answer on B's bridge: %v", err)
 	}
-	r = call(http.MethodGet, onB(pending.waitURL), "", "", "Cookie", pending.cookie)(t)
+	if s, err := pending.awaitState(); err != nil || s != "done" {
+		t.Fatalf("status on A: %q %v", s, err)
+	}
+	r := call(http.MethodGet, onB(pending.waitURL), "", "", "Cookie", pending.cookie)(t)
 	code := codeOf(r)
 	if code == "" {
 		t.Fatalf("finish on B: %d %s %s", r.status, r.header.Get("Location"), r.body)

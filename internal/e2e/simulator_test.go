@@ -17,7 +17,7 @@ import (
 // nothing to the store; a test identity signs in while the mode is on;
 // after a restart of the same data dir without it, the same identity's
 // proofs, made against the simulator's tree, are refused at /api/v4/verify
-// and at /authorize/complete (internal/simulator doc.go).
+// and at sign-in (internal/simulator doc.go).
 func TestSimulatorIdentitiesEndWithTheMode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -40,12 +40,12 @@ func TestSimulatorIdentitiesEndWithTheMode(t *testing.T) {
 			"redirect_uri": {e2eRedirect}, "scope": {"openid"}}.Encode()
 	}
 	pending := pendingSignin(t, authorizeURL())
-	form := url.Values{"link": {"worldid://signin?" + pending.link.Encode()}, "identity": {"1"}, "level": {"orb"}}
+	form := url.Values{"link": {pending.connect}, "identity": {"1"}, "level": {"orb"}}
 	if r := call(http.MethodPost, p.public+"/simulator", "application/x-www-form-urlencoded", form.Encode())(t); r.status != http.StatusOK ||
-		!strings.Contains(string(r.body), "Approved as test identity 1 (orb)") {
+		!strings.Contains(string(r.body), "Answered as test identity 1 (orb)") {
 		t.Fatalf("simulator: %d %.500s", r.status, r.body)
 	}
-	if r, err := pending.finish(); err != nil || r.status != http.StatusSeeOther || !strings.Contains(r.header.Get("Location"), "code=") {
+	if r, err := pending.finishWhenDone(); err != nil || r.status != http.StatusSeeOther || !strings.Contains(r.header.Get("Location"), "code=") {
 		t.Fatalf("finish: %v %d %s", err, r.status, r.header.Get("Location"))
 	}
 	trees, err := simulator.NewTrees()
@@ -79,9 +79,11 @@ func TestSimulatorIdentitiesEndWithTheMode(t *testing.T) {
 	}
 	resultCodeIs("invalid_merkle_root")(t, r)
 	pending = pendingSignin(t, authorizeURL())
-	_, err = w.Approve(ctx, "worldid://signin?"+pending.link.Encode(), "orb")
-	if err == nil || !strings.Contains(err.Error(), "403") || !strings.Contains(err.Error(), "invalid_merkle_root") {
-		t.Fatalf("a test identity's sign-in after the simulator: %v", err)
+	if err := w.Approve(ctx, pending.connect, "orb"); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := pending.awaitState(); err != nil || s != "refused" {
+		t.Fatalf("a test identity's sign-in after the simulator: %q %v", s, err)
 	}
 	if r, _ := pending.finish(); r.status != http.StatusOK {
 		t.Fatalf("the refused sign-in's browser: %d %s", r.status, r.header.Get("Location"))

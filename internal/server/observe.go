@@ -33,6 +33,7 @@ type monitor struct {
 	rootCalls     *metrics.Counter
 	rootLatency   *metrics.Histogram
 	batchSize     *metrics.Histogram
+	signinEvents  *metrics.Counter
 }
 
 func newMonitor(m *metrics.Registry, log *slog.Logger) *monitor {
@@ -49,6 +50,9 @@ func newMonitor(m *metrics.Registry, log *slog.Logger) *monitor {
 			"call", "chain", "outcome"),
 		rootLatency: m.NewHistogram("worldid_root_source_call_duration_seconds",
 			"Latency of questions to the on-chain root source, by kind and chain.", metrics.DefaultLatencyBuckets(), "call", "chain"),
+		signinEvents: m.NewCounter("worldid_signin_events_total",
+			"Sign-in funnel and Wallet Bridge calls by event: started, scanned, approved, refused, wallet_error, finished, cancelled, expired, bridge_create_ok, bridge_create_error, bridge_poll_ok, bridge_poll_error.",
+			"event"),
 		batchSize: m.NewHistogram("worldid_proof_batch_size",
 			"Proofs checked together in one batch (proofs checked alone while invalid ones are frequent are not counted).",
 			[]float64{1, 2, 4, 8, 16, 32, 64}),
@@ -59,6 +63,9 @@ func newMonitor(m *metrics.Registry, log *slog.Logger) *monitor {
 func (mo *monitor) verify(protocol, outcome string) {
 	mo.verifications.Inc("verify", protocol, outcome)
 }
+
+// signin is signin.Options.Observe.
+func (mo *monitor) signin(event string) { mo.signinEvents.Inc(event) }
 
 // refresh is refresh.Options.Observe.
 func (mo *monitor) refresh(outcome string) { mo.refreshes.Inc(outcome) }

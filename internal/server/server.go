@@ -21,6 +21,7 @@ import (
 	"worldid/admin"
 	"worldid/babyjub"
 	"worldid/backup"
+	"worldid/bridge/client"
 	"worldid/internal/leaf/connlimit"
 	"worldid/internal/leaf/forwarded"
 	"worldid/internal/leaf/metrics"
@@ -231,7 +232,15 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	signinOpts := signin.Options{Issuer: s.cfg.BaseURL, Store: s.db, Checker: ids, Provider: provider, Rand: rand.Reader, Now: time.Now, Log: log}
+	signinOpts := signin.Options{Issuer: s.cfg.BaseURL, Store: s.db, Checker: ids, Provider: provider, Rand: rand.Reader, Now: time.Now, Log: log,
+		BridgeURL: s.cfg.relayURL(), Observe: mon.signin}
+	if s.cfg.BridgeURL == bridgeSelf {
+		relayHandler, err := s.serveRelay(public)
+		if err != nil {
+			return nil, err
+		}
+		signinOpts.Bridge = &client.Client{HTTP: &http.Client{Transport: inProcess{relayHandler}}}
+	}
 	if cfg.Simulator {
 		if err := startSimulator(public, testTrees, pkPath, listenerURL, &signinOpts, stdout, log); err != nil {
 			return nil, err
@@ -255,11 +264,6 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	readings.read(ctx)
 	s.every(ctx, storeReadInterval, readings.read)
 	mon.watchProofLane(issuer)
-	if s.cfg.BridgeURL == bridgeSelf {
-		if err := s.serveRelay(public); err != nil {
-			return nil, err
-		}
-	}
 	adminAPI, err := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: provider,
 		StoreName: storeName(cfg), Files: func(ctx context.Context) ([]backup.File, error) { return dataFiles(ctx, cfg.DataDir, shared) },
 		ParseOrbKey: func(pem []byte) error { _, err := refresh.ParseOrbKeyPEM(pem); return err }, Rand: rand.Reader, Now: time.Now, Log: log})

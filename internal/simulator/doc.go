@@ -3,10 +3,13 @@
 // during development. The wait page then offers "complete with a test
 // identity", a server-side page where a developer picks one of three
 // deterministic test identities and the verification level (orb or
-// device), or an invalid proof; the proof is made by the local prover and
-// submitted like a wallet's (package internal/wallet, through the server's own
-// public listener), so the waiting tab continues by itself, and an invalid
-// proof is refused by the same checks as any other.
+// device), or an invalid proof (a real proof for another signal); the
+// proof is made by the local prover and answers the wait page's Wallet
+// Bridge request like any wallet's (package internal/wallet; the built-in
+// relay is reached through the server's own public listener, another relay
+// directly), so the waiting tab continues by itself, and an invalid proof
+// is refused by the same checks as any other (the page then offers Try
+// again).
 //
 // The test identities exist only while the mode is on: Trees builds their
 // Merkle tree in memory at start-up and the server hands Trees.Accepts to

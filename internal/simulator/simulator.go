@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	crand "crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"html/template"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
+	"worldid/bridge"
 	"worldid/field"
 	"worldid/internal/wallet"
 	"worldid/registry"
@@ -109,20 +111,25 @@ func New(listenerURL, baseURL string, trees *Trees, pk *prover.ProvingKey) (*Sim
 	if err != nil {
 		return nil, err
 	}
-	// Every request of the simulated wallet goes to this server's own
-	// listener, whatever public URL (behind a proxy) the links name.
+	// Every request of the simulated wallet to this server (its built-in
+	// bridge) goes to its own listener, whatever public URL (behind a
+	// proxy) the links name; another bridge is reached as it is.
 	transport := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} // our own loopback listener
-	client := &http.Client{Transport: rewriteHost{target, transport},
+	client := &http.Client{Transport: rewriteHost{target, base.Host, transport, http.DefaultTransport},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return &Simulator{listener: listenerURL, baseHost: base.Hostname(), trees: trees, provingKey: pk, http: client}, nil
 }
 
 type rewriteHost struct {
-	target *url.URL
-	next   http.RoundTripper
+	target       *url.URL
+	host         string // the public URL's host[:port]
+	next, others http.RoundTripper
 }
 
 func (rw rewriteHost) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != rw.host {
+		return rw.others.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	r.URL.Scheme, r.URL.Host, r.Host = rw.target.Scheme, rw.target.Host, ""
 	return rw.next.RoundTrip(r)
@@ -221,18 +228,19 @@ func (s *Simulator) render(w http.ResponseWriter, status int, link, result strin
 	page.Execute(w, data)
 }
 
-// serveForm shows the choices for the wallet link in ?link=.
+// serveForm shows the choices for the connect URL in ?link=.
 func (s *Simulator) serveForm(w http.ResponseWriter, r *http.Request) {
 	link := r.URL.Query().Get("link")
-	if !strings.HasPrefix(link, "worldid://signin?") {
+	if _, err := bridge.ParseConnect(link); err != nil {
 		s.render(w, http.StatusBadRequest, "", "Open the simulator from a sign-in page's \"complete with a test identity\" link.")
 		return
 	}
 	s.render(w, http.StatusOK, link, "")
 }
 
-// serveSubmit proves with the chosen identity and level and submits like
-// a wallet.
+// serveSubmit proves with the chosen identity and level and answers the
+// bridge request like a wallet; "invalid" answers a real proof for
+// another signal, which the server refuses.
 func (s *Simulator) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	if err := r.ParseForm(); err != nil {
@@ -241,21 +249,28 @@ func (s *Simulator) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	link, level := r.PostForm.Get("link"), r.PostForm.Get("level")
 	n, err := strconv.Atoi(r.PostForm.Get("identity"))
-	if !strings.HasPrefix(link, "worldid://signin?") || err != nil || n < 1 || n > identityCount || !slices.Contains(levels, level) {
+	_, perr := bridge.ParseConnect(link)
+	if perr != nil || err != nil || n < 1 || n > identityCount || !slices.Contains(levels, level) {
 		s.render(w, http.StatusBadRequest, link, "Choose a test identity and a verification level.")
 		return
 	}
 	wal := s.trees.Wallet(n, s.listener, s.http)
 	wal.UseProvingKey(s.provingKey)
-	var code string
-	if r.PostForm.Get("invalid") != "" {
-		code, err = wal.ApproveTampered(r.Context(), link, level)
-	} else {
-		code, err = wal.Approve(r.Context(), link, level)
-	}
+	req, err := wal.ReadBridgeRequest(r.Context(), link)
 	if err != nil {
-		s.render(w, http.StatusOK, link, "Refused: "+err.Error())
+		s.render(w, http.StatusOK, "", "The request could not be read (already answered, or expired): "+err.Error())
 		return
 	}
-	s.render(w, http.StatusOK, "", "Approved as test identity "+strconv.Itoa(n)+" ("+level+"), match code "+code+". The waiting tab continues by itself.")
+	if r.PostForm.Get("invalid") != "" {
+		req.Request.Signal = otherSignal
+	}
+	if _, err := wal.AnswerBridgeRequest(r.Context(), req, level, crand.Reader); err != nil {
+		s.render(w, http.StatusOK, "", "Refused: "+err.Error())
+		return
+	}
+	s.render(w, http.StatusOK, "", "Answered as test identity "+strconv.Itoa(n)+" ("+level+"). The waiting tab continues by itself.")
 }
+
+// otherSignal is the hashed signal of the "invalid proof" choice: a real
+// proof, for a signal that is not the sign-in's.
+const otherSignal = "0x00000000000000000000000000000000000000000000000000000000000000ff"

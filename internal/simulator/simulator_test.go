@@ -3,11 +3,13 @@ package simulator
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
+	"worldid/bridge"
 	"worldid/registry"
 )
 
@@ -63,7 +65,8 @@ func TestGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Register(mux)
-	r := httptest.NewRequest(http.MethodGet, "http://localhost:8080"+Path+"?link=worldid://signin?request=x", nil)
+	link := "https://world.org/verify?t=wld&i=0f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b&k=" + url.QueryEscape(bridge.Key{}.Base64()) + "&b=" + url.QueryEscape("http://localhost:8080")
+	r := httptest.NewRequest(http.MethodGet, "http://localhost:8080"+Path+"?"+url.Values{"link": {link}}.Encode(), nil)
 	r.RemoteAddr = "192.0.2.7:5000"
 	w := httptest.NewRecorder()
 	mux.ServeHTTP(w, r)

@@ -67,6 +67,16 @@ func (w *Wallet) ReadBridgeRequest(ctx context.Context, connectURL string) (Brid
 // for), encrypts the World ID 3.0 answer under the request's key and a
 // fresh IV from rand, and puts it at the relay. It returns the answer.
 func (w *Wallet) AnswerBridgeRequest(ctx context.Context, r BridgeRequest, level string, rand io.Reader) (bridge.Response, error) {
+	resp, err := w.ProveBridgeRequest(ctx, r, level)
+	if err != nil {
+		return resp, err
+	}
+	return resp, w.SendBridgeAnswer(ctx, r, rand, resp)
+}
+
+// ProveBridgeRequest makes the World ID 3.0 answer to r without sending
+// it (SendBridgeAnswer sends it).
+func (w *Wallet) ProveBridgeRequest(ctx context.Context, r BridgeRequest, level string) (bridge.Response, error) {
 	signalHash, err := field.ParsePrefixedHex(r.Request.Signal)
 	if err != nil {
 		return bridge.Response{}, fmt.Errorf("wallet: the request's signal is not a hashed signal: %w", err)
@@ -76,17 +86,18 @@ func (w *Wallet) AnswerBridgeRequest(ctx context.Context, r BridgeRequest, level
 	if err != nil {
 		return bridge.Response{}, err
 	}
-	resp := bridge.Response{Proof: item.Proof, MerkleRoot: item.MerkleRoot, NullifierHash: item.Nullifier, VerificationLevel: item.Identifier}
-	return resp, w.answer(ctx, r, rand, resp)
+	return bridge.Response{Proof: item.Proof, MerkleRoot: item.MerkleRoot, NullifierHash: item.Nullifier, VerificationLevel: item.Identifier}, nil
 }
 
 // RefuseBridgeRequest answers with an error code, as the World App does
 // when the user declines (bridge.ErrCodeVerificationRejected).
 func (w *Wallet) RefuseBridgeRequest(ctx context.Context, r BridgeRequest, code string, rand io.Reader) error {
-	return w.answer(ctx, r, rand, bridge.Response{ErrorCode: code})
+	return w.SendBridgeAnswer(ctx, r, rand, bridge.Response{ErrorCode: code})
 }
 
-func (w *Wallet) answer(ctx context.Context, r BridgeRequest, rand io.Reader, resp bridge.Response) error {
+// SendBridgeAnswer encrypts resp under the request's key and a fresh IV
+// from rand and puts it at the relay.
+func (w *Wallet) SendBridgeAnswer(ctx context.Context, r BridgeRequest, rand io.Reader, resp bridge.Response) error {
 	if err := w.bridgeClient().Answer(ctx, r.Connect, rand, resp); err != nil {
 		return fmt.Errorf("wallet: answering through the bridge: %w", err)
 	}

@@ -7,8 +7,9 @@
 // World App would, builds test PCPs and calls the credential refresh.
 //
 // Files: identity.go (the identity file), prove.go (inclusion proof,
-// proving key, IDKit-shaped proofs), signin.go (the sign-in page protocol
-// of package signin), bridge.go (a request named by a Wallet Bridge connect
+// proving key, IDKit-shaped proofs), signin.go (the browser's side of a
+// sign-in page of package signin: the wait page, its connect URL answered
+// through the bridge, its status polled until done, the redirect), bridge.go (a request named by a Wallet Bridge connect
 // URL: read from the relay once, proven for its app, action and hashed
 // signal, answered encrypted under the request's key; package bridge), pcp.go (synthetic PCP v2.3 signed by a test Orb key),
 // pcpfiles.go (PCP directories, the issuer key), refresh.go (the

@@ -2,6 +2,7 @@ package wallet
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,30 +13,38 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
+
+	"worldid/bridge"
 )
 
-// Patterns of the wait page (signin doc.go "Wait page"): the deep link of
-// the wallet request and the match code.
-var (
-	walletLinkPattern = regexp.MustCompile(`<a id="wallet-link"[^>]* href="(worldid://signin\?[^"]*)"`)
-	matchCodePattern  = regexp.MustCompile(`<strong id="match-code">([A-Z0-9]+)</strong>`)
+// connectPattern finds the wait page's connect URL (signin doc.go "Wallet
+// Bridge"): the "Open World App" button's link.
+var connectPattern = regexp.MustCompile(`href="(https://(?:staging\.|sandbox\.)?world\.org/verify\?t=wld[^"]*)"`)
+
+// statusPoll is how often SignIn polls the wait page's status as its
+// script does; maxWaitRedirects bounds the wait page's redirects to itself
+// (the first showing creates the bridge request).
+const (
+	statusPoll       = 200 * time.Millisecond
+	maxWaitRedirects = 3
 )
 
 // SignInResult is where the sign-in sent the browser: a redirect Location
 // (query and fragment modes) or, for form_post, the page that posts the
 // response parameters, with those parameters extracted.
 type SignInResult struct {
-	Location  string     // the 303 target, or "" for form_post
-	FormPage  string     // the form_post page, or ""
-	Params    url.Values // response parameters from the redirect or the form
-	MatchCode string     // the code the wait page and the wallet showed
+	Location string     // the 303 target, or "" for form_post
+	FormPage string     // the form_post page, or ""
+	Params   url.Values // response parameters from the redirect or the form
 }
 
 // SignIn completes an authorization request playing both sides: the
-// browser (it keeps the binding cookie and follows the wait page) and
-// World App (it reads the request from the page's link, proves for the
-// app with the request's signal and empty action from the given tree, orb
-// or device, and submits). It reports where the browser goes at the end.
+// browser (it keeps the binding cookie, follows the wait page and polls
+// its status as the page's script does) and World App (it reads the
+// bridge request of the page's connect URL, proves for its app, empty
+// action and signal from the given tree, orb or device, and answers
+// through the bridge). It reports where the browser goes at the end.
 func (w *Wallet) SignIn(ctx context.Context, authorizeURL, verificationLevel string) (SignInResult, error) {
 	sub, err := w.PrepareSignIn(ctx, authorizeURL, verificationLevel)
 	if err != nil {
@@ -44,18 +53,17 @@ func (w *Wallet) SignIn(ctx context.Context, authorizeURL, verificationLevel str
 	return w.Submit(ctx, sub)
 }
 
-// SignInSubmission is a proven sign-in, ready to post to the request's
-// submission endpoint (single use), and the browser waiting for it.
+// SignInSubmission is a proven sign-in, ready to answer through the
+// bridge (single use), and the browser waiting for it.
 type SignInSubmission struct {
-	URL       string
-	Form      url.Values
-	MatchCode string // shown by both the wait page and the wallet
-	browser   *http.Client
-	waitURL   string
+	Request  BridgeRequest
+	Response bridge.Response
+	browser  *http.Client
+	waitURL  string
 }
 
-// PrepareSignIn opens the wait page as a browser, reads the request as the
-// wallet and makes the proof, without submitting it.
+// PrepareSignIn opens the wait page as a browser, reads the bridge request
+// as the wallet and makes the proof, without answering.
 func (w *Wallet) PrepareSignIn(ctx context.Context, authorizeURL, verificationLevel string) (SignInSubmission, error) {
 	jar, _ := cookiejar.New(nil) // never fails without options
 	browser := &http.Client{Transport: w.HTTP.Transport, Jar: jar,
@@ -64,128 +72,60 @@ func (w *Wallet) PrepareSignIn(ctx context.Context, authorizeURL, verificationLe
 	if err != nil {
 		return SignInSubmission{}, err
 	}
-	m := walletLinkPattern.FindSubmatch(page)
-	code := matchCodePattern.FindSubmatch(page)
-	if m == nil || code == nil {
-		return SignInSubmission{}, errors.New("wallet: the wait page has no wallet link or match code")
+	m := connectPattern.FindSubmatch(page)
+	if m == nil {
+		return SignInSubmission{}, errors.New("wallet: the wait page has no connect URL")
 	}
-	sub, err := w.prepareApproval(ctx, html.UnescapeString(string(m[1])), verificationLevel)
+	r, err := w.ReadBridgeRequest(ctx, html.UnescapeString(string(m[1])))
 	if err != nil {
 		return SignInSubmission{}, err
 	}
-	if sub.MatchCode != string(code[1]) {
-		return SignInSubmission{}, fmt.Errorf("wallet: match code %s differs from the page's %s", sub.MatchCode, code[1])
-	}
-	sub.browser, sub.waitURL = browser, waitURL
-	return sub, nil
-}
-
-// Approve is World App's side alone: for a scanned or tapped wallet link
-// (worldid://signin?request=…&server=…) it fetches the request's details,
-// proves and submits. The browser showing the link then finishes by
-// itself. It returns the match code the user compares with the page's.
-func (w *Wallet) Approve(ctx context.Context, link, verificationLevel string) (string, error) {
-	sub, err := w.prepareApproval(ctx, link, verificationLevel)
-	if err != nil {
-		return "", err
-	}
-	return sub.MatchCode, w.postApproval(ctx, sub)
-}
-
-// ApproveTampered is Approve with a proof for another signal: a real
-// proof that does not verify for this request, which the server must
-// refuse (the developer simulator's "invalid proof").
-func (w *Wallet) ApproveTampered(ctx context.Context, link, verificationLevel string) (string, error) {
-	sub, err := w.prepareApprovalFor(ctx, link, verificationLevel, "not the request's signal")
-	if err != nil {
-		return "", err
-	}
-	return sub.MatchCode, w.postApproval(ctx, sub)
-}
-
-// prepareApproval reads the request of a wallet link and proves for it.
-func (w *Wallet) prepareApproval(ctx context.Context, rawLink, verificationLevel string) (SignInSubmission, error) {
-	return w.prepareApprovalFor(ctx, rawLink, verificationLevel, "")
-}
-
-// prepareApprovalFor proves for the request's signal, or for signal when
-// it is not empty.
-func (w *Wallet) prepareApprovalFor(ctx context.Context, rawLink, verificationLevel, signal string) (SignInSubmission, error) {
-	link, err := url.Parse(rawLink)
-	if err != nil || link.Scheme != "worldid" || link.Host != "signin" {
-		return SignInSubmission{}, fmt.Errorf("wallet: %q is not a worldid://signin link", rawLink)
-	}
-	details, err := w.requestDetails(ctx, link.Query())
+	resp, err := w.ProveBridgeRequest(ctx, r, verificationLevel)
 	if err != nil {
 		return SignInSubmission{}, err
 	}
-	// The signal has no 0x prefix, so SDK hashing is its UTF-8 bytes, as
-	// the server expects.
-	if signal == "" {
-		signal = details.Signal
-	}
-	item, err := w.Prove(ctx, ProofRequest{AppID: details.AppID, Action: details.Action, Signal: signal,
-		Identifier: verificationLevel, Environment: details.Environment})
-	if err != nil {
-		return SignInSubmission{}, err
-	}
-	return SignInSubmission{URL: details.Submit, MatchCode: details.MatchCode, Form: url.Values{
-		"request":            {details.Request},
-		"proof":              {item.Proof},
-		"merkle_root":        {item.MerkleRoot},
-		"nullifier_hash":     {item.Nullifier},
-		"verification_level": {item.Identifier},
-	}}, nil
+	return SignInSubmission{Request: r, Response: resp, browser: browser, waitURL: waitURL}, nil
 }
 
-// openWaitPage follows /authorize to the wait page and returns its URL and
-// body.
+// Approve is World App's side alone: for a scanned or tapped connect URL
+// it reads the bridge request, proves and answers through the bridge. The
+// browser showing the page then finishes by itself.
+func (w *Wallet) Approve(ctx context.Context, connectURL, verificationLevel string) error {
+	r, err := w.ReadBridgeRequest(ctx, connectURL)
+	if err != nil {
+		return err
+	}
+	_, err = w.AnswerBridgeRequest(ctx, r, verificationLevel, rand.Reader)
+	return err
+}
+
+// openWaitPage follows /authorize to the wait page, and the wait page's
+// redirects to itself, and returns its URL and body.
 func openWaitPage(ctx context.Context, browser *http.Client, authorizeURL string) (string, []byte, error) {
 	resp, body, err := get(ctx, browser, authorizeURL)
 	if err != nil {
 		return "", nil, err
 	}
-	loc := resp.Header.Get("Location")
-	if resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "/authorize/wait?") {
-		if loc != "" {
+	for range maxWaitRedirects {
+		loc := resp.Header.Get("Location")
+		if resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "/authorize/wait?") {
+			break
+		}
+		rel, err := url.Parse(loc)
+		if err != nil {
+			return "", nil, err
+		}
+		if resp, body, err = get(ctx, browser, resp.Request.URL.ResolveReference(rel).String()); err != nil {
+			return "", nil, err
+		}
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Request.URL.Path, "/authorize/wait") {
+		if loc := resp.Header.Get("Location"); loc != "" {
 			return "", nil, fmt.Errorf("wallet: the authorization request was refused: redirected to %s", loc)
 		}
-		return "", nil, fmt.Errorf("wallet: authorize: %s: %.300s", resp.Status, body)
-	}
-	rel, err := url.Parse(loc)
-	if err != nil {
-		return "", nil, err
-	}
-	waitURL := resp.Request.URL.ResolveReference(rel).String()
-	resp, body, err = get(ctx, browser, waitURL)
-	if err != nil {
-		return "", nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
 		return "", nil, fmt.Errorf("wallet: wait page: %s: %.300s", resp.Status, body)
 	}
-	return waitURL, body, nil
-}
-
-// requestDetails is the wallet's GET of the request (signin doc.go "Wallet
-// protocol").
-type requestDetails struct {
-	Request, Submit, Signal, Action string
-	AppID                           string `json:"app_id"`
-	MatchCode                       string `json:"match_code"`
-	Environment                     string `json:"environment"` // "staging" for a staging app
-}
-
-func (w *Wallet) requestDetails(ctx context.Context, link url.Values) (requestDetails, error) {
-	var d requestDetails
-	resp, body, err := get(ctx, w.HTTP, link.Get("server")+"/authorize/request?"+url.Values{"request": {link.Get("request")}}.Encode())
-	if err != nil {
-		return d, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return d, fmt.Errorf("wallet: request details: %s: %.300s", resp.Status, body)
-	}
-	return d, json.Unmarshal(body, &d)
+	return resp.Request.URL.String(), body, nil
 }
 
 func get(ctx context.Context, c *http.Client, target string) (*http.Response, []byte, error) {
@@ -202,32 +142,14 @@ func get(ctx context.Context, c *http.Client, target string) (*http.Response, []
 	return resp, body, err
 }
 
-// postApproval submits the wallet's proof: the server answers JSON.
-func (w *Wallet) postApproval(ctx context.Context, s SignInSubmission) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, strings.NewReader(s.Form.Encode()))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := w.HTTP.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("wallet: submission: %s: %.300s", resp.Status, body)
-	}
-	return nil
-}
-
-// Submit posts a prepared sign-in as the wallet, then reloads the wait
-// page as the browser and reports where it is sent.
+// Submit answers a prepared sign-in through the bridge as the wallet,
+// then polls the wait page's status as the browser until it is done and
+// reloads the page, as its script does, and reports where it is sent.
 func (w *Wallet) Submit(ctx context.Context, s SignInSubmission) (SignInResult, error) {
-	if err := w.postApproval(ctx, s); err != nil {
+	if err := w.SendBridgeAnswer(ctx, s.Request, rand.Reader, s.Response); err != nil {
+		return SignInResult{}, err
+	}
+	if err := waitDone(ctx, s.browser, strings.Replace(s.waitURL, "/authorize/wait?", "/authorize/status?", 1)); err != nil {
 		return SignInResult{}, err
 	}
 	resp, body, err := get(ctx, s.browser, s.waitURL)
@@ -245,14 +167,49 @@ func (w *Wallet) Submit(ctx context.Context, s SignInSubmission) (SignInResult, 
 		if u.Fragment != "" {
 			params, err = url.ParseQuery(u.Fragment)
 		}
-		return SignInResult{Location: loc, Params: params, MatchCode: s.MatchCode}, err
+		return SignInResult{Location: loc, Params: params}, err
 	case http.StatusOK:
-		if matchCodePattern.Match(body) {
+		if connectPattern.Match(body) {
 			return SignInResult{}, errors.New("wallet: the browser is still waiting after the approval")
 		}
-		return SignInResult{FormPage: string(body), Params: formFields(string(body)), MatchCode: s.MatchCode}, nil
+		return SignInResult{FormPage: string(body), Params: formFields(string(body))}, nil
 	default:
 		return SignInResult{}, fmt.Errorf("wallet: finish: %s: %.300s", resp.Status, body)
+	}
+}
+
+// waitState is the wait page's status answer.
+type waitState struct {
+	State   string `json:"state"`
+	Message string `json:"message"`
+}
+
+// waitDone polls the status URL until the sign-in is done; a refusal, a
+// wallet error or an ended sign-in is an error.
+func waitDone(ctx context.Context, browser *http.Client, statusURL string) error {
+	tick := time.NewTicker(statusPoll)
+	defer tick.Stop()
+	for {
+		resp, body, err := get(ctx, browser, statusURL)
+		if err != nil {
+			return err
+		}
+		var st waitState
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &st) != nil {
+			return fmt.Errorf("wallet: status: %s: %.300s", resp.Status, body)
+		}
+		switch st.State {
+		case "done":
+			return nil
+		case "pending", "scanned", "unavailable":
+		default:
+			return fmt.Errorf("wallet: the sign-in is %s: %s", st.State, st.Message)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
 	}
 }
 

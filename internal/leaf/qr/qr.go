@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"strings"
+	"strconv"
 )
 
 // Error correction level M (ISO/IEC 18004 Table 9): EC codewords per block
@@ -155,18 +155,34 @@ func interleave(data []byte, v int) []byte {
 
 // GF(256) with the QR polynomial x^8+x^4+x^3+x^2+1 (0x11d), generator α=2.
 func gfMul(a, b byte) byte {
-	var r byte
-	for ; b != 0; b >>= 1 {
-		if b&1 != 0 {
-			r ^= a
-		}
-		hi := a & 0x80
-		a <<= 1
+	if a == 0 || b == 0 {
+		return 0
+	}
+	return gf.exp[int(gf.log[a])+int(gf.log[b])]
+}
+
+// gf holds GF(2^8)'s exponentials of α = 2 (twice over, so a sum of two
+// logarithms indexes it directly) and logarithms, computed once.
+var gf = gfTables()
+
+type gfTable struct {
+	exp [510]byte
+	log [256]byte
+}
+
+func gfTables() gfTable {
+	var t gfTable
+	x := byte(1)
+	for i := range 255 {
+		t.exp[i], t.exp[i+255] = x, x
+		t.log[x] = byte(i)
+		hi := x & 0x80
+		x <<= 1
 		if hi != 0 {
-			a ^= 0x1d
+			x ^= 0x1d
 		}
 	}
-	return r
+	return t
 }
 
 // rsGenerator is ∏(x − α^i), i < degree, coefficients from the highest
@@ -413,28 +429,24 @@ func maskBit(m, x, y int) bool {
 // 2×2 blocks, finder-like patterns and dark/light imbalance.
 func (q *Code) penalty() int {
 	score := 0
-	line := make([]bool, q.size)
-	for _, horizontal := range []bool{true, false} {
-		for a := range q.size {
-			for b := range q.size {
-				if horizontal {
-					line[b] = q.modules[a][b]
-				} else {
-					line[b] = q.modules[b][a]
-				}
-			}
-			score += linePenalty(line)
+	column := make([]bool, q.size)
+	for a := range q.size {
+		score += linePenalty(q.modules[a])
+		for b := range q.size {
+			column[b] = q.modules[b][a]
 		}
+		score += linePenalty(column)
 	}
 	dark := 0
 	for y := range q.size {
+		row := q.modules[y]
 		for x := range q.size {
-			if q.modules[y][x] {
+			if row[x] {
 				dark++
 			}
 			if x+1 < q.size && y+1 < q.size {
-				c := q.modules[y][x]
-				if q.modules[y][x+1] == c && q.modules[y+1][x] == c && q.modules[y+1][x+1] == c {
+				c, next := row[x], q.modules[y+1]
+				if row[x+1] == c && next[x] == c && next[x+1] == c {
 					score += 3
 				}
 			}
@@ -459,16 +471,10 @@ func linePenalty(line []bool) int {
 		}
 		run = 1
 	}
-	pattern := []bool{true, false, true, true, true, false, true}
 	for i := 0; i+7 <= len(line); i++ {
-		match := true
-		for j, want := range pattern {
-			if line[i+j] != want {
-				match = false
-				break
-			}
-		}
-		if match && (isLight(line, i-4, i) || isLight(line, i+7, i+11)) {
+		w := line[i : i+7 : i+7]
+		// dark, light, dark ×3, light, dark: the 1:1:3:1:1 pattern
+		if w[0] && !w[1] && w[2] && w[3] && w[4] && !w[5] && w[6] && (isLight(line, i-4, i) || isLight(line, i+7, i+11)) {
 			score += 40
 		}
 	}
@@ -491,15 +497,19 @@ func isLight(line []bool, from, to int) bool {
 // given (both HTML-escaped); presentation attributes only (no style), so it
 // renders under a CSP without 'unsafe-inline'.
 func (q *Code) SVG(id, label string) string {
-	var d strings.Builder
+	d := make([]byte, 0, q.size*q.size*8)
 	for y := range q.size {
 		for x := range q.size {
 			if q.modules[y][x] {
-				fmt.Fprintf(&d, "M%d %dh1v1h-1z", x+quietZone, y+quietZone)
+				d = append(d, 'M')
+				d = strconv.AppendInt(d, int64(x+quietZone), 10)
+				d = append(d, ' ')
+				d = strconv.AppendInt(d, int64(y+quietZone), 10)
+				d = append(d, "h1v1h-1z"...)
 			}
 		}
 	}
 	n := q.size + 2*quietZone
 	return fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" id="%s" role="img" aria-label="%s" viewBox="0 0 %d %d" width="%d" height="%d" shape-rendering="crispEdges"><rect width="%d" height="%d" fill="#fff"/><path fill="#000" d="%s"/></svg>`,
-		html.EscapeString(id), html.EscapeString(label), n, n, n*6, n*6, n, n, d.String())
+		html.EscapeString(id), html.EscapeString(label), n, n, n*6, n*6, n, n, d)
 }

@@ -1,6 +1,8 @@
-package refresh
+package ratelimit
 
 import (
+	"net"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -12,10 +14,10 @@ type Rate struct {
 	Every time.Duration
 }
 
-// limiter enforces a Rate per key, in memory, as the generic cell rate
+// Limiter enforces a Rate per key, in memory, as the generic cell rate
 // algorithm: per key only the theoretical arrival time of the next request
 // is kept, which is equivalent to a token bucket without floating point.
-type limiter struct {
+type Limiter struct {
 	rate    Rate
 	maxKeys int
 
@@ -24,13 +26,14 @@ type limiter struct {
 	lastSweep time.Time
 }
 
-func newLimiter(r Rate, maxKeys int) *limiter {
-	return &limiter{rate: r, maxKeys: maxKeys, tat: map[string]time.Time{}}
+// New returns a Limiter of rate r that tracks at most maxKeys keys.
+func New(r Rate, maxKeys int) *Limiter {
+	return &Limiter{rate: r, maxKeys: maxKeys, tat: map[string]time.Time{}}
 }
 
-// allow takes one token for key at now. When none is left it returns the
+// Allow takes one token for key at now. When none is left it returns the
 // wait until one is.
-func (l *limiter) allow(key string, now time.Time) (wait time.Duration, ok bool) {
+func (l *Limiter) Allow(key string, now time.Time) (wait time.Duration, ok bool) {
 	if l.rate.Burst <= 0 {
 		return 0, true
 	}
@@ -58,7 +61,7 @@ func (l *limiter) allow(key string, now time.Time) (wait time.Duration, ok bool)
 // evictOne drops one key. The dropped key restarts with a full bucket:
 // under a flood of more than maxKeys active keys the limit is enforced on
 // a best-effort basis (see doc.go), memory stays at maxKeys entries.
-func (l *limiter) evictOne() {
+func (l *Limiter) evictOne() {
 	for k := range l.tat {
 		delete(l.tat, k)
 		return
@@ -69,7 +72,7 @@ func (l *limiter) evictOne() {
 // has refilled completely (they behave exactly like absent keys). A sweep
 // runs at most once per second so a full table cannot make every request
 // pay for a scan.
-func (l *limiter) room(now time.Time) bool {
+func (l *Limiter) room(now time.Time) bool {
 	if len(l.tat) < l.maxKeys {
 		return true
 	}
@@ -82,4 +85,37 @@ func (l *limiter) room(now time.Time) bool {
 		}
 	}
 	return len(l.tat) < l.maxKeys
+}
+
+// ClientKey is the per-client key of a request's remote address (as the
+// forwarded middleware left it): the IP, IPv6 clients by their /64, the
+// smallest block a host usually controls.
+func ClientKey(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// RetryAfter is the wait as whole seconds, rounded up, at least 1 (an
+// HTTP Retry-After value).
+func RetryAfter(d time.Duration) int {
+	return max(1, int((d+time.Second-1)/time.Second))
+}
+
+// Keys is the number of keys tracked now (at most maxKeys).
+func (l *Limiter) Keys() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.tat)
 }
