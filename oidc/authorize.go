@@ -2,6 +2,7 @@ package oidc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"html/template"
 	"maps"
@@ -121,7 +122,52 @@ func parseAuthorize(v url.Values) (req authzRequest, local, redirect *oauth.Erro
 	mode := first(v, "response_mode")
 	req.mode = errorMode(rt, rtOK, mode)
 	req.responseType = rt
-	return req, nil, parseRest(v, &req, rtOK, mode)
+	if e := parseRest(v, &req, rtOK, mode); e != nil {
+		if raw, ok := v["request"]; ok && len(raw) == 1 {
+			routeByRequestObject(&req, raw[0], mode)
+		}
+		return req, nil, e
+	}
+	return req, nil, nil
+}
+
+// requestObjectRouting is what a request object (OIDC Core §6.1) says
+// about where its answer goes. Its parameters supersede the query's, so
+// the refusal of an object (request_not_supported) goes to the
+// response_mode and carries the state the object carried; nothing else of
+// the object is used, and its signature is not checked, because only the
+// already validated redirect URI receives the error.
+type requestObjectRouting struct {
+	ResponseType string `json:"response_type"`
+	ResponseMode string `json:"response_mode"`
+	State        string `json:"state"`
+}
+
+// routeByRequestObject sets req.mode and req.state from the payload of a
+// compact JWS or unsecured JWT (RFC 7519 §6) given as the request
+// parameter; an undecodable object changes nothing.
+func routeByRequestObject(req *authzRequest, object, mode string) {
+	if len(object) > maxTokenBytes || strings.Count(object, ".") != 2 {
+		return
+	}
+	_, rest, _ := strings.Cut(object, ".")
+	payload, _, _ := strings.Cut(rest, ".")
+	raw, err := decodeSegment(payload)
+	var o requestObjectRouting
+	if err != nil || json.Unmarshal(raw, &o) != nil {
+		return
+	}
+	rt, rtOK := req.responseType, req.responseType.supported()
+	if o.ResponseType != "" {
+		rt, rtOK = parseResponseType(o.ResponseType)
+	}
+	if o.ResponseMode != "" {
+		mode = o.ResponseMode
+	}
+	req.mode = errorMode(rt, rtOK, mode)
+	if validEcho(o.State) {
+		req.state = o.State
+	}
 }
 
 // parseRest checks every parameter after client_id and redirect_uri, in a
@@ -260,11 +306,13 @@ func validEcho(s string) bool {
 	return true
 }
 
-// parseNonce: required whenever an ID token or access token is returned
-// from the authorization endpoint (OIDC Core §3.2.2.1, §3.3.2.11).
+// parseNonce: required whenever an ID token is returned from the
+// authorization endpoint (OIDC Core §3.2.2.1 for id_token and id_token
+// token, §3.3.2.1 for code id_token and code id_token token); optional
+// for code and code token.
 func parseNonce(nonce string, rt responseType) (string, *oauth.Error) {
 	switch {
-	case nonce == "" && rt != rtCode:
+	case nonce == "" && rt&rtIDToken != 0:
 		return "", oauth.ErrRequired("nonce")
 	case nonce != "" && !validEcho(nonce):
 		return "", oauth.ErrInvalid("nonce", "nonce must be 1 to 512 visible ASCII characters")

@@ -67,7 +67,7 @@ func FuzzParseAuthorize(f *testing.F) {
 			return
 		}
 		if !req.responseType.supported() || !hasScope(req.scope, scopeOpenID) ||
-			(req.responseType != rtCode && req.nonce == "") || (req.mode == modeQuery && req.responseType != rtCode) {
+			(req.responseType&rtIDToken != 0 && req.nonce == "") || (req.mode == modeQuery && req.responseType != rtCode) {
 			t.Fatalf("accepted invalid request %q: %+v", raw, req)
 		}
 		for name, vals := range v {
