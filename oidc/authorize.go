@@ -101,6 +101,7 @@ type authzRequest struct {
 	scope                 string // granted scopes, canonical order
 	state, nonce          string
 	codeChallenge         string
+	acr                   string // weakest level acr_values accept
 }
 
 // parseAuthorize parses the parameters of an authorization request. A
@@ -213,6 +214,9 @@ func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *oauth.E
 		return e
 	}
 	if req.codeChallenge, e = parsePKCE(first(v, "code_challenge"), first(v, "code_challenge_method")); e != nil {
+		return e
+	}
+	if req.acr, e = parseACRValues(first(v, "acr_values")); e != nil {
 		return e
 	}
 	return parsePrompt(first(v, "prompt"))
@@ -383,7 +387,7 @@ func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request, s Sign
 		return
 	}
 	s.Start(w, oauth.Request{ClientID: req.clientID, RedirectURI: req.redirectURI, ResponseType: req.responseType.String(),
-		Mode: req.mode, Scope: req.scope, State: req.state, Nonce: req.nonce, CodeChallenge: req.codeChallenge})
+		Mode: req.mode, Scope: req.scope, State: req.state, Nonce: req.nonce, CodeChallenge: req.codeChallenge, ACR: req.acr})
 }
 
 func authorizeParams(w http.ResponseWriter, r *http.Request) (url.Values, *oauth.Error) {
@@ -437,10 +441,12 @@ func (p *Provider) Denied(req oauth.Request, detail string) url.Values {
 	return oauth.ErrorParams(oauth.NewError(http.StatusForbidden, "access_denied", "access_denied", "", detail), req.State)
 }
 
-// respond delivers authorization response parameters to the validated
-// redirect URI in the given mode: a 303 with a query or fragment, or a
+// respond delivers authorization response parameters, with the issuer
+// identifier (RFC 9207), to the validated redirect URI in the given mode: a 303 with a query or fragment, or a
 // self-submitting form (OAuth 2.0 Form Post Response Mode).
 func (p *Provider) respond(w http.ResponseWriter, target *url.URL, mode string, params url.Values) {
+	params = maps.Clone(params)
+	params.Set("iss", p.issuer) // RFC 9207 §2, on success and error alike
 	if mode == modeFormPost {
 		p.formPostPage(w, target, params)
 		return
@@ -496,6 +502,9 @@ func (p *Provider) RestartURL(req oauth.Request) string {
 	}
 	if req.CodeChallenge != "" {
 		v.Set("code_challenge_method", pkceS256)
+	}
+	if req.ACR != "" {
+		v.Set("acr_values", acrOf(req.ACR))
 	}
 	return p.issuer + pathAuthorize + "?" + v.Encode()
 }

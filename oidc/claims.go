@@ -31,6 +31,7 @@ type grant struct {
 	sub      string // nullifier hash, "0x" + 64 lowercase hex
 	level    string // orb or device
 	authTime time.Time
+	profile  string // the app's record.App.Profile
 }
 
 func hasScope(scope, want string) bool {
@@ -69,12 +70,23 @@ func (p *Provider) userClaims(sub, level, scope string) map[string]any {
 // accessToken are the values issued alongside in the same response; their
 // hashes are included where OIDC Core §3.3.2.11 requires them (hybrid and
 // implicit responses), so pass "" for the token endpoint.
+//
+// The current profile (doc/interfaces.md §2.4.1) adds acr and amr, drops the
+// two legacy claims and lives idTokenLifetimeCurrent.
 func (p *Provider) idTokenClaims(g grant, now time.Time, jti, code, accessToken string) map[string]any {
 	c := p.userClaims(g.sub, g.level, g.scope)
+	lifetime := tokenLifetime
+	if currentProfile(g.profile) {
+		delete(c, p.betaClaim)
+		delete(c, p.v1Claim)
+		c["acr"] = acrOf(g.level)
+		c["amr"] = []string{amrPoP}
+		lifetime = idTokenLifetimeCurrent
+	}
 	c["iss"] = p.issuer
 	c["aud"] = g.clientID
 	c["iat"] = now.Unix()
-	c["exp"] = now.Add(tokenLifetime).Unix()
+	c["exp"] = now.Add(lifetime).Unix()
 	c["auth_time"] = g.authTime.Unix()
 	c["jti"] = jti
 	if g.nonce != "" {

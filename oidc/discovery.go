@@ -29,6 +29,9 @@ type discoveryDoc struct {
 	RequestParameterSupported  bool     `json:"request_parameter_supported"`
 	RequestURIParameterSupport bool     `json:"request_uri_parameter_supported"`
 	ClaimsParameterSupported   bool     `json:"claims_parameter_supported"`
+	ACRValuesSupported         []string `json:"acr_values_supported"`
+	// RFC 9207 §3: every authorization response carries iss.
+	AuthorizationResponseIss bool `json:"authorization_response_iss_parameter_supported"`
 }
 
 // discoveryDocument encodes the document once; it never changes while the
@@ -53,8 +56,10 @@ func (p *Provider) discoveryDocument() ([]byte, error) {
 		CodeChallengeMethods:     []string{pkceS256},
 		ClaimsSupported: []string{
 			"iss", "sub", "aud", "exp", "iat", "auth_time", "jti", "nonce", "at_hash", "c_hash",
-			p.betaClaim, p.v1Claim, "email", "name", "given_name", "family_name",
+			p.betaClaim, p.v1Claim, "email", "name", "given_name", "family_name", "acr", "amr",
 		},
+		ACRValuesSupported:       acrValuesSupported(),
+		AuthorizationResponseIss: true,
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

@@ -42,14 +42,20 @@
 // "code token", "code id_token token" (values in any order; "token" alone
 // is refused as unsupported_response_type). Response modes: query (code
 // only, doc/interfaces.md §4.1), fragment (default for all but code), form_post.
-// nonce is required for every response type but code (OIDC Core §3.2.2.1,
-// §3.3.2.11). PKCE: S256 only; a code_challenge without method means plain
+// nonce is required when an ID token comes back from /authorize (OIDC
+// Core §3.2.2.1, §3.3.2.1), so not for code and code token. PKCE: S256 only; a code_challenge without method means plain
 // and is refused. Scopes: openid is required, email and profile are
 // granted when asked, unknown scopes are ignored. prompt=none gives
 // login_required (there is no session); request, request_uri and
-// registration give their *_not_supported errors; other OIDC parameters
-// (max_age, display, ui_locales, login_hint, id_token_hint, acr_values,
-// claims) are ignored: every sign-in is a fresh proof.
+// registration give their *_not_supported errors, a refused request
+// object's response_mode, response_type and state (OIDC Core §6.1)
+// deciding where the error goes; acr_values is honoured (acr.go: the
+// proof must satisfy one known value, else access_denied); other OIDC
+// parameters (max_age, display, ui_locales, login_hint, id_token_hint,
+// claims) are ignored: every sign-in is a fresh proof. Every authorization
+// response carries iss (RFC 9207). Apps on the current profile get acr,
+// amr ["pop"], no legacy claims, 5-minute codes and ID tokens
+// (doc/interfaces.md §2.4.1).
 //
 // Errors of /authorize (RFC 6749 §4.1.2.1): until client_id is known and
 // redirect_uri equals one of its registered URIs exactly (string

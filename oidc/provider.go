@@ -18,9 +18,13 @@ import (
 
 // Lifetimes (doc/interfaces.md §8, doc/design.md §4).
 const (
-	tokenLifetime   = 3600 * time.Second // access and ID tokens
-	codeLifetime    = 10 * time.Minute
-	defaultRotation = 30 * 24 * time.Hour
+	tokenLifetime = 3600 * time.Second // access and ID tokens
+	codeLifetime  = 10 * time.Minute
+	// The current profile's codes and ID tokens (doc/interfaces.md §2.4.1),
+	// as World's provider issues them.
+	codeLifetimeCurrent    = 5 * time.Minute
+	idTokenLifetimeCurrent = 5 * time.Minute
+	defaultRotation        = 30 * 24 * time.Hour
 )
 
 // defaultEmailDomain is the email claim's domain when the issuer's host is

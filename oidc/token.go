@@ -58,6 +58,7 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 		p.out.WriteError(w, e)
 		return
 	}
+	g.profile = app.Profile
 	resp, err := p.issueTokens(g)
 	if err != nil {
 		p.out.WriteError(w, p.out.Internal("token: sign", err))
@@ -194,7 +195,8 @@ func (p *Provider) issueTokens(g grant) (tokenResponse, error) {
 
 // AuthorizationResponse is the authorization response of a request the
 // user approved: the code and tokens, or access_denied when the operator
-// disabled or deleted the app since the approval. An error (store or
+// disabled or deleted the app since the approval or when the proof is
+// weaker than every acr the request's acr_values accept. An error (store or
 // randomness) leaves nothing usable issued: a code saved before it was
 // shown to nobody and expires unused.
 func (p *Provider) AuthorizationResponse(ctx context.Context, req oauth.Request, approved record.SigninProgress) (url.Values, error) {
@@ -205,12 +207,15 @@ func (p *Provider) AuthorizationResponse(ctx context.Context, req oauth.Request,
 	if err != nil {
 		return nil, err
 	}
+	if !satisfies(approved.VerificationLevel, req.ACR) {
+		return oauth.ErrorParams(errACRUnmet(approved.VerificationLevel, req.ACR), req.State), nil
+	}
 	rawGrant, err := p.random(16)
 	if err != nil {
 		return nil, err
 	}
 	g := grant{id: hex.EncodeToString(rawGrant), clientID: req.ClientID, scope: req.Scope, nonce: req.Nonce,
-		sub: approved.Subject, level: approved.VerificationLevel, authTime: approved.AuthTime}
+		sub: approved.Subject, level: approved.VerificationLevel, authTime: approved.AuthTime, profile: app.Profile}
 	return p.authorizationResponse(ctx, req, g)
 }
 
@@ -231,11 +236,15 @@ func (p *Provider) authorizationResponse(ctx context.Context, req oauth.Request,
 			return nil, err
 		}
 		code = base64.RawURLEncoding.EncodeToString(raw)
+		lifetime := codeLifetime
+		if currentProfile(g.profile) {
+			lifetime = codeLifetimeCurrent
+		}
 		err = p.store.SaveCode(ctx, record.AuthCode{
 			ID: oauth.HashHex(code), GrantID: g.id, ClientID: g.clientID, RedirectURI: req.RedirectURI,
 			Scope: g.scope, Nonce: g.nonce, CodeChallenge: req.CodeChallenge,
 			Subject: g.sub, VerificationLevel: g.level, AuthTime: g.authTime,
-			ExpiresAt: now.Add(codeLifetime), RetainUntil: now.Add(codeLifetime + tokenLifetime),
+			ExpiresAt: now.Add(lifetime), RetainUntil: now.Add(lifetime + tokenLifetime),
 		})
 		if err != nil {
 			return nil, err

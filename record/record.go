@@ -53,7 +53,16 @@ type App struct {
 	// UpdatedAt is the time of the last operator change after creation
 	// (zero: none).
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	// Profile is the Sign in with World ID contract the app gets: "" (the
+	// v1 contract, ProfileV1) or ProfileCurrent (doc/interfaces.md §2.4.1).
+	Profile string `json:"profile,omitempty"`
 }
+
+// App profiles (App.Profile).
+const (
+	ProfileV1      = ""
+	ProfileCurrent = "current"
+)
 
 // Environment is the environment whose trees the app's proofs use.
 func (a App) Environment() string {

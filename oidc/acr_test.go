@@ -1,0 +1,110 @@
+package oidc
+
+import (
+	"testing"
+	"time"
+
+	gooidc "github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+
+	"worldid/internal/oauth"
+	"worldid/record"
+)
+
+// setProfile registers the fixture's app under profile.
+func (f *fixture) setProfile(profile string) {
+	f.app.Profile = profile
+	f.store.apps[f.app.ID] = f.app
+}
+
+// TestCurrentProfileClaims: an app on the current profile gets acr per
+// level, amr pop and auth_time (checked by go-oidc), no legacy claims, and
+// 5-minute codes and ID tokens.
+func TestCurrentProfileClaims(t *testing.T) {
+	for _, level := range []string{"orb", "device"} {
+		t.Run(level, func(t *testing.T) {
+			f := newFixture(t)
+			f.setProfile(record.ProfileCurrent)
+			rp := newRelyingParty(t, f, oauth2.AuthStyleInHeader)
+			verifier := oauth2.GenerateVerifier()
+			params := redirectParams(t, rp.authorize(t, rp.conf.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier), gooidc.Nonce("n")), level), modeQuery)
+			if params.Get("iss") != f.issuer {
+				t.Fatalf("iss %q", params.Get("iss"))
+			}
+			tok := must(rp.conf.Exchange(rp.ctx, params.Get("code"), oauth2.VerifierOption(verifier)))
+			idt, claims := rp.verifyIDToken(t, tok.Extra("id_token").(string), "n")
+			var c struct {
+				ACR      string   `json:"acr"`
+				AMR      []string `json:"amr"`
+				AuthTime int64    `json:"auth_time"`
+			}
+			if err := idt.Claims(&c); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"orb": acrOrb, "device": acrDevice}[level]
+			if c.ACR != want || len(c.AMR) != 1 || c.AMR[0] != "pop" || c.AuthTime != testStart.Unix() {
+				t.Fatalf("acr %q amr %v auth_time %d", c.ACR, c.AMR, c.AuthTime)
+			}
+			if claims[f.issuer+"/beta"] != nil || claims[f.issuer+"/v1"] != nil {
+				t.Fatalf("legacy claims in the current profile: %v", claims)
+			}
+			if got := idt.Expiry.Sub(idt.IssuedAt); got != 5*time.Minute {
+				t.Fatalf("ID token lives %v", got)
+			}
+		})
+	}
+}
+
+// TestCurrentProfileCodeLifetime: the code expires after 5 minutes.
+func TestCurrentProfileCodeLifetime(t *testing.T) {
+	f := newFixture(t)
+	f.setProfile(record.ProfileCurrent)
+	params := responseParams(t, f.signIn(authorizeQuery(), "orb"), modeQuery)
+	c := f.store.codes[oauth.HashHex(params.Get("code"))]
+	if got := c.rec.ExpiresAt.Sub(testStart); got != 5*time.Minute {
+		t.Fatalf("code lives %v", got)
+	}
+}
+
+// TestV1ProfileHasNoACR: the v1 contract is unchanged: no acr or amr,
+// the legacy claims and one-hour ID tokens.
+func TestV1ProfileHasNoACR(t *testing.T) {
+	f := newFixture(t)
+	rp := newRelyingParty(t, f, oauth2.AuthStyleInHeader)
+	params := redirectParams(t, rp.authorize(t, rp.conf.AuthCodeURL("s", gooidc.Nonce("n")), "orb"), modeQuery)
+	tok := must(rp.conf.Exchange(rp.ctx, params.Get("code")))
+	idt, claims := rp.verifyIDToken(t, tok.Extra("id_token").(string), "n")
+	if claims["acr"] != nil || claims["amr"] != nil || claims[f.issuer+"/v1"] == nil || idt.Expiry.Sub(idt.IssuedAt) != time.Hour {
+		t.Fatalf("v1 claims changed: %v", claims)
+	}
+}
+
+// TestACRValues: a proof weaker than every requested acr is refused with
+// a clear error; a proof that satisfies one is accepted; unknown values
+// are ignored.
+func TestACRValues(t *testing.T) {
+	for _, tc := range []struct {
+		acrValues, level string
+		ok               bool
+	}{
+		{acrOrb, "orb", true},
+		{acrOrb, "device", false},
+		{acrDevice, "orb", true},
+		{acrOrb + " " + acrDevice, "device", true},
+		{"1 2", "device", true},
+		{"urn:unknown " + acrOrb, "device", false},
+	} {
+		t.Run(tc.acrValues+"/"+tc.level, func(t *testing.T) {
+			f := newFixture(t)
+			q := authorizeQuery()
+			q.Set("acr_values", tc.acrValues)
+			params := responseParams(t, f.signIn(q, tc.level), modeQuery)
+			if tc.ok != (params.Get("code") != "") {
+				t.Fatalf("params %v", params)
+			}
+			if !tc.ok && (params.Get("error") != "access_denied" || params.Get("state") != "st-1" || params.Get("iss") != f.issuer) {
+				t.Fatalf("error params %v", params)
+			}
+		})
+	}
+}
