@@ -75,6 +75,10 @@ type Store interface {
 	// IsGrantRevoked reports whether a replayed code revoked the grant.
 	// Unknown grants are not revoked.
 	IsGrantRevoked(ctx context.Context, grantID string) (bool, error)
+	// RevokeGrant marks an id revoked (a grant whose access token was
+	// revoked, or a login session ended by logout) until retainUntil;
+	// revoking again never shortens the retention.
+	RevokeGrant(ctx context.Context, grantID string, retainUntil time.Time) error
 
 	// PruneExpired forgets sign-in progress and scan marks (the sign-in
 	// flow's records, pruned with the codes by Run) whose ExpiresAt is not
