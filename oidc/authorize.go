@@ -2,6 +2,7 @@ package oidc
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"html/template"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"worldid/internal/leaf/page"
@@ -102,6 +104,14 @@ type authzRequest struct {
 	state, nonce          string
 	codeChallenge         string
 	acr                   string // weakest level acr_values accept
+	promptNone            bool   // answer from the login session, never the wallet
+	silent                silentRequest
+}
+
+// oauthRequest is the request as the sign-in flow and the response carry it.
+func (req authzRequest) oauthRequest() oauth.Request {
+	return oauth.Request{ClientID: req.clientID, RedirectURI: req.redirectURI, ResponseType: req.responseType.String(),
+		Mode: req.mode, Scope: req.scope, State: req.state, Nonce: req.nonce, CodeChallenge: req.codeChallenge, ACR: req.acr}
 }
 
 // parseAuthorize parses the parameters of an authorization request. A
@@ -219,7 +229,31 @@ func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *oauth.E
 	if req.acr, e = parseACRValues(first(v, "acr_values")); e != nil {
 		return e
 	}
-	return parsePrompt(first(v, "prompt"))
+	if req.promptNone, e = parsePrompt(first(v, "prompt")); e != nil {
+		return e
+	}
+	if req.silent.maxAge, e = parseMaxAge(first(v, "max_age")); e != nil {
+		return e
+	}
+	req.silent.hintSubject, req.silent.hintGiven = first(v, "id_token_hint"), v.Has("id_token_hint")
+	return nil
+}
+
+// maxMaxAge bounds max_age (a year of seconds), so that it converts to a
+// time.Duration without overflow.
+const maxMaxAge = 366 * 24 * 3600
+
+// parseMaxAge: a non-negative decimal number of seconds (OIDC Core
+// §3.1.2.1); absent is -1.
+func parseMaxAge(s string) (int64, *oauth.Error) {
+	if s == "" {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || s[0] == '+' {
+		return 0, oauth.ErrInvalid("max_age", "max_age must be a non-negative number of seconds")
+	}
+	return min(n, maxMaxAge), nil
 }
 
 // singleLocal returns the one non-empty value of a parameter that decides
@@ -342,26 +376,27 @@ func parsePKCE(challenge, method string) (string, *oauth.Error) {
 	return challenge, nil
 }
 
-// parsePrompt: the provider keeps no session, so prompt=none can never be
-// satisfied (OIDC Core §3.1.2.6); login, consent and select_account are
-// what always happens anyway.
-func parsePrompt(prompt string) *oauth.Error {
+// parsePrompt reads prompt (OIDC Core §3.1.2.1) and reports whether it
+// is none, which is answered from the login session alone (session.go);
+// login, consent and select_account are what every other request gets
+// anyway: a fresh proof by the wallet.
+func parsePrompt(prompt string) (none bool, e *oauth.Error) {
 	if prompt == "" {
-		return nil
+		return false, nil
 	}
 	values := strings.Split(prompt, " ")
 	for _, v := range values {
 		if !slices.Contains([]string{"none", "login", "consent", "select_account"}, v) {
-			return oauth.ErrInvalid("prompt", "prompt values are none, login, consent and select_account")
+			return false, oauth.ErrInvalid("prompt", "prompt values are none, login, consent and select_account")
 		}
 	}
 	if slices.Contains(values, "none") {
 		if len(values) > 1 {
-			return oauth.ErrInvalid("prompt", "prompt none cannot be combined with other values")
+			return false, oauth.ErrInvalid("prompt", "prompt none cannot be combined with other values")
 		}
-		return oauth.NewError(http.StatusBadRequest, "login_required", "login_required", "prompt", "the user must sign in with the wallet")
+		return true, nil
 	}
-	return nil
+	return false, nil
 }
 
 // serveAuthorize handles GET (query) and POST (form body) authorization
@@ -377,7 +412,7 @@ func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request, s Sign
 		p.out.ErrorPage(w, local)
 		return
 	}
-	_, target, e := p.validateClient(r.Context(), req.clientID, req.redirectURI)
+	app, target, e := p.validateClient(r.Context(), req.clientID, req.redirectURI)
 	if e != nil {
 		p.out.ErrorPage(w, e)
 		return
@@ -386,8 +421,45 @@ func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request, s Sign
 		p.respond(w, target, req.mode, oauth.ErrorParams(redirect, req.state))
 		return
 	}
-	s.Start(w, oauth.Request{ClientID: req.clientID, RedirectURI: req.redirectURI, ResponseType: req.responseType.String(),
-		Mode: req.mode, Scope: req.scope, State: req.state, Nonce: req.nonce, CodeChallenge: req.codeChallenge, ACR: req.acr})
+	if req.promptNone {
+		p.respond(w, target, req.mode, p.silentResponse(r, req, app))
+		return
+	}
+	s.Start(w, req.oauthRequest())
+}
+
+// silentResponse answers prompt=none from the login session
+// (session.go): the response a fresh sign-in would give, with the
+// session's subject, level and auth_time, or login_required.
+func (p *Provider) silentResponse(r *http.Request, req authzRequest, app record.App) url.Values {
+	ctx := r.Context()
+	sess, err := p.session(ctx, r)
+	if errors.Is(err, errNoSession) {
+		return oauth.ErrorParams(errLoginRequired("there is no login session; the user must sign in with the wallet"), req.state)
+	}
+	if err != nil {
+		return oauth.ErrorParams(p.out.Internal("authorize: read session", err), req.state)
+	}
+	if req.silent.hintGiven {
+		req.silent.hintSubject, req.silent.hintGiven = p.idTokenHintSubject(req.silent.hintSubject, req.clientID)
+		if !req.silent.hintGiven {
+			return oauth.ErrorParams(errLoginRequired("id_token_hint is not an ID token issued here to this app"), req.state)
+		}
+	}
+	g, e := p.silentGrant(sess, req, req.silent)
+	if e != nil {
+		return oauth.ErrorParams(e, req.state)
+	}
+	rawGrant, err := p.random(16)
+	if err != nil {
+		return oauth.ErrorParams(p.out.Internal("authorize: random", err), req.state)
+	}
+	g.id, g.profile = hex.EncodeToString(rawGrant), app.Profile
+	params, err := p.authorizationResponse(ctx, req.oauthRequest(), g)
+	if err != nil {
+		return oauth.ErrorParams(p.out.Internal("authorize: silent response", err), req.state)
+	}
+	return params
 }
 
 func authorizeParams(w http.ResponseWriter, r *http.Request) (url.Values, *oauth.Error) {
@@ -427,11 +499,19 @@ func (p *Provider) validateClient(ctx context.Context, clientID, redirectURI str
 
 // Respond delivers authorization response parameters to the redirect URI
 // of a request this provider validated, in its response mode.
+//
+// The parameters of a successful AuthorizationResponse carry the login
+// session, which Respond sets as the session cookie instead of sending it.
 func (p *Provider) Respond(w http.ResponseWriter, req oauth.Request, params url.Values) {
 	target, err := url.Parse(req.RedirectURI)
 	if err != nil {
 		p.out.ErrorPage(w, p.out.Internal("respond: redirect_uri", err))
 		return
+	}
+	if sealed := params.Get(sessionParam); sealed != "" {
+		params = maps.Clone(params)
+		params.Del(sessionParam)
+		p.setSessionCookie(w, sealed)
 	}
 	p.respond(w, target, req.Mode, params)
 }

@@ -30,6 +30,9 @@ type discoveryDoc struct {
 	RequestURIParameterSupport bool     `json:"request_uri_parameter_supported"`
 	ClaimsParameterSupported   bool     `json:"claims_parameter_supported"`
 	ACRValuesSupported         []string `json:"acr_values_supported"`
+	RevocationEndpoint         string   `json:"revocation_endpoint"`
+	RevocationAuthMethods      []string `json:"revocation_endpoint_auth_methods_supported"`
+	EndSessionEndpoint         string   `json:"end_session_endpoint"`
 	// RFC 9207 §3: every authorization response carries iss.
 	AuthorizationResponseIss bool `json:"authorization_response_iss_parameter_supported"`
 }
@@ -59,6 +62,9 @@ func (p *Provider) discoveryDocument() ([]byte, error) {
 			p.betaClaim, p.v1Claim, "email", "name", "given_name", "family_name", "acr", "amr",
 		},
 		ACRValuesSupported:       acrValuesSupported(),
+		RevocationEndpoint:       p.issuer + pathRevoke,
+		RevocationAuthMethods:    authMethods,
+		EndSessionEndpoint:       p.issuer + pathEndSession,
 		AuthorizationResponseIss: true,
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")

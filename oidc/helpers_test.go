@@ -39,8 +39,8 @@ type memStore struct {
 	codes    map[string]*memCode
 	revoked  map[string]bool
 	ended    map[string]time.Time // RevokeGrant: id → retain until
-	fail     error            // returned by every method when set
-	failOnce map[string]error // method name → error of its next call only
+	fail     error                // returned by every method when set
+	failOnce map[string]error     // method name → error of its next call only
 }
 
 type memCode struct {

@@ -121,26 +121,33 @@ type Options struct {
 	// make "<sub>@127.0.0.1", not an address: RFC 5322 §3.4.1 wants a
 	// bracketed literal that most validators refuse), defaultEmailDomain.
 	EmailDomain string
+
+	// SessionLifetime bounds the login session a completed sign-in leaves
+	// in the browser (session.go): 0 means DefaultSessionLifetime, a
+	// negative value turns sessions off (prompt=none is then always
+	// login_required).
+	SessionLifetime time.Duration
 }
 
 // Provider is the OpenID Connect provider. Its methods are safe for
 // concurrent use.
 type Provider struct {
-	issuer      string
-	store       Store
-	rand        io.Reader
-	now         func() time.Time
-	log         *slog.Logger
-	out         oauth.Responder
-	routes      oauth.Router
-	sunset      time.Time
-	enforce     bool
-	rotation    time.Duration
-	emailDomain string // host of the issuer, for the email claim
-	betaClaim   string // "{base_url}/beta"
-	v1Claim     string // "{base_url}/v1"
-	discovery   []byte // pre-encoded discovery document
-	keys        keyRing
+	issuer          string
+	store           Store
+	rand            io.Reader
+	now             func() time.Time
+	log             *slog.Logger
+	out             oauth.Responder
+	routes          oauth.Router
+	sunset          time.Time
+	enforce         bool
+	rotation        time.Duration
+	emailDomain     string        // host of the issuer, for the email claim
+	sessionLifetime time.Duration // ≤ 0: no login sessions
+	betaClaim       string        // "{base_url}/beta"
+	v1Claim         string        // "{base_url}/v1"
+	discovery       []byte        // pre-encoded discovery document
+	keys            keyRing
 }
 
 // New validates o, loads the signing keys from the store (creating the
@@ -154,15 +161,19 @@ func New(o Options) (*Provider, error) {
 		return nil, errors.New("oidc: Options.Store, Rand and Now are required")
 	}
 	p := &Provider{
-		issuer:      issuer.String(),
-		store:       o.Store,
-		rand:        o.Rand,
-		now:         o.Now,
-		log:         o.Log,
-		sunset:      o.SunsetDate,
-		enforce:     o.SunsetEnforce,
-		rotation:    o.KeyRotationPeriod,
-		emailDomain: o.EmailDomain,
+		issuer:          issuer.String(),
+		store:           o.Store,
+		rand:            o.Rand,
+		now:             o.Now,
+		log:             o.Log,
+		sunset:          o.SunsetDate,
+		enforce:         o.SunsetEnforce,
+		rotation:        o.KeyRotationPeriod,
+		emailDomain:     o.EmailDomain,
+		sessionLifetime: o.SessionLifetime,
+	}
+	if p.sessionLifetime == 0 {
+		p.sessionLifetime = DefaultSessionLifetime
 	}
 	if p.emailDomain == "" {
 		p.emailDomain = issuer.Hostname()
@@ -231,6 +242,8 @@ func (p *Provider) Register(mux *http.ServeMux, s Signin) {
 	p.Route(mux, pathToken, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodPost: p.serveToken})
 	p.Route(mux, pathIntrospect, oauth.APIRoute, oauth.Methods{http.MethodPost: p.serveIntrospect})
 	p.Route(mux, pathUserinfo, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodGet: p.serveUserinfo, http.MethodPost: p.serveUserinfo})
+	p.Route(mux, pathRevoke, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodPost: p.serveRevoke})
+	p.Route(mux, pathEndSession, oauth.PageRoute, oauth.Methods{http.MethodGet: p.serveEndSession, http.MethodPost: p.serveEndSession})
 }
 
 // Route registers a route of Sign in with World ID on mux with the
@@ -250,6 +263,8 @@ const (
 	pathToken      = "/token"
 	pathIntrospect = "/introspect"
 	pathUserinfo   = "/userinfo"
+	pathRevoke     = "/revoke"
+	pathEndSession = "/end_session"
 )
 
 // DeprecationSentence tells the user when sign-in v1 shuts down; it is

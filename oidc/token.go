@@ -216,7 +216,15 @@ func (p *Provider) AuthorizationResponse(ctx context.Context, req oauth.Request,
 	}
 	g := grant{id: hex.EncodeToString(rawGrant), clientID: req.ClientID, scope: req.Scope, nonce: req.Nonce,
 		sub: approved.Subject, level: approved.VerificationLevel, authTime: approved.AuthTime, profile: app.Profile}
-	return p.authorizationResponse(ctx, req, g)
+	v, err := p.authorizationResponse(ctx, req, g)
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := p.newSession(g, p.now())
+	if err != nil {
+		return nil, err
+	}
+	return withSession(v, sealed), nil
 }
 
 // authorizationResponse issues what the response type asks for: a code

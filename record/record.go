@@ -56,6 +56,9 @@ type App struct {
 	// Profile is the Sign in with World ID contract the app gets: "" (the
 	// v1 contract, ProfileV1) or ProfileCurrent (doc/interfaces.md §2.4.1).
 	Profile string `json:"profile,omitempty"`
+	// PostLogoutRedirectURIs are where RP-initiated logout may return the
+	// user agent (exact string match).
+	PostLogoutRedirectURIs []string `json:"post_logout_redirect_uris,omitempty"`
 }
 
 // App profiles (App.Profile).
