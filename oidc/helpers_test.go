@@ -580,7 +580,7 @@ func responseParams(t testing.TB, w *httptest.ResponseRecorder, mode string) url
 		if loc.RawQuery != "" {
 			t.Fatalf("fragment response also has a query: %s", loc)
 		}
-		raw = loc.Fragment
+		raw = loc.EscapedFragment()
 	} else if loc.Fragment != "" {
 		t.Fatalf("query response has a fragment: %s", loc)
 	}
