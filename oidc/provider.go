@@ -75,6 +75,10 @@ type Store interface {
 	// IsGrantRevoked reports whether a replayed code revoked the grant.
 	// Unknown grants are not revoked.
 	IsGrantRevoked(ctx context.Context, grantID string) (bool, error)
+	// UseProofOnce atomically remembers key until expiresAt; a key
+	// remembered before is record.ErrExists. (The sign-in flow spends
+	// proofs with it; the provider spends client assertions' jti.)
+	UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error
 	// RevokeGrant marks an id revoked (a grant whose access token was
 	// revoked, or a login session ended by logout) until retainUntil;
 	// revoking again never shortens the retention.

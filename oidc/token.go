@@ -34,6 +34,7 @@ type tokenRequest struct {
 // clientCredentials are the presented client id and secret.
 type clientCredentials struct {
 	id, secret string
+	method     string // record.AuthClientSecretBasic or record.AuthClientSecretPost
 }
 
 // serveToken redeems an authorization code. Check order follows the
@@ -313,8 +314,17 @@ func (p *Provider) authenticatedForm(w http.ResponseWriter, r *http.Request) (re
 }
 
 // authenticate identifies the client by client_secret_basic or
-// client_secret_post (doc/design.md §4) and checks the secret in constant time.
+// client_secret_post (doc/design.md §4), checking the secret in constant
+// time, or by private_key_jwt (clientauth.go); the method must be the one
+// the app registered (record.App.TokenEndpointAuthMethod: "" allows
+// either secret method).
 func (p *Provider) authenticate(r *http.Request, params map[string]string) (record.App, *oauth.Error) {
+	if _, ok := params["client_assertion_type"]; ok {
+		return p.authenticateAssertion(r, params)
+	}
+	if _, ok := params["client_assertion"]; ok {
+		return p.authenticateAssertion(r, params)
+	}
 	creds, e := parseClientCredentials(r.Header.Get("Authorization"), params)
 	if e != nil {
 		return record.App{}, e
@@ -331,6 +341,9 @@ func (p *Provider) authenticate(r *http.Request, params map[string]string) (reco
 	if err != nil || subtle.ConstantTimeCompare(got[:], want) != 1 {
 		return app, errUnauthenticated("invalid client credentials")
 	}
+	if m := app.TokenEndpointAuthMethod; m != "" && m != creds.method {
+		return app, errUnauthenticated("this client must authenticate with " + m)
+	}
 	return app, nil
 }
 
@@ -339,7 +352,7 @@ func (p *Provider) authenticate(r *http.Request, params map[string]string) (reco
 // client_secret in the body; using both is an error (RFC 6749 §2.3).
 func parseClientCredentials(authorization string, params map[string]string) (clientCredentials, *oauth.Error) {
 	if authorization == "" {
-		creds := clientCredentials{params["client_id"], params["client_secret"]}
+		creds := clientCredentials{params["client_id"], params["client_secret"], record.AuthClientSecretPost}
 		if creds.id == "" || creds.secret == "" {
 			return creds, errUnauthenticated("client authentication is required (HTTP Basic or client_secret_post)")
 		}
@@ -365,5 +378,5 @@ func parseClientCredentials(authorization string, params map[string]string) (cli
 	if bodyID, ok := params["client_id"]; ok && bodyID != id {
 		return clientCredentials{}, oauth.ErrInvalid("client_id", "client_id differs from the Basic credentials")
 	}
-	return clientCredentials{id, secret}, nil
+	return clientCredentials{id, secret, record.AuthClientSecretBasic}, nil
 }

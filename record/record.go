@@ -59,7 +59,23 @@ type App struct {
 	// PostLogoutRedirectURIs are where RP-initiated logout may return the
 	// user agent (exact string match).
 	PostLogoutRedirectURIs []string `json:"post_logout_redirect_uris,omitempty"`
+	// TokenEndpointAuthMethod is how the app authenticates at /token,
+	// /introspect and /revoke: "" (client_secret_basic or
+	// client_secret_post, as every app before it), or exactly one of
+	// AuthClientSecretBasic, AuthClientSecretPost, AuthPrivateKeyJWT.
+	TokenEndpointAuthMethod string `json:"token_endpoint_auth_method,omitempty"`
+	// JWKS is the app's registered JSON Web Key Set (RFC 7517 §5), the
+	// keys of its private_key_jwt client assertions.
+	JWKS string `json:"jwks,omitempty"`
 }
+
+// Client authentication methods (App.TokenEndpointAuthMethod; OIDC Core
+// §9).
+const (
+	AuthClientSecretBasic = "client_secret_basic"
+	AuthClientSecretPost  = "client_secret_post"
+	AuthPrivateKeyJWT     = "private_key_jwt"
+)
 
 // App profiles (App.Profile).
 const (

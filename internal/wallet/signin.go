@@ -29,6 +29,9 @@ type SignInResult struct {
 	FormPage  string     // the form_post page, or ""
 	Params    url.Values // response parameters from the redirect or the form
 	MatchCode string     // the code the wait page and the wallet showed
+	// Browser is the browser that finished the sign-in, with its cookies
+	// (the provider's login session among them), to continue as it.
+	Browser *http.Client
 }
 
 // SignIn completes an authorization request playing both sides: the
@@ -245,12 +248,12 @@ func (w *Wallet) Submit(ctx context.Context, s SignInSubmission) (SignInResult, 
 		if u.Fragment != "" {
 			params, err = url.ParseQuery(u.Fragment)
 		}
-		return SignInResult{Location: loc, Params: params, MatchCode: s.MatchCode}, err
+		return SignInResult{Location: loc, Params: params, MatchCode: s.MatchCode, Browser: s.browser}, err
 	case http.StatusOK:
 		if matchCodePattern.Match(body) {
 			return SignInResult{}, errors.New("wallet: the browser is still waiting after the approval")
 		}
-		return SignInResult{FormPage: string(body), Params: formFields(string(body)), MatchCode: s.MatchCode}, nil
+		return SignInResult{FormPage: string(body), Params: formFields(string(body)), MatchCode: s.MatchCode, Browser: s.browser}, nil
 	default:
 		return SignInResult{}, fmt.Errorf("wallet: finish: %s: %.300s", resp.Status, body)
 	}
