@@ -74,6 +74,7 @@ func adminCommands() map[string]adminCommand {
 	var (
 		appReq      admin.CreateAppRequest
 		uris        stringList
+		logoutURIs  stringList
 		identityReq admin.AddIdentityRequest
 		rootReq     admin.AddRootRequest
 		limitReq    admin.ActionLimitRequest
@@ -95,9 +96,14 @@ func adminCommands() map[string]adminCommand {
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&appReq.Name, "name", "", "app name (required)")
 				fs.Var(&uris, "redirect-uri", "allowed redirect URI (repeatable, at least one)")
+				fs.StringVar(&appReq.Profile, "profile", "", `sign-in profile: empty (the v1 contract) or "current"`)
+				fs.StringVar(&appReq.TokenEndpointAuthMethod, "token-endpoint-auth-method", "",
+					"client_secret_basic, client_secret_post or private_key_jwt (default: either secret method)")
+				fs.StringVar(&appReq.JWKS, "jwks", "", "the app's public JWKS (JSON), for private_key_jwt")
+				fs.Var(&logoutURIs, "post-logout-redirect-uri", "where RP-initiated logout may return (repeatable)")
 			},
 			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
-				appReq.RedirectURIs = uris
+				appReq.RedirectURIs, appReq.PostLogoutRedirectURIs = uris, logoutURIs
 				a, err := c.CreateApp(ctx, appReq)
 				return a, fmt.Sprintf("app_id        %s\nrp_id         %s\nclient_secret %s   (shown once: store it now)\nredirect_uris %s\n",
 					a.AppID, a.RPID, a.ClientSecret, strings.Join(a.RedirectURIs, " ")), err

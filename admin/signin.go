@@ -1,0 +1,85 @@
+package admin
+
+import (
+	"encoding/json"
+	"slices"
+
+	"worldid/record"
+)
+
+// maxJWKSBytes bounds a registered JWKS (a few public keys).
+const maxJWKSBytes = 16 << 10
+
+// SigninSettings are an app's Sign in with World ID settings beyond its
+// redirect URIs (doc/interfaces.md §2.4.1, §4.1, §5). The zero value is
+// what every app had before them: the v1 contract, either secret method
+// at /token, no logout redirect. They ride inline in CreateAppRequest,
+// ImportAppRequest and AppInfo.
+type SigninSettings struct {
+	// Profile is "" (the v1 contract) or "current".
+	Profile string `json:"profile,omitempty"`
+	// TokenEndpointAuthMethod is "", client_secret_basic,
+	// client_secret_post or private_key_jwt (which needs JWKS).
+	TokenEndpointAuthMethod string `json:"token_endpoint_auth_method,omitempty"`
+	// JWKS is the app's public JSON Web Key Set (RFC 7517 §5) as a JSON
+	// text: the keys of its private_key_jwt assertions.
+	JWKS string `json:"jwks,omitempty"`
+	// PostLogoutRedirectURIs are where RP-initiated logout may return to
+	// (the rules of redirect URIs).
+	PostLogoutRedirectURIs []string `json:"post_logout_redirect_uris,omitempty"`
+}
+
+// validate checks the settings as the provider will use them.
+func (s SigninSettings) validate() error {
+	if s.Profile != record.ProfileV1 && s.Profile != record.ProfileCurrent {
+		return badRequest("profile must be empty (the v1 contract) or %q", record.ProfileCurrent)
+	}
+	methods := []string{"", record.AuthClientSecretBasic, record.AuthClientSecretPost, record.AuthPrivateKeyJWT}
+	if !slices.Contains(methods, s.TokenEndpointAuthMethod) {
+		return badRequest("token_endpoint_auth_method must be empty, %s, %s or %s",
+			record.AuthClientSecretBasic, record.AuthClientSecretPost, record.AuthPrivateKeyJWT)
+	}
+	if (s.TokenEndpointAuthMethod == record.AuthPrivateKeyJWT) != (s.JWKS != "") {
+		return badRequest("jwks is required with private_key_jwt and only with it")
+	}
+	if s.JWKS != "" {
+		if err := validateJWKS(s.JWKS); err != nil {
+			return err
+		}
+	}
+	if err := validateRedirectURIs(s.PostLogoutRedirectURIs, 0); err != nil {
+		return badRequest("post_logout_%v", err)
+	}
+	return nil
+}
+
+// validateJWKS: a JSON object whose keys array holds public keys only (no
+// "d", the private member of RSA and EC keys, RFC 7518 §6.2.2.1, §6.3.2.1).
+func validateJWKS(raw string) error {
+	var set struct {
+		Keys []map[string]any `json:"keys"`
+	}
+	if len(raw) > maxJWKSBytes || json.Unmarshal([]byte(raw), &set) != nil || len(set.Keys) == 0 {
+		return badRequest("jwks must be a JSON Web Key Set with at least one key, at most %d bytes", maxJWKSBytes)
+	}
+	for _, k := range set.Keys {
+		if _, private := k["d"]; private {
+			return badRequest("jwks must hold public keys only")
+		}
+		if kty := k["kty"]; kty != "RSA" && kty != "EC" {
+			return badRequest("jwks keys must be RSA or EC")
+		}
+	}
+	return nil
+}
+
+// apply stores the settings in app.
+func (s SigninSettings) apply(app *record.App) {
+	app.Profile, app.TokenEndpointAuthMethod, app.JWKS = s.Profile, s.TokenEndpointAuthMethod, s.JWKS
+	app.PostLogoutRedirectURIs = s.PostLogoutRedirectURIs
+}
+
+func signinSettingsOf(app record.App) SigninSettings {
+	return SigninSettings{Profile: app.Profile, TokenEndpointAuthMethod: app.TokenEndpointAuthMethod, JWKS: app.JWKS,
+		PostLogoutRedirectURIs: app.PostLogoutRedirectURIs}
+}
