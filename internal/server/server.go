@@ -255,7 +255,11 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	m.NewGaugeFunc("worldid_connections_open", "Open connections, by listener.", func(report func(float64, ...string)) {
 		report(float64(publicConns.Open()), "public")
 	}, "server")
-	s.serve("public", publicConns, forwarded.Middleware(cfg.trustedProxies, instrument.Wrap("public", public)), cfg.tls)
+	publicHandler := forwarded.Middleware(cfg.trustedProxies, instrument.Wrap("public", public))
+	if cfg.tls != nil {
+		publicHandler = withHSTS(publicHandler)
+	}
+	s.serve("public", publicConns, publicHandler, cfg.tls)
 	s.serve("admin", adminLn, instrument.Wrap("admin", adminMux), nil)
 
 	if err := s.finishFirstStart(ctx, cfg, stdout); err != nil {
