@@ -27,7 +27,21 @@ type SigninSettings struct {
 	// PostLogoutRedirectURIs are where RP-initiated logout may return to
 	// (the rules of redirect URIs).
 	PostLogoutRedirectURIs []string `json:"post_logout_redirect_uris,omitempty"`
+	// PKCE is "required" or "optional" (empty: optional, as for every app
+	// before the setting). `worldid app create` sends "required" unless
+	// told otherwise (RFC 9700 §2.1.1 for new apps); imports and API
+	// clients that omit it keep today's behaviour.
+	PKCE string `json:"pkce,omitempty"`
+	// ResponseTypes limit the app to these response types; empty allows
+	// every supported one.
+	ResponseTypes []string `json:"response_types,omitempty"`
 }
+
+// PKCE settings.
+const (
+	pkceRequired = "required"
+	pkceOptional = "optional"
+)
 
 // validate checks the settings as the provider will use them.
 func (s SigninSettings) validate() error {
@@ -49,6 +63,14 @@ func (s SigninSettings) validate() error {
 	}
 	if err := validateRedirectURIs(s.PostLogoutRedirectURIs, 0); err != nil {
 		return badRequest("post_logout_%v", err)
+	}
+	if s.PKCE != "" && s.PKCE != pkceRequired && s.PKCE != pkceOptional {
+		return badRequest("pkce must be %s or %s", pkceRequired, pkceOptional)
+	}
+	for _, rt := range s.ResponseTypes {
+		if !record.ValidResponseType(rt) {
+			return badRequest("response_types: %q is not a supported response type (canonical order: code id_token token)", rt)
+		}
 	}
 	return nil
 }
@@ -76,10 +98,15 @@ func validateJWKS(raw string) error {
 // apply stores the settings in app.
 func (s SigninSettings) apply(app *record.App) {
 	app.Profile, app.TokenEndpointAuthMethod, app.JWKS = s.Profile, s.TokenEndpointAuthMethod, s.JWKS
-	app.PostLogoutRedirectURIs = s.PostLogoutRedirectURIs
+	app.PostLogoutRedirectURIs, app.ResponseTypes = s.PostLogoutRedirectURIs, s.ResponseTypes
+	app.PKCERequired = s.PKCE == pkceRequired
 }
 
 func signinSettingsOf(app record.App) SigninSettings {
+	pkce := pkceOptional
+	if app.PKCERequired {
+		pkce = pkceRequired
+	}
 	return SigninSettings{Profile: app.Profile, TokenEndpointAuthMethod: app.TokenEndpointAuthMethod, JWKS: app.JWKS,
-		PostLogoutRedirectURIs: app.PostLogoutRedirectURIs}
+		PostLogoutRedirectURIs: app.PostLogoutRedirectURIs, PKCE: pkce, ResponseTypes: app.ResponseTypes}
 }

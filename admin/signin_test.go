@@ -15,7 +15,7 @@ const testJWKS = `{"keys":[{"kty":"EC","crv":"P-256","kid":"k1","x":"MKBCTNIcKUS
 func TestSigninSettings(t *testing.T) {
 	srv, st := newTestServer(t)
 	c := &Client{BaseURL: srv.URL, Token: testToken, HTTP: srv.Client()}
-	settings := SigninSettings{Profile: record.ProfileCurrent, TokenEndpointAuthMethod: record.AuthPrivateKeyJWT, JWKS: testJWKS,
+	settings := SigninSettings{PKCE: "required", ResponseTypes: []string{"code"}, Profile: record.ProfileCurrent, TokenEndpointAuthMethod: record.AuthPrivateKeyJWT, JWKS: testJWKS,
 		PostLogoutRedirectURIs: []string{"https://rp.example/bye"}}
 	created, err := c.CreateApp(t.Context(), CreateAppRequest{Name: "Current", RedirectURIs: []string{"https://rp.example/cb"}, SigninSettings: settings})
 	if err != nil {
@@ -23,12 +23,14 @@ func TestSigninSettings(t *testing.T) {
 	}
 	stored := st.apps[len(st.apps)-1]
 	if stored.Profile != record.ProfileCurrent || stored.TokenEndpointAuthMethod != record.AuthPrivateKeyJWT || stored.JWKS != testJWKS ||
-		!slices.Equal(stored.PostLogoutRedirectURIs, settings.PostLogoutRedirectURIs) || created.Profile != record.ProfileCurrent {
+		!slices.Equal(stored.PostLogoutRedirectURIs, settings.PostLogoutRedirectURIs) || created.Profile != record.ProfileCurrent ||
+		!stored.PKCERequired || !slices.Equal(stored.ResponseTypes, []string{"code"}) || created.PKCE != "required" {
 		t.Fatalf("stored %+v, answered %+v", stored, created)
 	}
 	line := `{"app_id":"app_00000000000000000000000000000001","rp_id":"rp_0000000000000001","name":"Imported","redirect_uris":[],"profile":"current","token_endpoint_auth_method":"client_secret_basic"}`
 	imported, err := c.ImportApps(t.Context(), []byte(line+"\n"), false)
-	if err != nil || len(imported.Apps) != 1 || imported.Apps[0].TokenEndpointAuthMethod != record.AuthClientSecretBasic {
+	if err != nil || len(imported.Apps) != 1 || imported.Apps[0].TokenEndpointAuthMethod != record.AuthClientSecretBasic ||
+		imported.Apps[0].PKCE != "optional" || st.apps[len(st.apps)-1].PKCERequired {
 		t.Fatalf("import: %+v %v", imported, err)
 	}
 	for name, bad := range map[string]SigninSettings{
@@ -39,6 +41,9 @@ func TestSigninSettings(t *testing.T) {
 		"private key in jwks":     {TokenEndpointAuthMethod: record.AuthPrivateKeyJWT, JWKS: strings.Replace(testJWKS, `"kid"`, `"d":"x","kid"`, 1)},
 		"jwks not a set":          {TokenEndpointAuthMethod: record.AuthPrivateKeyJWT, JWKS: `{"kty":"EC"}`},
 		"bad logout URI":          {PostLogoutRedirectURIs: []string{"http://rp.example/bye"}},
+		"unknown pkce":            {PKCE: "maybe"},
+		"token alone":             {ResponseTypes: []string{"token"}},
+		"non-canonical type":      {ResponseTypes: []string{"token id_token"}},
 	} {
 		if _, err := c.CreateApp(t.Context(), CreateAppRequest{Name: "Bad", RedirectURIs: []string{"https://rp.example/cb"}, SigninSettings: bad}); err == nil {
 			t.Errorf("%s accepted", name)

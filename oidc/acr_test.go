@@ -1,6 +1,8 @@
 package oidc
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,5 +108,41 @@ func TestACRValues(t *testing.T) {
 				t.Fatalf("error params %v", params)
 			}
 		})
+	}
+}
+
+// TestAppPolicy: an app limited to some response types refuses the others
+// (unauthorized_client), and one requiring PKCE refuses a code request
+// without a challenge; both as redirected errors.
+func TestAppPolicy(t *testing.T) {
+	f := newFixture(t)
+	f.app.ResponseTypes = []string{"code"}
+	f.app.PKCERequired = true
+	f.store.apps[f.app.ID] = f.app
+	q := authorizeQuery()
+	q.Set("response_type", "id_token")
+	wantRedirectError(t, f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, nil), modeFragment, "unauthorized_client", "st-1")
+	wantRedirectError(t, f.do(http.MethodGet, "/authorize?"+authorizeQuery().Encode(), nil, nil), modeQuery, "invalid_request", "st-1")
+	q = authorizeQuery()
+	q.Set("code_challenge", pkceChallenge(testVerifier))
+	q.Set("code_challenge_method", "S256")
+	if w := f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, nil); w.Code != http.StatusSeeOther ||
+		!strings.HasPrefix(w.Header().Get("Location"), f.issuer+"/authorize/wait?") {
+		t.Fatalf("code with PKCE: %s", describe(w))
+	}
+}
+
+// TestResponseTypeListsAgree: the response types an operator may limit an
+// app to are the ones the provider supports.
+func TestResponseTypeListsAgree(t *testing.T) {
+	for _, rt := range supportedResponseTypes() {
+		if !record.ValidResponseType(rt) {
+			t.Errorf("%q supported but not valid for an app", rt)
+		}
+	}
+	for _, rt := range []string{"token", "id_token code", "", "none"} {
+		if record.ValidResponseType(rt) {
+			t.Errorf("%q valid for an app", rt)
+		}
 	}
 }

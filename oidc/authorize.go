@@ -417,6 +417,9 @@ func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request, s Sign
 		p.out.ErrorPage(w, e)
 		return
 	}
+	if redirect == nil {
+		redirect = checkAppPolicy(app, req)
+	}
 	if redirect != nil {
 		p.respond(w, target, req.mode, oauth.ErrorParams(redirect, req.state))
 		return
@@ -426,6 +429,21 @@ func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request, s Sign
 		return
 	}
 	s.Start(w, req.oauthRequest())
+}
+
+// checkAppPolicy applies the app's registered posture (RFC 9700 §2.1.1,
+// §2.1.2): the response types it may use, and PKCE when it requires it.
+func checkAppPolicy(app record.App, req authzRequest) *oauth.Error {
+	rt := req.responseType.String()
+	switch {
+	case len(app.ResponseTypes) > 0 && !slices.Contains(app.ResponseTypes, rt):
+		return oauth.NewError(http.StatusBadRequest, "unauthorized_client", "unauthorized_client", "response_type",
+			"this client may not use response_type "+rt)
+	case app.PKCERequired && req.responseType&rtCode != 0 && req.codeChallenge == "":
+		return oauth.NewError(http.StatusBadRequest, "required", "invalid_request", "code_challenge",
+			"this client must send a PKCE code_challenge (S256)")
+	}
+	return nil
 }
 
 // silentResponse answers prompt=none from the login session

@@ -67,6 +67,14 @@ type App struct {
 	// JWKS is the app's registered JSON Web Key Set (RFC 7517 §5), the
 	// keys of its private_key_jwt client assertions.
 	JWKS string `json:"jwks,omitempty"`
+	// PKCERequired refuses authorization requests for a code without a
+	// PKCE challenge (RFC 9700 §2.1.1); apps created by the operator get
+	// it by default, imported and earlier apps keep it off.
+	PKCERequired bool `json:"pkce_required,omitempty"`
+	// ResponseTypes are the response types the app may use (canonical
+	// spelling: "code", "id_token token", …); empty allows every
+	// supported one, as before the setting.
+	ResponseTypes []string `json:"response_types,omitempty"`
 }
 
 // Client authentication methods (App.TokenEndpointAuthMethod; OIDC Core
@@ -76,6 +84,17 @@ const (
 	AuthClientSecretPost  = "client_secret_post"
 	AuthPrivateKeyJWT     = "private_key_jwt"
 )
+
+// ValidResponseType reports whether s is a response type an app may be
+// limited to (App.ResponseTypes): the canonical spellings package oidc
+// supports (its tests check the two lists agree).
+func ValidResponseType(s string) bool {
+	switch s {
+	case "code", "id_token", "id_token token", "code id_token", "code token", "code id_token token":
+		return true
+	}
+	return false
+}
 
 // App profiles (App.Profile).
 const (

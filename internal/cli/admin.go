@@ -72,18 +72,19 @@ type adminCommand struct {
 // adminCommands are keyed by "<command> <subcommand>".
 func adminCommands() map[string]adminCommand {
 	var (
-		appReq      admin.CreateAppRequest
-		uris        stringList
-		logoutURIs  stringList
-		identityReq admin.AddIdentityRequest
-		rootReq     admin.AddRootRequest
-		limitReq    admin.ActionLimitRequest
-		anchorReq   admin.AnchorRequest
-		orbID       string
-		idFile      string
-		replace     bool
-		newName     string
-		newURIs     stringList
+		appReq        admin.CreateAppRequest
+		uris          stringList
+		logoutURIs    stringList
+		responseTypes stringList
+		identityReq   admin.AddIdentityRequest
+		rootReq       admin.AddRootRequest
+		limitReq      admin.ActionLimitRequest
+		anchorReq     admin.AnchorRequest
+		orbID         string
+		idFile        string
+		replace       bool
+		newName       string
+		newURIs       stringList
 	)
 	tree := func(identifier, environment *string) func(fs *flag.FlagSet) {
 		return func(fs *flag.FlagSet) {
@@ -101,9 +102,11 @@ func adminCommands() map[string]adminCommand {
 					"client_secret_basic, client_secret_post or private_key_jwt (default: either secret method)")
 				fs.StringVar(&appReq.JWKS, "jwks", "", "the app's public JWKS (JSON), for private_key_jwt")
 				fs.Var(&logoutURIs, "post-logout-redirect-uri", "where RP-initiated logout may return (repeatable)")
+				fs.StringVar(&appReq.PKCE, "pkce", "required", "PKCE for the code flow: required (RFC 9700) or optional")
+				fs.Var(&responseTypes, "response-type", `a response type the app may use, e.g. "code" (repeatable; default all)`)
 			},
 			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
-				appReq.RedirectURIs, appReq.PostLogoutRedirectURIs = uris, logoutURIs
+				appReq.RedirectURIs, appReq.PostLogoutRedirectURIs, appReq.ResponseTypes = uris, logoutURIs, responseTypes
 				a, err := c.CreateApp(ctx, appReq)
 				return a, fmt.Sprintf("app_id        %s\nrp_id         %s\nclient_secret %s   (shown once: store it now)\nredirect_uris %s\n",
 					a.AppID, a.RPID, a.ClientSecret, strings.Join(a.RedirectURIs, " ")), err

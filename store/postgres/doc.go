@@ -74,7 +74,9 @@
 // backups; each creation deletes up to 16 dead rows. Migration 9 adds
 // apps.profile (text, empty for every existing app: the v1 contract) and
 // apps.post_logout_redirect_uris (text[], empty by default),
-// apps.token_endpoint_auth_method and apps.jwks (text, empty by default).
+// apps.token_endpoint_auth_method and apps.jwks (text, empty by default),
+// apps.pkce_required (boolean, false) and apps.response_types (text[],
+// empty: all).
 //
 // Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
 // JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero
