@@ -3,8 +3,6 @@ package oidc
 import (
 	"net/http"
 	"time"
-
-	"worldid/internal/oauth"
 )
 
 // serveRevoke is token revocation (RFC 7009 §2) for access tokens: the
@@ -13,19 +11,12 @@ import (
 // revoking related tokens); /introspect and /userinfo then refuse them.
 // Any other token, another client's, or one already expired or revoked
 // is answered 200 too (§2.2), so that the answer reveals nothing.
-// token_type_hint is accepted and ignored (§2.1).
+// token_type_hint is accepted and ignored (§2.1). A disabled app may
+// revoke too: its tokens are inactive already.
 func (p *Provider) serveRevoke(w http.ResponseWriter, r *http.Request) {
-	app, params, e := p.authenticatedForm(w, r)
-	if e == nil && app.Disabled {
-		e = errClientDisabled()
-	}
+	app, token, e := p.tokenForm(w, r)
 	if e != nil {
 		p.out.WriteError(w, e)
-		return
-	}
-	token := params["token"]
-	if token == "" {
-		p.out.WriteError(w, oauth.ErrRequired("token"))
 		return
 	}
 	if c, err := p.parseAccessToken(token); err == nil && c.ClientID == app.ID {
