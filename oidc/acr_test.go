@@ -53,6 +53,9 @@ func TestCurrentProfileClaims(t *testing.T) {
 			if got := idt.Expiry.Sub(idt.IssuedAt); got != 5*time.Minute {
 				t.Fatalf("ID token lives %v", got)
 			}
+			if info := rp.userinfo(t, tok.AccessToken); info[f.issuer+"/beta"] != nil || info[f.issuer+"/v1"] != nil || info["sub"] != claims["sub"] {
+				t.Fatalf("userinfo of the current profile: %v", info)
+			}
 		})
 	}
 }

@@ -453,7 +453,7 @@ func (p *Provider) silentResponse(r *http.Request, req authzRequest, app record.
 	ctx := r.Context()
 	sess, err := p.session(ctx, r)
 	if errors.Is(err, errNoSession) {
-		return oauth.ErrorParams(errLoginRequired("there is no login session; the user must sign in with the wallet"), req.state)
+		return oauth.ErrorParams(errLoginRequired("there is no login session: the user must sign in with the wallet"), req.state)
 	}
 	if err != nil {
 		return oauth.ErrorParams(p.out.Internal("authorize: read session", err), req.state)

@@ -45,15 +45,16 @@ func hasScope(scope, want string) bool {
 
 // userClaims are the user information of doc/interfaces.md §2.4, limited to the
 // granted scopes (doc/design.md §4). They appear in ID tokens and /userinfo.
-func (p *Provider) userClaims(sub, level, scope string) map[string]any {
-	likely := "weak"
-	if level == oauth.LevelOrb {
-		likely = "strong"
-	}
-	c := map[string]any{
-		"sub":       sub,
-		p.betaClaim: map[string]string{"likely_human": likely, "credential_type": level},
-		p.v1Claim:   map[string]string{"verification_level": level},
+// The two legacy claims are the v1 contract's only (§2.4.1).
+func (p *Provider) userClaims(sub, level, scope, profile string) map[string]any {
+	c := map[string]any{"sub": sub}
+	if !currentProfile(profile) {
+		likely := "weak"
+		if level == oauth.LevelOrb {
+			likely = "strong"
+		}
+		c[p.betaClaim] = map[string]string{"likely_human": likely, "credential_type": level}
+		c[p.v1Claim] = map[string]string{"verification_level": level}
 	}
 	if hasScope(scope, scopeEmail) {
 		c["email"] = sub + "@" + p.emailDomain
@@ -74,11 +75,9 @@ func (p *Provider) userClaims(sub, level, scope string) map[string]any {
 // The current profile (doc/interfaces.md §2.4.1) adds acr and amr, drops the
 // two legacy claims and lives idTokenLifetimeCurrent.
 func (p *Provider) idTokenClaims(g grant, now time.Time, jti, code, accessToken string) map[string]any {
-	c := p.userClaims(g.sub, g.level, g.scope)
+	c := p.userClaims(g.sub, g.level, g.scope, g.profile)
 	lifetime := tokenLifetime
 	if currentProfile(g.profile) {
-		delete(c, p.betaClaim)
-		delete(c, p.v1Claim)
 		c["acr"] = acrOf(g.level)
 		c["amr"] = []string{amrPoP}
 		lifetime = idTokenLifetimeCurrent

@@ -127,7 +127,7 @@ func (p *Provider) silentGrant(s loginSession, req authzRequest, sr silentReques
 	authTime := time.Unix(s.AuthTime, 0).UTC()
 	switch {
 	case s.ClientID != req.clientID:
-		return grant{}, errLoginRequired("the login session is for another app; each app needs its own sign-in")
+		return grant{}, errLoginRequired("the login session is for another app: each app needs its own sign-in")
 	case sr.maxAge >= 0 && p.now().Sub(authTime) > time.Duration(sr.maxAge)*time.Second:
 		return grant{}, errLoginRequired("the sign-in is older than max_age")
 	case sr.hintGiven && sr.hintSubject != s.Sub:
