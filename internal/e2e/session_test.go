@@ -114,3 +114,34 @@ func exchangeAndVerify(t *testing.T, ctx context.Context, rp *relyingParty, code
 	}
 	return idClaims{sub: idt.Subject, authTime: c.AuthTime, acr: c.ACR}
 }
+
+// sessionAcrossReplicas: the login session a sign-in through A left in the
+// browser re-authenticates it silently on B; logout on B revokes it for A
+// too, even when a copy of the cookie is presented.
+func sessionAcrossReplicas(t *testing.T, browser *http.Client, a, b *serverProc, rp *relyingParty) {
+	t.Helper()
+	onB := *rp
+	onB.oauth.Endpoint.AuthURL = b.public + "/authorize"
+	if params := silentSignIn(t, browser, &onB, "r1", oauth2.GenerateVerifier()); params.Get("code") == "" {
+		t.Fatalf("prompt=none on B with A's session: %v", params)
+	}
+	issuer, err := url.Parse(a.public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, c := range browser.Jar.Cookies(issuer) {
+		kept = append(kept, c.Name+"="+c.Value)
+	}
+	resp, err := browser.Get(b.public + "/end_session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	copied := call(http.MethodGet, rp.oauth.AuthCodeURL("silent", oidc.Nonce("r2"), oauth2.SetAuthURLParam("prompt", "none")), "", "",
+		"Cookie", strings.Join(kept, "; "))(t)
+	if copied.errorCode() != "login_required" {
+		t.Fatalf("a copy of the session cookie after logout on B, on A: %d %s", copied.status, copied.header.Get("Location"))
+	}
+}
