@@ -100,6 +100,8 @@
 //	proof used once          primary key on spent_proofs
 //	code redeemed once       UPDATE … SET redeemed WHERE NOT redeemed AND expires_ns > now RETURNING;
 //	                         no row: INSERT INTO revoked_grants … SELECT … WHERE redeemed (a replay)
+//	revocation (RevokeGrant) INSERT INTO revoked_grants … ON CONFLICT DO UPDATE SET retain_ns =
+//	                         GREATEST(…): revoked access tokens' grants and ended login sessions
 //	one commitment per tree  unique (tree, commitment)
 //	leaf index order         INSERT INTO trees … ON CONFLICT DO UPDATE SET size = size + n RETURNING
 //	                         size - n, and the batch's n leaves from there (unnest … WITH
