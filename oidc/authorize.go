@@ -235,7 +235,7 @@ func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *oauth.E
 	if req.silent.maxAge, e = parseMaxAge(first(v, "max_age")); e != nil {
 		return e
 	}
-	req.silent.hintSubject, req.silent.hintGiven = first(v, "id_token_hint"), v.Has("id_token_hint")
+	req.silent.hint = first(v, "id_token_hint")
 	return nil
 }
 
@@ -458,13 +458,7 @@ func (p *Provider) silentResponse(r *http.Request, req authzRequest, app record.
 	if err != nil {
 		return oauth.ErrorParams(p.out.Internal("authorize: read session", err), req.state)
 	}
-	if req.silent.hintGiven {
-		req.silent.hintSubject, req.silent.hintGiven = p.idTokenHintSubject(req.silent.hintSubject, req.clientID)
-		if !req.silent.hintGiven {
-			return oauth.ErrorParams(errLoginRequired("id_token_hint is not an ID token issued here to this app"), req.state)
-		}
-	}
-	g, e := p.silentGrant(sess, req, req.silent)
+	g, e := p.silentGrant(sess, req)
 	if e != nil {
 		return oauth.ErrorParams(e, req.state)
 	}

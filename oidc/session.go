@@ -114,24 +114,23 @@ func sessionRevocationID(id string) string { return "session-" + id }
 
 // silentRequest is what a prompt=none request asks of the session.
 type silentRequest struct {
-	maxAge      int64 // -1: absent
-	hintSubject string
-	hintGiven   bool
+	maxAge int64  // -1: absent
+	hint   string // id_token_hint, "" when absent
 }
 
-// silentGrant is the grant a session gives a prompt=none request for
-// clientID (OIDC Core §3.1.2.6): the session's own app only, within
+// silentGrant is the grant a session gives a prompt=none request (OIDC
+// Core §3.1.2.6): the session's own app only, within
 // max_age, for the id_token_hint's subject, at the level acr_values
 // asks; otherwise login_required.
-func (p *Provider) silentGrant(s loginSession, req authzRequest, sr silentRequest) (grant, *oauth.Error) {
+func (p *Provider) silentGrant(s loginSession, req authzRequest) (grant, *oauth.Error) {
 	authTime := time.Unix(s.AuthTime, 0).UTC()
 	switch {
 	case s.ClientID != req.clientID:
 		return grant{}, errLoginRequired("the login session is for another app: each app needs its own sign-in")
-	case sr.maxAge >= 0 && p.now().Sub(authTime) > time.Duration(sr.maxAge)*time.Second:
+	case req.silent.maxAge >= 0 && p.now().Sub(authTime) > time.Duration(req.silent.maxAge)*time.Second:
 		return grant{}, errLoginRequired("the sign-in is older than max_age")
-	case sr.hintGiven && sr.hintSubject != s.Sub:
-		return grant{}, errLoginRequired("id_token_hint names another user than the login session's")
+	case req.silent.hint != "" && !p.hintNames(req.silent.hint, req.clientID, s.Sub):
+		return grant{}, errLoginRequired("id_token_hint is not an ID token issued here to this app for the login session's user")
 	case !satisfies(s.Level, req.acr):
 		return grant{}, errLoginRequired("the login session's level does not satisfy acr_values")
 	}
@@ -162,10 +161,11 @@ func (p *Provider) idTokenHint(hint string) (aud, sub string, ok bool) {
 	return c.Aud, c.Sub, true
 }
 
-// idTokenHintSubject is the subject of an ID token hint issued to clientID.
-func (p *Provider) idTokenHintSubject(hint, clientID string) (string, bool) {
-	aud, sub, ok := p.idTokenHint(hint)
-	return sub, ok && aud == clientID
+// hintNames reports whether hint is an ID token issued here to clientID
+// for sub.
+func (p *Provider) hintNames(hint, clientID, sub string) bool {
+	aud, hintSub, ok := p.idTokenHint(hint)
+	return ok && aud == clientID && hintSub == sub
 }
 
 // idTokenHintAudience is the client an ID token hint was issued to.
