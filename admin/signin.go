@@ -2,6 +2,7 @@ package admin
 
 import (
 	"encoding/json"
+	"net/url"
 	"slices"
 
 	"worldid/record"
@@ -24,6 +25,8 @@ type SigninSettings struct {
 	// JWKS is the app's public JSON Web Key Set (RFC 7517 §5) as a JSON
 	// text: the keys of its private_key_jwt assertions.
 	JWKS string `json:"jwks,omitempty"`
+	// JWKSURI is the https URL of that set instead of JWKS.
+	JWKSURI string `json:"jwks_uri,omitempty"`
 	// PostLogoutRedirectURIs are where RP-initiated logout may return to
 	// (the rules of redirect URIs).
 	PostLogoutRedirectURIs []string `json:"post_logout_redirect_uris,omitempty"`
@@ -53,8 +56,14 @@ func (s SigninSettings) validate() error {
 		return badRequest("token_endpoint_auth_method must be empty, %s, %s or %s",
 			record.AuthClientSecretBasic, record.AuthClientSecretPost, record.AuthPrivateKeyJWT)
 	}
-	if (s.TokenEndpointAuthMethod == record.AuthPrivateKeyJWT) != (s.JWKS != "") {
-		return badRequest("jwks is required with private_key_jwt and only with it")
+	if (s.TokenEndpointAuthMethod == record.AuthPrivateKeyJWT) != (s.JWKS != "" || s.JWKSURI != "") || (s.JWKS != "" && s.JWKSURI != "") {
+		return badRequest("private_key_jwt needs one of jwks and jwks_uri, and only it uses them")
+	}
+	if s.JWKSURI != "" {
+		if u, err := url.Parse(s.JWKSURI); err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "" ||
+			len(s.JWKSURI) > maxRedirectURI {
+			return badRequest("jwks_uri must be an https URL without userinfo or fragment")
+		}
 	}
 	if s.JWKS != "" {
 		if err := validateJWKS(s.JWKS); err != nil {
@@ -97,7 +106,7 @@ func validateJWKS(raw string) error {
 
 // apply stores the settings in app.
 func (s SigninSettings) apply(app *record.App) {
-	app.Profile, app.TokenEndpointAuthMethod, app.JWKS = s.Profile, s.TokenEndpointAuthMethod, s.JWKS
+	app.Profile, app.TokenEndpointAuthMethod, app.JWKS, app.JWKSURI = s.Profile, s.TokenEndpointAuthMethod, s.JWKS, s.JWKSURI
 	app.PostLogoutRedirectURIs, app.ResponseTypes = s.PostLogoutRedirectURIs, s.ResponseTypes
 	app.PKCERequired = s.PKCE == pkceRequired
 }
@@ -107,6 +116,6 @@ func signinSettingsOf(app record.App) SigninSettings {
 	if app.PKCERequired {
 		pkce = pkceRequired
 	}
-	return SigninSettings{Profile: app.Profile, TokenEndpointAuthMethod: app.TokenEndpointAuthMethod, JWKS: app.JWKS,
+	return SigninSettings{Profile: app.Profile, TokenEndpointAuthMethod: app.TokenEndpointAuthMethod, JWKS: app.JWKS, JWKSURI: app.JWKSURI,
 		PostLogoutRedirectURIs: app.PostLogoutRedirectURIs, PKCE: pkce, ResponseTypes: app.ResponseTypes}
 }

@@ -27,6 +27,11 @@ func TestSigninSettings(t *testing.T) {
 		!stored.PKCERequired || !slices.Equal(stored.ResponseTypes, []string{"code"}) || created.PKCE != "required" {
 		t.Fatalf("stored %+v, answered %+v", stored, created)
 	}
+	if app, err := c.CreateApp(t.Context(), CreateAppRequest{Name: "By URI", RedirectURIs: []string{"https://rp.example/cb"},
+		SigninSettings: SigninSettings{TokenEndpointAuthMethod: record.AuthPrivateKeyJWT, JWKSURI: "https://rp.example/jwks"}}); err != nil ||
+		app.JWKSURI != "https://rp.example/jwks" {
+		t.Fatalf("jwks_uri app: %+v %v", app, err)
+	}
 	line := `{"app_id":"app_00000000000000000000000000000001","rp_id":"rp_0000000000000001","name":"Imported","redirect_uris":[],"profile":"current","token_endpoint_auth_method":"client_secret_basic"}`
 	imported, err := c.ImportApps(t.Context(), []byte(line+"\n"), false)
 	if err != nil || len(imported.Apps) != 1 || imported.Apps[0].TokenEndpointAuthMethod != record.AuthClientSecretBasic ||
@@ -42,6 +47,8 @@ func TestSigninSettings(t *testing.T) {
 		"jwks not a set":          {TokenEndpointAuthMethod: record.AuthPrivateKeyJWT, JWKS: `{"kty":"EC"}`},
 		"bad logout URI":          {PostLogoutRedirectURIs: []string{"http://rp.example/bye"}},
 		"unknown pkce":            {PKCE: "maybe"},
+		"jwks and jwks_uri":       {TokenEndpointAuthMethod: record.AuthPrivateKeyJWT, JWKS: testJWKS, JWKSURI: "https://rp.example/jwks"},
+		"http jwks_uri":           {TokenEndpointAuthMethod: record.AuthPrivateKeyJWT, JWKSURI: "http://rp.example/jwks"},
 		"token alone":             {ResponseTypes: []string{"token"}},
 		"non-canonical type":      {ResponseTypes: []string{"token id_token"}},
 	} {

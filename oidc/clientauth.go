@@ -23,7 +23,7 @@ import (
 
 // Client authentication with a signed JWT (private_key_jwt: RFC 7523 §2.2
 // and §3, OIDC Core §9). The app registers its public keys inline
-// (record.App.JWKS); jwks_uri is not fetched.
+// (record.App.JWKS) or their https jwks_uri (jwksuri.go).
 const (
 	assertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 	// maxAssertionLifetime bounds exp − now: an assertion is made for one
@@ -124,7 +124,14 @@ func (p *Provider) authenticateAssertion(r *http.Request, params map[string]stri
 	if app.TokenEndpointAuthMethod != record.AuthPrivateKeyJWT {
 		return app, errUnauthenticated("this client is not registered for private_key_jwt")
 	}
-	if err := verifyAssertion(a, app.JWKS); err != nil {
+	jwks := app.JWKS
+	if app.JWKSURI != "" {
+		if jwks, err = p.fetchJWKS(r.Context(), app.JWKSURI); err != nil {
+			p.log.Info("oidc: client jwks_uri", "client_id", app.ID, "err", err)
+			return app, errUnauthenticated("the client's jwks_uri could not be read")
+		}
+	}
+	if err := verifyAssertion(a, jwks); err != nil {
 		return app, errUnauthenticated("client_assertion: " + err.Error())
 	}
 	if e := p.checkAssertionClaims(c, r.URL.Path); e != nil {

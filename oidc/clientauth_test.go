@@ -6,8 +6,11 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"testing"
 	"time"
@@ -142,5 +145,48 @@ func TestBasicFormDecoding(t *testing.T) {
 	creds, e := parseClientCredentials("Basic "+base64.StdEncoding.EncodeToString([]byte("app%5Fx:a+b%2Bc")), map[string]string{})
 	if e != nil || creds.id != "app_x" || creds.secret != "a b+c" || creds.method != record.AuthClientSecretBasic {
 		t.Fatalf("%+v %v", creds, e)
+	}
+}
+
+// TestJWKSURI: an app's keys are read from its jwks_uri; the default
+// client refuses an address that is not public (here loopback), so a
+// registered URI cannot probe the server's network.
+func TestJWKSURI(t *testing.T) {
+	var jwks string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(jwks))
+	}))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		name   string
+		client *http.Client
+		status int
+	}{{"reachable", srv.Client(), http.StatusOK}, {"loopback refused", nil, http.StatusUnauthorized}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(o *Options) { o.JWKSClient = tc.client })
+			c := newAssertionClient(f)
+			jwks, f.app.JWKS, f.app.JWKSURI = f.app.JWKS, "", srv.URL+"/jwks"
+			f.store.apps[f.app.ID] = f.app
+			if status, _ := f.token(f.newCode(), assertionForm(c.assertion(nil)), nil); status != tc.status {
+				t.Fatalf("status %d, want %d", status, tc.status)
+			}
+			if _, err := f.p.fetchJWKS(t.Context(), srv.URL); tc.client == nil && !errors.Is(err, errForbiddenAddress) {
+				t.Fatalf("the guarded client dialed loopback: %v", err)
+			}
+		})
+	}
+}
+
+func TestPublicAddress(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"93.184.215.14": true, "2606:2800:21f:cb07:6820:80da:af6b:8b2c": true,
+		"127.0.0.1": false, "10.1.2.3": false, "192.168.1.1": false, "172.16.0.1": false, "169.254.169.254": false,
+		"100.64.0.1": false, "0.0.0.0": false, "::1": false, "fc00::1": false, "fe80::1": false, "224.0.0.1": false,
+		"::ffff:127.0.0.1": false,
+	} {
+		if got := publicAddress(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("publicAddress(%s) = %v", addr, got)
+		}
 	}
 }

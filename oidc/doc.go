@@ -178,8 +178,8 @@
 //
 // No consent memory, no refresh tokens, no dynamic client registration,
 // no request objects (refused, see above), no encrypted or symmetric
-// tokens, no jwks_uri fetch for private_key_jwt (the JWKS is registered
-// inline), no device authorization grant, no pairwise sector identifiers
+// tokens, no caching of a client's jwks_uri (fetched per authentication),
+// no device authorization grant, no pairwise sector identifiers
 // beyond today's per-app subject. A login session is silent only for
 // prompt=none and names one app (session.go).
 //

@@ -131,6 +131,10 @@ type Options struct {
 	// negative value turns sessions off (prompt=none is then always
 	// login_required).
 	SessionLifetime time.Duration
+
+	// JWKSClient fetches apps' jwks_uri (nil: the SSRF-guarded client of
+	// jwksuri.go; tests pass one that reaches their loopback server).
+	JWKSClient *http.Client
 }
 
 // Provider is the OpenID Connect provider. Its methods are safe for
@@ -148,9 +152,10 @@ type Provider struct {
 	rotation        time.Duration
 	emailDomain     string        // host of the issuer, for the email claim
 	sessionLifetime time.Duration // ≤ 0: no login sessions
-	betaClaim       string        // "{base_url}/beta"
-	v1Claim         string        // "{base_url}/v1"
-	discovery       []byte        // pre-encoded discovery document
+	jwksClient      *http.Client
+	betaClaim       string // "{base_url}/beta"
+	v1Claim         string // "{base_url}/v1"
+	discovery       []byte // pre-encoded discovery document
 	keys            keyRing
 }
 
@@ -175,6 +180,10 @@ func New(o Options) (*Provider, error) {
 		rotation:        o.KeyRotationPeriod,
 		emailDomain:     o.EmailDomain,
 		sessionLifetime: o.SessionLifetime,
+		jwksClient:      o.JWKSClient,
+	}
+	if p.jwksClient == nil {
+		p.jwksClient = newJWKSClient()
 	}
 	if p.sessionLifetime == 0 {
 		p.sessionLifetime = DefaultSessionLifetime

@@ -67,6 +67,9 @@ type App struct {
 	// JWKS is the app's registered JSON Web Key Set (RFC 7517 §5), the
 	// keys of its private_key_jwt client assertions.
 	JWKS string `json:"jwks,omitempty"`
+	// JWKSURI is where the app publishes that set instead (https; fetched
+	// at each private_key_jwt authentication, SSRF-guarded).
+	JWKSURI string `json:"jwks_uri,omitempty"`
 	// PKCERequired refuses authorization requests for a code without a
 	// PKCE challenge (RFC 9700 §2.1.1); apps created by the operator get
 	// it by default, imported and earlier apps keep it off.

@@ -101,6 +101,7 @@ func adminCommands() map[string]adminCommand {
 				fs.StringVar(&appReq.TokenEndpointAuthMethod, "token-endpoint-auth-method", "",
 					"client_secret_basic, client_secret_post or private_key_jwt (default: either secret method)")
 				fs.StringVar(&appReq.JWKS, "jwks", "", "the app's public JWKS (JSON), for private_key_jwt")
+				fs.StringVar(&appReq.JWKSURI, "jwks-uri", "", "https URL of the app's public JWKS, for private_key_jwt (instead of -jwks)")
 				fs.Var(&logoutURIs, "post-logout-redirect-uri", "where RP-initiated logout may return (repeatable)")
 				fs.StringVar(&appReq.PKCE, "pkce", "required", "PKCE for the code flow: required (RFC 9700) or optional")
 				fs.Var(&responseTypes, "response-type", `a response type the app may use, e.g. "code" (repeatable; default all)`)

@@ -74,7 +74,8 @@
 // backups; each creation deletes up to 16 dead rows. Migration 9 adds
 // apps.profile (text, empty for every existing app: the v1 contract) and
 // apps.post_logout_redirect_uris (text[], empty by default),
-// apps.token_endpoint_auth_method and apps.jwks (text, empty by default),
+// apps.token_endpoint_auth_method, apps.jwks and apps.jwks_uri (text,
+// empty by default),
 // apps.pkce_required (boolean, false) and apps.response_types (text[],
 // empty: all).
 //

@@ -18,6 +18,7 @@ func testSigninSettings(t *testing.T, open Opener) {
 	mustCreate(t, b, a)
 	c := testApp(2, 2)
 	c.Profile, c.ResponseTypes = record.ProfileCurrent, []string{"id_token"}
+	c.TokenEndpointAuthMethod, c.JWKSURI = record.AuthPrivateKeyJWT, "https://app2.example/jwks.json"
 	if err := b.ImportApps(ctx, []record.App{c}, true); err != nil {
 		t.Fatal(err)
 	}

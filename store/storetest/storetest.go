@@ -92,7 +92,7 @@ func equalApps(a, b record.App) bool {
 		slices.Equal(a.RedirectURIs, b.RedirectURIs) && a.CreatedAt.Equal(b.CreatedAt) &&
 		a.Staging == b.Staging && a.Disabled == b.Disabled && a.UpdatedAt.Equal(b.UpdatedAt) &&
 		a.Profile == b.Profile && slices.Equal(a.PostLogoutRedirectURIs, b.PostLogoutRedirectURIs) &&
-		a.TokenEndpointAuthMethod == b.TokenEndpointAuthMethod && a.JWKS == b.JWKS && a.PKCERequired == b.PKCERequired &&
+		a.TokenEndpointAuthMethod == b.TokenEndpointAuthMethod && a.JWKS == b.JWKS && a.JWKSURI == b.JWKSURI && a.PKCERequired == b.PKCERequired &&
 		slices.Equal(a.ResponseTypes, b.ResponseTypes)
 }
 

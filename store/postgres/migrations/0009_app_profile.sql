@@ -2,7 +2,7 @@
 -- profile ('' is the v1 contract, which every existing app keeps), the
 -- registered post-logout redirect URIs of RP-initiated logout, and client
 -- authentication ('' keeps client_secret_basic and client_secret_post; jwks
--- holds the keys of private_key_jwt), whether PKCE is required, and the
+-- or jwks_uri holds the keys of private_key_jwt), whether PKCE is required, and the
 -- response types allowed (empty: all).
 ALTER TABLE apps
 	ADD COLUMN profile                    text NOT NULL DEFAULT '',
@@ -10,4 +10,5 @@ ALTER TABLE apps
 	ADD COLUMN token_endpoint_auth_method text NOT NULL DEFAULT '',
 	ADD COLUMN jwks                       text NOT NULL DEFAULT '',
 	ADD COLUMN pkce_required              boolean NOT NULL DEFAULT false,
-	ADD COLUMN response_types             text[] NOT NULL DEFAULT '{}';
+	ADD COLUMN response_types             text[] NOT NULL DEFAULT '{}',
+	ADD COLUMN jwks_uri                   text NOT NULL DEFAULT '';
