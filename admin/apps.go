@@ -26,6 +26,7 @@ const (
 type CreateAppRequest struct {
 	Name         string   `json:"name"`
 	RedirectURIs []string `json:"redirect_uris"`
+	SigninSettings
 }
 
 // AppInfo describes an app without its secret.
@@ -38,6 +39,7 @@ type AppInfo struct {
 	State        string    `json:"state"`       // enabled or disabled
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at,omitzero"` // last operator change
+	SigninSettings
 }
 
 // CreatedApp is the answer to POST /admin/apps: the only time the client
@@ -92,7 +94,10 @@ func parseCreateApp(w http.ResponseWriter, r *http.Request) (CreateAppRequest, e
 	if err := validateName(req.Name); err != nil {
 		return req, err
 	}
-	return req, validateRedirectURIs(req.RedirectURIs, 1)
+	if err := validateRedirectURIs(req.RedirectURIs, 1); err != nil {
+		return req, err
+	}
+	return req, req.SigninSettings.validate()
 }
 
 func validateName(name string) error {
@@ -164,14 +169,16 @@ func NewApp(rand io.Reader, now time.Time, req CreateAppRequest) (record.App, st
 	if err != nil {
 		return record.App{}, "", err
 	}
-	return record.App{
+	app := record.App{
 		ID:           "app_" + hex.EncodeToString(b[:16]),
 		RPID:         "rp_" + hex.EncodeToString(b[16:24]),
 		Name:         req.Name,
 		SecretHash:   hash,
 		RedirectURIs: req.RedirectURIs,
 		CreatedAt:    now.UTC(),
-	}, secret, nil
+	}
+	req.SigninSettings.apply(&app)
+	return app, secret, nil
 }
 
 func infoOf(app record.App) AppInfo {
@@ -180,7 +187,8 @@ func infoOf(app record.App) AppInfo {
 		state = "disabled"
 	}
 	return AppInfo{AppID: app.ID, RPID: app.RPID, Name: app.Name, RedirectURIs: app.RedirectURIs,
-		Environment: app.Environment(), State: state, CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt}
+		Environment: app.Environment(), State: state, CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt,
+		SigninSettings: signinSettingsOf(app)}
 }
 
 func badRequest(format string, args ...any) error {

@@ -33,6 +33,10 @@
 //	                        generated and shown once → {"apps": [...]} in line order. Every line is checked
 //	                        first (400 naming the line; an id twice in the batch too), then all are stored in
 //	                        one store operation: a taken app_id (unless replace) or rp_id is 409 naming the line
+//	                        Create and import also take the sign-in settings (signin.go, SigninSettings):
+//	                        "profile", "token_endpoint_auth_method", "jwks" or "jwks_uri", "post_logout_redirect_uris",
+//	                        "pkce" ("required"/"optional"; absent: optional; worldid app create sends required), "response_types";
+//	                        absent, an app keeps the v1 contract, either secret method and every response type
 //	POST /admin/apps/{app_id}          update: {"name"} and/or {"redirect_uris"}
 //	DELETE /admin/apps/{app_id}        delete (its nullifiers stay recorded)
 //	POST /admin/apps/{app_id}/secret   rotate the client secret → {"app_id", "client_secret"}; the old one stops at once

@@ -51,6 +51,7 @@ type ImportAppRequest struct {
 	// ClientSecret is the app's existing secret, stored as its hash;
 	// empty: one is generated and shown once.
 	ClientSecret string `json:"client_secret,omitempty"`
+	SigninSettings
 }
 
 // ImportedApp is one app of the answer to POST /admin/apps/import;
@@ -101,6 +102,9 @@ func validateImport(req *ImportAppRequest) error {
 		return err
 	}
 	if err := validateRedirectURIs(req.RedirectURIs, 0); err != nil {
+		return err
+	}
+	if err := req.SigninSettings.validate(); err != nil {
 		return err
 	}
 	if s := req.ClientSecret; s != "" {
@@ -220,6 +224,7 @@ func (a *api) importApps(w http.ResponseWriter, r *http.Request) {
 		}
 		apps[i] = record.App{ID: req.AppID, RPID: req.RPID, Name: req.Name, SecretHash: hashSecret(secret),
 			RedirectURIs: uris, CreatedAt: now, Staging: req.Environment == "staging"}
+		req.SigninSettings.apply(&apps[i])
 		out.Apps[i].AppInfo = infoOf(apps[i])
 	}
 	if err := a.Store.ImportApps(r.Context(), apps, batch.replace); err != nil {

@@ -2,12 +2,15 @@ package oidc
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"html/template"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"worldid/internal/leaf/page"
@@ -100,6 +103,15 @@ type authzRequest struct {
 	scope                 string // granted scopes, canonical order
 	state, nonce          string
 	codeChallenge         string
+	acr                   string // weakest level acr_values accept
+	promptNone            bool   // answer from the login session, never the wallet
+	silent                silentRequest
+}
+
+// oauthRequest is the request as the sign-in flow and the response carry it.
+func (req authzRequest) oauthRequest() oauth.Request {
+	return oauth.Request{ClientID: req.clientID, RedirectURI: req.redirectURI, ResponseType: req.responseType.String(),
+		Mode: req.mode, Scope: req.scope, State: req.state, Nonce: req.nonce, CodeChallenge: req.codeChallenge, ACR: req.acr}
 }
 
 // parseAuthorize parses the parameters of an authorization request. A
@@ -121,7 +133,52 @@ func parseAuthorize(v url.Values) (req authzRequest, local, redirect *oauth.Erro
 	mode := first(v, "response_mode")
 	req.mode = errorMode(rt, rtOK, mode)
 	req.responseType = rt
-	return req, nil, parseRest(v, &req, rtOK, mode)
+	if e := parseRest(v, &req, rtOK, mode); e != nil {
+		if raw, ok := v["request"]; ok && len(raw) == 1 {
+			routeByRequestObject(&req, raw[0], mode)
+		}
+		return req, nil, e
+	}
+	return req, nil, nil
+}
+
+// requestObjectRouting is what a request object (OIDC Core §6.1) says
+// about where its answer goes. Its parameters supersede the query's, so
+// the refusal of an object (request_not_supported) goes to the
+// response_mode and carries the state the object carried; nothing else of
+// the object is used, and its signature is not checked, because only the
+// already validated redirect URI receives the error.
+type requestObjectRouting struct {
+	ResponseType string `json:"response_type"`
+	ResponseMode string `json:"response_mode"`
+	State        string `json:"state"`
+}
+
+// routeByRequestObject sets req.mode and req.state from the payload of a
+// compact JWS or unsecured JWT (RFC 7519 §6) given as the request
+// parameter; an undecodable object changes nothing.
+func routeByRequestObject(req *authzRequest, object, mode string) {
+	if len(object) > maxTokenBytes || strings.Count(object, ".") != 2 {
+		return
+	}
+	_, rest, _ := strings.Cut(object, ".")
+	payload, _, _ := strings.Cut(rest, ".")
+	raw, err := decodeSegment(payload)
+	var o requestObjectRouting
+	if err != nil || json.Unmarshal(raw, &o) != nil {
+		return
+	}
+	rt, rtOK := req.responseType, req.responseType.supported()
+	if o.ResponseType != "" {
+		rt, rtOK = parseResponseType(o.ResponseType)
+	}
+	if o.ResponseMode != "" {
+		mode = o.ResponseMode
+	}
+	req.mode = errorMode(rt, rtOK, mode)
+	if validEcho(o.State) {
+		req.state = o.State
+	}
 }
 
 // parseRest checks every parameter after client_id and redirect_uri, in a
@@ -169,7 +226,34 @@ func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *oauth.E
 	if req.codeChallenge, e = parsePKCE(first(v, "code_challenge"), first(v, "code_challenge_method")); e != nil {
 		return e
 	}
-	return parsePrompt(first(v, "prompt"))
+	if req.acr, e = parseACRValues(first(v, "acr_values")); e != nil {
+		return e
+	}
+	if req.promptNone, e = parsePrompt(first(v, "prompt")); e != nil {
+		return e
+	}
+	if req.silent.maxAge, e = parseMaxAge(first(v, "max_age")); e != nil {
+		return e
+	}
+	req.silent.hint = first(v, "id_token_hint")
+	return nil
+}
+
+// maxMaxAge bounds max_age (a year of seconds), so that it converts to a
+// time.Duration without overflow.
+const maxMaxAge = 366 * 24 * 3600
+
+// parseMaxAge: a non-negative decimal number of seconds (OIDC Core
+// §3.1.2.1); absent is -1.
+func parseMaxAge(s string) (int64, *oauth.Error) {
+	if s == "" {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || s[0] == '+' {
+		return 0, oauth.ErrInvalid("max_age", "max_age must be a non-negative number of seconds")
+	}
+	return min(n, maxMaxAge), nil
 }
 
 // singleLocal returns the one non-empty value of a parameter that decides
@@ -260,11 +344,13 @@ func validEcho(s string) bool {
 	return true
 }
 
-// parseNonce: required whenever an ID token or access token is returned
-// from the authorization endpoint (OIDC Core §3.2.2.1, §3.3.2.11).
+// parseNonce: required whenever an ID token is returned from the
+// authorization endpoint (OIDC Core §3.2.2.1 for id_token and id_token
+// token, §3.3.2.1 for code id_token and code id_token token); optional
+// for code and code token.
 func parseNonce(nonce string, rt responseType) (string, *oauth.Error) {
 	switch {
-	case nonce == "" && rt != rtCode:
+	case nonce == "" && rt&rtIDToken != 0:
 		return "", oauth.ErrRequired("nonce")
 	case nonce != "" && !validEcho(nonce):
 		return "", oauth.ErrInvalid("nonce", "nonce must be 1 to 512 visible ASCII characters")
@@ -290,26 +376,27 @@ func parsePKCE(challenge, method string) (string, *oauth.Error) {
 	return challenge, nil
 }
 
-// parsePrompt: the provider keeps no session, so prompt=none can never be
-// satisfied (OIDC Core §3.1.2.6); login, consent and select_account are
-// what always happens anyway.
-func parsePrompt(prompt string) *oauth.Error {
+// parsePrompt reads prompt (OIDC Core §3.1.2.1) and reports whether it
+// is none, which is answered from the login session alone (session.go);
+// login, consent and select_account are what every other request gets
+// anyway: a fresh proof by the wallet.
+func parsePrompt(prompt string) (none bool, e *oauth.Error) {
 	if prompt == "" {
-		return nil
+		return false, nil
 	}
 	values := strings.Split(prompt, " ")
 	for _, v := range values {
 		if !slices.Contains([]string{"none", "login", "consent", "select_account"}, v) {
-			return oauth.ErrInvalid("prompt", "prompt values are none, login, consent and select_account")
+			return false, oauth.ErrInvalid("prompt", "prompt values are none, login, consent and select_account")
 		}
 	}
 	if slices.Contains(values, "none") {
 		if len(values) > 1 {
-			return oauth.ErrInvalid("prompt", "prompt none cannot be combined with other values")
+			return false, oauth.ErrInvalid("prompt", "prompt none cannot be combined with other values")
 		}
-		return oauth.NewError(http.StatusBadRequest, "login_required", "login_required", "prompt", "the user must sign in with the wallet")
+		return true, nil
 	}
-	return nil
+	return false, nil
 }
 
 // serveAuthorize handles GET (query) and POST (form body) authorization
@@ -325,17 +412,66 @@ func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request, s Sign
 		p.out.ErrorPage(w, local)
 		return
 	}
-	_, target, e := p.validateClient(r.Context(), req.clientID, req.redirectURI)
+	app, target, e := p.validateClient(r.Context(), req.clientID, req.redirectURI)
 	if e != nil {
 		p.out.ErrorPage(w, e)
 		return
+	}
+	if redirect == nil {
+		redirect = checkAppPolicy(app, req)
 	}
 	if redirect != nil {
 		p.respond(w, target, req.mode, oauth.ErrorParams(redirect, req.state))
 		return
 	}
-	s.Start(w, oauth.Request{ClientID: req.clientID, RedirectURI: req.redirectURI, ResponseType: req.responseType.String(),
-		Mode: req.mode, Scope: req.scope, State: req.state, Nonce: req.nonce, CodeChallenge: req.codeChallenge})
+	if req.promptNone {
+		p.respond(w, target, req.mode, p.silentResponse(r, req, app))
+		return
+	}
+	s.Start(w, req.oauthRequest())
+}
+
+// checkAppPolicy applies the app's registered posture (RFC 9700 §2.1.1,
+// §2.1.2): the response types it may use, and PKCE when it requires it.
+func checkAppPolicy(app record.App, req authzRequest) *oauth.Error {
+	rt := req.responseType.String()
+	switch {
+	case len(app.ResponseTypes) > 0 && !slices.Contains(app.ResponseTypes, rt):
+		return oauth.NewError(http.StatusBadRequest, "unauthorized_client", "unauthorized_client", "response_type",
+			"this client may not use response_type "+rt)
+	case app.PKCERequired && req.responseType&rtCode != 0 && req.codeChallenge == "":
+		return oauth.NewError(http.StatusBadRequest, "required", "invalid_request", "code_challenge",
+			"this client must send a PKCE code_challenge (S256)")
+	}
+	return nil
+}
+
+// silentResponse answers prompt=none from the login session
+// (session.go): the response a fresh sign-in would give, with the
+// session's subject, level and auth_time, or login_required.
+func (p *Provider) silentResponse(r *http.Request, req authzRequest, app record.App) url.Values {
+	ctx := r.Context()
+	sess, err := p.session(ctx, r)
+	if errors.Is(err, errNoSession) {
+		return oauth.ErrorParams(errLoginRequired("there is no login session: the user must sign in with the wallet"), req.state)
+	}
+	if err != nil {
+		return oauth.ErrorParams(p.out.Internal("authorize: read session", err), req.state)
+	}
+	g, e := p.silentGrant(sess, req)
+	if e != nil {
+		return oauth.ErrorParams(e, req.state)
+	}
+	rawGrant, err := p.random(16)
+	if err != nil {
+		return oauth.ErrorParams(p.out.Internal("authorize: random", err), req.state)
+	}
+	g.id, g.profile = hex.EncodeToString(rawGrant), app.Profile
+	params, err := p.authorizationResponse(ctx, req.oauthRequest(), g)
+	if err != nil {
+		return oauth.ErrorParams(p.out.Internal("authorize: silent response", err), req.state)
+	}
+	return params
 }
 
 func authorizeParams(w http.ResponseWriter, r *http.Request) (url.Values, *oauth.Error) {
@@ -375,11 +511,19 @@ func (p *Provider) validateClient(ctx context.Context, clientID, redirectURI str
 
 // Respond delivers authorization response parameters to the redirect URI
 // of a request this provider validated, in its response mode.
+//
+// The parameters of a successful AuthorizationResponse carry the login
+// session, which Respond sets as the session cookie instead of sending it.
 func (p *Provider) Respond(w http.ResponseWriter, req oauth.Request, params url.Values) {
 	target, err := url.Parse(req.RedirectURI)
 	if err != nil {
 		p.out.ErrorPage(w, p.out.Internal("respond: redirect_uri", err))
 		return
+	}
+	if sealed := params.Get(sessionParam); sealed != "" {
+		params = maps.Clone(params)
+		params.Del(sessionParam)
+		p.setSessionCookie(w, sealed)
 	}
 	p.respond(w, target, req.Mode, params)
 }
@@ -389,10 +533,12 @@ func (p *Provider) Denied(req oauth.Request, detail string) url.Values {
 	return oauth.ErrorParams(oauth.NewError(http.StatusForbidden, "access_denied", "access_denied", "", detail), req.State)
 }
 
-// respond delivers authorization response parameters to the validated
-// redirect URI in the given mode: a 303 with a query or fragment, or a
+// respond delivers authorization response parameters, with the issuer
+// identifier (RFC 9207), to the validated redirect URI in the given mode: a 303 with a query or fragment, or a
 // self-submitting form (OAuth 2.0 Form Post Response Mode).
 func (p *Provider) respond(w http.ResponseWriter, target *url.URL, mode string, params url.Values) {
+	params = maps.Clone(params)
+	params.Set("iss", p.issuer) // RFC 9207 §2, on success and error alike
 	if mode == modeFormPost {
 		p.formPostPage(w, target, params)
 		return
@@ -448,6 +594,9 @@ func (p *Provider) RestartURL(req oauth.Request) string {
 	}
 	if req.CodeChallenge != "" {
 		v.Set("code_challenge_method", pkceS256)
+	}
+	if req.ACR != "" {
+		v.Set("acr_values", acrOf(req.ACR))
 	}
 	return p.issuer + pathAuthorize + "?" + v.Encode()
 }

@@ -31,6 +31,7 @@ type grant struct {
 	sub      string // nullifier hash, "0x" + 64 lowercase hex
 	level    string // orb or device
 	authTime time.Time
+	profile  string // the app's record.App.Profile
 }
 
 func hasScope(scope, want string) bool {
@@ -44,15 +45,16 @@ func hasScope(scope, want string) bool {
 
 // userClaims are the user information of doc/interfaces.md §2.4, limited to the
 // granted scopes (doc/design.md §4). They appear in ID tokens and /userinfo.
-func (p *Provider) userClaims(sub, level, scope string) map[string]any {
-	likely := "weak"
-	if level == oauth.LevelOrb {
-		likely = "strong"
-	}
-	c := map[string]any{
-		"sub":       sub,
-		p.betaClaim: map[string]string{"likely_human": likely, "credential_type": level},
-		p.v1Claim:   map[string]string{"verification_level": level},
+// The two legacy claims are the v1 contract's only (§2.4.1).
+func (p *Provider) userClaims(sub, level, scope, profile string) map[string]any {
+	c := map[string]any{"sub": sub}
+	if !currentProfile(profile) {
+		likely := "weak"
+		if level == oauth.LevelOrb {
+			likely = "strong"
+		}
+		c[p.betaClaim] = map[string]string{"likely_human": likely, "credential_type": level}
+		c[p.v1Claim] = map[string]string{"verification_level": level}
 	}
 	if hasScope(scope, scopeEmail) {
 		c["email"] = sub + "@" + p.emailDomain
@@ -69,12 +71,21 @@ func (p *Provider) userClaims(sub, level, scope string) map[string]any {
 // accessToken are the values issued alongside in the same response; their
 // hashes are included where OIDC Core §3.3.2.11 requires them (hybrid and
 // implicit responses), so pass "" for the token endpoint.
+//
+// The current profile (doc/interfaces.md §2.4.1) adds acr and amr, drops the
+// two legacy claims and lives idTokenLifetimeCurrent.
 func (p *Provider) idTokenClaims(g grant, now time.Time, jti, code, accessToken string) map[string]any {
-	c := p.userClaims(g.sub, g.level, g.scope)
+	c := p.userClaims(g.sub, g.level, g.scope, g.profile)
+	lifetime := tokenLifetime
+	if currentProfile(g.profile) {
+		c["acr"] = acrOf(g.level)
+		c["amr"] = []string{amrPoP}
+		lifetime = idTokenLifetimeCurrent
+	}
 	c["iss"] = p.issuer
 	c["aud"] = g.clientID
 	c["iat"] = now.Unix()
-	c["exp"] = now.Add(tokenLifetime).Unix()
+	c["exp"] = now.Add(lifetime).Unix()
 	c["auth_time"] = g.authTime.Unix()
 	c["jti"] = jti
 	if g.nonce != "" {

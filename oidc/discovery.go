@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"worldid/record"
 )
 
 // discoveryDoc is the OpenID Provider metadata (OIDC Discovery §3):
@@ -29,12 +31,20 @@ type discoveryDoc struct {
 	RequestParameterSupported  bool     `json:"request_parameter_supported"`
 	RequestURIParameterSupport bool     `json:"request_uri_parameter_supported"`
 	ClaimsParameterSupported   bool     `json:"claims_parameter_supported"`
+	// OIDC Discovery §3: the algorithms of private_key_jwt assertions.
+	TokenEndpointAuthSigningAlgs []string `json:"token_endpoint_auth_signing_alg_values_supported"`
+	ACRValuesSupported           []string `json:"acr_values_supported"`
+	RevocationEndpoint           string   `json:"revocation_endpoint"`
+	RevocationAuthMethods        []string `json:"revocation_endpoint_auth_methods_supported"`
+	EndSessionEndpoint           string   `json:"end_session_endpoint"`
+	// RFC 9207 §3: every authorization response carries iss.
+	AuthorizationResponseIss bool `json:"authorization_response_iss_parameter_supported"`
 }
 
 // discoveryDocument encodes the document once; it never changes while the
 // process runs.
 func (p *Provider) discoveryDocument() ([]byte, error) {
-	authMethods := []string{"client_secret_basic", "client_secret_post"}
+	authMethods := []string{record.AuthClientSecretBasic, record.AuthClientSecretPost, record.AuthPrivateKeyJWT}
 	doc := discoveryDoc{
 		Issuer:                   p.issuer,
 		AuthorizationEndpoint:    p.issuer + pathAuthorize,
@@ -53,8 +63,14 @@ func (p *Provider) discoveryDocument() ([]byte, error) {
 		CodeChallengeMethods:     []string{pkceS256},
 		ClaimsSupported: []string{
 			"iss", "sub", "aud", "exp", "iat", "auth_time", "jti", "nonce", "at_hash", "c_hash",
-			p.betaClaim, p.v1Claim, "email", "name", "given_name", "family_name",
+			p.betaClaim, p.v1Claim, "email", "name", "given_name", "family_name", "acr", "amr",
 		},
+		ACRValuesSupported:           acrValuesSupported(),
+		TokenEndpointAuthSigningAlgs: []string{algRS256, algES256},
+		RevocationEndpoint:           p.issuer + pathRevoke,
+		RevocationAuthMethods:        authMethods,
+		EndSessionEndpoint:           p.issuer + pathEndSession,
+		AuthorizationResponseIss:     true,
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

@@ -42,14 +42,22 @@
 // "code token", "code id_token token" (values in any order; "token" alone
 // is refused as unsupported_response_type). Response modes: query (code
 // only, doc/interfaces.md §4.1), fragment (default for all but code), form_post.
-// nonce is required for every response type but code (OIDC Core §3.2.2.1,
-// §3.3.2.11). PKCE: S256 only; a code_challenge without method means plain
+// nonce is required when an ID token comes back from /authorize (OIDC
+// Core §3.2.2.1, §3.3.2.1), so not for code and code token. PKCE: S256 only; a code_challenge without method means plain
 // and is refused. Scopes: openid is required, email and profile are
 // granted when asked, unknown scopes are ignored. prompt=none gives
-// login_required (there is no session); request, request_uri and
-// registration give their *_not_supported errors; other OIDC parameters
-// (max_age, display, ui_locales, login_hint, id_token_hint, acr_values,
-// claims) are ignored: every sign-in is a fresh proof.
+// login_required unless the browser's login session (session.go,
+// doc/interfaces.md §4.1.1) is for the same app, within max_age, for the
+// id_token_hint's subject and at the acr_values level; request, request_uri and
+// registration give their *_not_supported errors, a refused request
+// object's response_mode, response_type and state (OIDC Core §6.1)
+// deciding where the error goes; acr_values is honoured (acr.go: the
+// proof must satisfy one known value, else access_denied); other OIDC
+// parameters (display, ui_locales, login_hint, claims) are ignored, and
+// every request but prompt=none is a fresh proof. Every authorization
+// response carries iss (RFC 9207). Apps on the current profile get acr,
+// amr ["pop"], no legacy claims, 5-minute codes and ID tokens
+// (doc/interfaces.md §2.4.1).
 //
 // Errors of /authorize (RFC 6749 §4.1.2.1): until client_id is known and
 // redirect_uri equals one of its registered URIs exactly (string
@@ -168,9 +176,20 @@
 //
 // # Not done
 //
-// No sessions or consent memory, no refresh tokens, no dynamic client
-// registration, no request objects, no encrypted or symmetric tokens, no
-// RFC 9207 iss response parameter, no token revocation endpoint.
+// No consent memory, no refresh tokens, no dynamic client registration,
+// no request objects (refused, see above), no encrypted or symmetric
+// tokens, no caching of a client's jwks_uri (fetched per authentication),
+// no device authorization grant, no pairwise sector identifiers
+// beyond today's per-app subject. A login session is silent only for
+// prompt=none and names one app (session.go).
+//
+// Login sessions, logout and revocation (session.go, logout.go,
+// revoke.go): a completed sign-in sets a sealed session cookie
+// (doc/interfaces.md §4.1.1); /end_session (RP-Initiated Logout 1.0)
+// revokes it in the store and clears it; /revoke (RFC 7009) revokes the
+// grant of the client's own access token. Client authentication
+// (clientauth.go): client_secret_basic, client_secret_post or
+// private_key_jwt (RFC 7523), as the app registered.
 // Userinfo does not re-read the app: a token stays valid until it expires
 // or its grant is revoked.
 package oidc

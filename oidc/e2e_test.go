@@ -221,7 +221,7 @@ func TestRelyingPartyCodeFlowPKCE(t *testing.T) {
 	verifier := oauth2.GenerateVerifier()
 	authURL := rp.conf.AuthCodeURL("state-1", oauth2.S256ChallengeOption(verifier), gooidc.Nonce("nonce-1"))
 	params := redirectParams(t, rp.authorize(t, authURL, "orb"), modeQuery)
-	if params.Get("state") != "state-1" || params.Get("code") == "" || len(params) != 2 {
+	if params.Get("state") != "state-1" || params.Get("code") == "" || params.Get("iss") != f.issuer || len(params) != 3 {
 		t.Fatalf("code response: %v", params)
 	}
 	tok, err := rp.conf.Exchange(rp.ctx, params.Get("code"), oauth2.VerifierOption(verifier))

@@ -190,7 +190,18 @@ func TestAuthorizeRedirectedErrors(t *testing.T) {
 		{"state too long", func(q url.Values) { q.Set("state", strings.Repeat("s", 513)) }, modeQuery, "invalid_request", ""},
 		{"state control", func(q url.Values) { q.Set("state", "a\nb") }, modeQuery, "invalid_request", ""},
 		{"implicit without nonce", func(q url.Values) { q.Set("response_type", "id_token"); q.Del("nonce") }, modeFragment, "invalid_request", "st-1"},
-		{"hybrid without nonce", func(q url.Values) { q.Set("response_type", "code token"); q.Del("nonce") }, modeFragment, "invalid_request", "st-1"},
+		{"hybrid without nonce", func(q url.Values) { q.Set("response_type", "code id_token"); q.Del("nonce") }, modeFragment, "invalid_request", "st-1"},
+		{"request object's state and mode", func(q url.Values) {
+			q.Del("state")
+			q.Set("request", unsecuredJWT(`{"state":"st-obj","response_mode":"fragment"}`))
+		}, modeFragment, "request_not_supported", "st-obj"},
+		{"request object's response type", func(q url.Values) {
+			q.Set("request", unsecuredJWT(`{"response_type":"id_token","state":"st-obj"}`))
+		}, modeFragment, "request_not_supported", "st-obj"},
+		{"request object's form_post", func(q url.Values) {
+			q.Set("request", unsecuredJWT(`{"state":"st-obj","response_mode":"form_post"}`))
+		}, modeFormPost, "request_not_supported", "st-obj"},
+		{"request object undecodable", func(q url.Values) { q.Set("request", "x.!!.") }, modeQuery, "request_not_supported", "st-1"},
 		{"nonce too long", func(q url.Values) { q.Set("nonce", strings.Repeat("n", 513)) }, modeQuery, "invalid_request", "st-1"},
 		{"nonce non-ASCII", func(q url.Values) { q.Set("nonce", "né") }, modeQuery, "invalid_request", "st-1"},
 		{"pkce plain default", func(q url.Values) { q.Set("code_challenge", pkceChallenge(testVerifier)) }, modeQuery, "invalid_request", "st-1"},
@@ -213,7 +224,8 @@ func TestAuthorizeRedirectedErrors(t *testing.T) {
 			tc.edit(q)
 			w := f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, nil)
 			if tc.mode == modeFormPost {
-				if w.Code != 200 || !strings.Contains(w.Body.String(), `name="error" value="invalid_request"`) {
+				if body := w.Body.String(); w.Code != 200 || !strings.Contains(body, `name="error" value="`+tc.oauth+`"`) ||
+					!strings.Contains(body, `name="state" value="`+tc.state+`"`) {
 					t.Fatalf("form_post error: %s", describe(w))
 				}
 				return
@@ -221,6 +233,12 @@ func TestAuthorizeRedirectedErrors(t *testing.T) {
 			wantRedirectError(t, w, tc.mode, tc.oauth, tc.state)
 		})
 	}
+}
+
+// unsecuredJWT is an unsecured JWT (RFC 7519 §6.1) with the given claims.
+func unsecuredJWT(claims string) string {
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString([]byte(`{"alg":"none"}`)) + "." + enc.EncodeToString([]byte(claims)) + "."
 }
 
 const testVerifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk" // RFC 7636 Appendix B
@@ -578,5 +596,18 @@ func TestSunset(t *testing.T) {
 	g.clock.Advance(2 * time.Hour)
 	if w := g.do(http.MethodGet, "/jwks", nil, nil); w.Code != 200 {
 		t.Fatal("the sunset is only enforced on request", describe(w))
+	}
+}
+
+// OIDC Core §3.3.2.1 makes nonce optional for code token: no ID token
+// comes back from the authorization endpoint.
+func TestCodeTokenWithoutNonce(t *testing.T) {
+	f := newFixture(t)
+	q := authorizeQuery()
+	q.Set("response_type", "code token")
+	q.Del("nonce")
+	params := responseParams(t, f.signIn(q, "orb"), modeFragment)
+	if params.Get("code") == "" || params.Get("access_token") == "" || params.Get("id_token") != "" || params.Get("state") != "st-1" {
+		t.Fatalf("code token without nonce: %v", params)
 	}
 }

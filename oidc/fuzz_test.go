@@ -67,7 +67,7 @@ func FuzzParseAuthorize(f *testing.F) {
 			return
 		}
 		if !req.responseType.supported() || !hasScope(req.scope, scopeOpenID) ||
-			(req.responseType != rtCode && req.nonce == "") || (req.mode == modeQuery && req.responseType != rtCode) {
+			(req.responseType&rtIDToken != 0 && req.nonce == "") || (req.mode == modeQuery && req.responseType != rtCode) {
 			t.Fatalf("accepted invalid request %q: %+v", raw, req)
 		}
 		for name, vals := range v {
@@ -173,6 +173,61 @@ func FuzzOpen(f *testing.F) {
 			if plain, err := fx.p.Open(purpose, token); err == nil && token != want {
 				t.Fatalf("opened a %s token it did not seal: %q → %q", purpose, token, plain)
 			}
+		}
+	})
+}
+
+// FuzzParseAssertion: an accepted client assertion is RS256 or ES256,
+// within the size bound, and its signing input is the token's first two
+// segments.
+func FuzzParseAssertion(f *testing.F) {
+	f.Add(unsecuredJWT(`{"iss":"a","sub":"a","aud":"x","exp":1,"jti":"j"}`), "")
+	f.Add(signRaw(must(parseSigningKey(sharedKey())).priv, `{"alg":"RS256","kid":"k"}`, `{"iss":"a"}`), "")
+	f.Add("a.b.c", "Basic YTpi")
+	f.Fuzz(func(t *testing.T, token, authorization string) {
+		a, e := parseAssertion(map[string]string{"client_assertion_type": assertionType, "client_assertion": token}, authorization)
+		if e != nil {
+			return
+		}
+		if (a.header.Alg != algRS256 && a.header.Alg != algES256) || len(token) > maxJWTBytes || authorization != "" ||
+			!strings.HasPrefix(token, a.signingInput+".") {
+			t.Fatalf("accepted %q: %+v", token, a)
+		}
+	})
+}
+
+// FuzzRouteByRequestObject: whatever a request object says, the error
+// goes to a known mode and echoes only a valid state.
+func FuzzRouteByRequestObject(f *testing.F) {
+	f.Add(unsecuredJWT(`{"state":"s","response_mode":"form_post"}`), "")
+	f.Add(unsecuredJWT(`{"response_type":"code token","response_mode":"query"}`), "fragment")
+	f.Add("..", "query")
+	f.Fuzz(func(t *testing.T, object, mode string) {
+		req := authzRequest{responseType: rtCode, mode: modeQuery, state: "st"}
+		routeByRequestObject(&req, object, mode)
+		if req.mode != modeQuery && req.mode != modeFragment && req.mode != modeFormPost {
+			t.Fatalf("mode %q", req.mode)
+		}
+		if !validEcho(req.state) {
+			t.Fatalf("state %q", req.state)
+		}
+	})
+}
+
+// FuzzParseLogout: an accepted logout request has a valid state, and
+// max_age parses to -1 or a bounded non-negative value.
+func FuzzParseLogout(f *testing.F) {
+	f.Add("id_token_hint=a.b.c&post_logout_redirect_uri=https%3A%2F%2Frp%2Fbye&state=s", "30")
+	f.Add("state=%0A", "-1")
+	f.Add("client_id=a&client_id=b", "+5")
+	f.Fuzz(func(t *testing.T, raw, maxAge string) {
+		if v, e := oauth.ParseQuery(raw); e == nil {
+			if req, e := parseLogout(v); e == nil && req.state != "" && !validEcho(req.state) {
+				t.Fatalf("state %q accepted", req.state)
+			}
+		}
+		if n, e := parseMaxAge(maxAge); e == nil && (n < -1 || n > maxMaxAge || (maxAge != "" && n < 0)) {
+			t.Fatalf("max_age %q parsed as %d", maxAge, n)
 		}
 	})
 }

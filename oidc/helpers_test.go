@@ -38,8 +38,9 @@ type memStore struct {
 	proofs   map[string]time.Time
 	codes    map[string]*memCode
 	revoked  map[string]bool
-	fail     error            // returned by every method when set
-	failOnce map[string]error // method name → error of its next call only
+	ended    map[string]time.Time // RevokeGrant: id → retain until
+	fail     error                // returned by every method when set
+	failOnce map[string]error     // method name → error of its next call only
 }
 
 type memCode struct {
@@ -51,7 +52,7 @@ func newMemStore() *memStore {
 	return &memStore{
 		apps: map[string]record.App{}, keys: map[string]record.SigningKey{},
 		progress: map[string]record.SigninProgress{}, scans: map[string]time.Time{}, proofs: map[string]time.Time{},
-		codes: map[string]*memCode{}, revoked: map[string]bool{},
+		codes: map[string]*memCode{}, revoked: map[string]bool{}, ended: map[string]time.Time{},
 	}
 }
 
@@ -222,7 +223,19 @@ func (s *memStore) IsGrantRevoked(_ context.Context, grantID string) (bool, erro
 	if s.fail != nil {
 		return false, s.fail
 	}
-	return s.revoked[grantID], nil
+	_, ended := s.ended[grantID]
+	return s.revoked[grantID] || ended, nil
+}
+
+func (s *memStore) RevokeGrant(_ context.Context, grantID string, retainUntil time.Time) error {
+	defer s.lock()()
+	if err := s.failing("RevokeGrant"); err != nil {
+		return err
+	}
+	if until, ok := s.ended[grantID]; !ok || retainUntil.After(until) {
+		s.ended[grantID] = retainUntil
+	}
+	return nil
 }
 
 func (s *memStore) PruneExpired(_ context.Context, now time.Time) error {
@@ -233,6 +246,7 @@ func (s *memStore) PruneExpired(_ context.Context, now time.Time) error {
 	maps.DeleteFunc(s.progress, func(_ string, r record.SigninProgress) bool { return !r.ExpiresAt.After(now) })
 	maps.DeleteFunc(s.scans, func(_ string, t time.Time) bool { return !t.After(now) })
 	maps.DeleteFunc(s.proofs, func(_ string, t time.Time) bool { return !t.After(now) })
+	maps.DeleteFunc(s.ended, func(_ string, t time.Time) bool { return !t.After(now) })
 	maps.DeleteFunc(s.codes, func(_ string, c *memCode) bool {
 		if c.rec.RetainUntil.After(now) {
 			return false
@@ -566,7 +580,7 @@ func responseParams(t testing.TB, w *httptest.ResponseRecorder, mode string) url
 		if loc.RawQuery != "" {
 			t.Fatalf("fragment response also has a query: %s", loc)
 		}
-		raw = loc.Fragment
+		raw = loc.EscapedFragment()
 	} else if loc.Fragment != "" {
 		t.Fatalf("query response has a fragment: %s", loc)
 	}

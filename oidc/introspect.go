@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"worldid/internal/oauth"
+	"worldid/record"
 )
 
 // introspection is the RFC 7662 §2.2 response (doc/interfaces.md §2.3 plus the
@@ -24,14 +25,9 @@ type introspection struct {
 // another client is {"active":false} (RFC 7662 §2.2, doc/design.md §4).
 // token_type_hint is accepted and ignored (RFC 7662 §2.1).
 func (p *Provider) serveIntrospect(w http.ResponseWriter, r *http.Request) {
-	app, params, e := p.authenticatedForm(w, r)
+	app, token, e := p.tokenForm(w, r)
 	if e != nil {
 		p.out.WriteError(w, e)
-		return
-	}
-	token := params["token"]
-	if token == "" {
-		p.out.WriteError(w, oauth.ErrRequired("token"))
 		return
 	}
 	c, err := p.parseAccessToken(token)
@@ -56,4 +52,17 @@ func (p *Provider) serveIntrospect(w http.ResponseWriter, r *http.Request) {
 		Active: true, ClientID: c.ClientID, Exp: c.Exp, Iat: c.Iat, Sub: c.Sub,
 		Scope: c.Scope, Iss: c.Iss, TokenType: "Bearer",
 	})
+}
+
+// tokenForm reads a request about a token (introspection, revocation):
+// the authenticated client and the required token parameter.
+func (p *Provider) tokenForm(w http.ResponseWriter, r *http.Request) (record.App, string, *oauth.Error) {
+	app, params, e := p.authenticatedForm(w, r)
+	if e != nil {
+		return app, "", e
+	}
+	if params["token"] == "" {
+		return app, "", oauth.ErrRequired("token")
+	}
+	return app, params["token"], nil
 }

@@ -3,6 +3,7 @@ package oidc
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -74,6 +75,7 @@ func sign(k *signingKey, typ string, digest []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	s = lowS(s)
 	sig := make([]byte, es256Size)
 	r.FillBytes(sig[:32])
 	s.FillBytes(sig[32:])
@@ -96,10 +98,27 @@ func verifySignature(k *signingKey, typ string, digest, sig []byte) error {
 		return errors.New("jwt: an ES256 signature is 64 bytes")
 	}
 	r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
+	if s.Cmp(halfOrderP256) > 0 {
+		return errors.New("jwt: an ES256 signature must have a low S (S ≤ n/2)")
+	}
 	if !ecdsa.Verify(&k.ec.PublicKey, digest, r, s) {
 		return errors.New("jwt: signature does not verify")
 	}
 	return nil
+}
+
+// halfOrderP256 is ⌊n/2⌋ for the order n of P-256 (SEC 2 §2.4.2). (r,
+// n−s) verifies whenever (r, s) does; accepting only S ≤ n/2 makes every
+// access token's signature unique, so a copy with the other S is not a
+// second valid token.
+var halfOrderP256 = new(big.Int).Rsh(elliptic.P256().Params().N, 1)
+
+// lowS is s or n−s, whichever is at most n/2.
+func lowS(s *big.Int) *big.Int {
+	if s.Cmp(halfOrderP256) > 0 {
+		return new(big.Int).Sub(elliptic.P256().Params().N, s)
+	}
+	return s
 }
 
 // verifyJWT checks token's structure and signature (RS256 or ES256, as
@@ -115,7 +134,7 @@ func verifySignature(k *signingKey, typ string, digest, sig []byte) error {
 //     other spacing, member order or escaping can reach a verifier;
 //  3. the other segments are canonical unpadded base64url (RFC 7515 §2);
 //  4. the signature has the exact length (the modulus size for RS256, 64
-//     bytes for ES256) and verifies.
+//     bytes for ES256), an ES256 S is low (S ≤ n/2), and it verifies.
 func verifyJWT(token, typ string, byHeader map[string]*signingKey) ([]byte, error) {
 	if len(token) > maxJWTBytes {
 		return nil, errors.New("jwt: token too long")

@@ -34,6 +34,9 @@ func signES(k *ecdsa.PrivateKey, header, payload string) string {
 	in := b64.EncodeToString([]byte(header)) + "." + b64.EncodeToString([]byte(payload))
 	sum := sha256.Sum256([]byte(in))
 	r, s := must2(ecdsa.Sign(rand.Reader, k, sum[:]))
+	if n := elliptic.P256().Params().N; s.Cmp(new(big.Int).Rsh(n, 1)) > 0 {
+		s.Sub(n, s)
+	}
 	sig := make([]byte, 64)
 	r.FillBytes(sig[:32])
 	s.FillBytes(sig[32:])
@@ -134,6 +137,7 @@ func TestJWSNegative(t *testing.T) {
 		"RS256 by the RSA key":    signRaw(rsaKey, `{"alg":"RS256","kid":"`+rsaKid+`","typ":"at+jwt"}`, payload),
 		"RS256 under the EC kid":  signRaw(rsaKey, `{"alg":"RS256","kid":"`+kid+`","typ":"at+jwt"}`, payload),
 		"ES256 under the RSA kid": signES(key, `{"alg":"ES256","kid":"`+rsaKid+`","typ":"at+jwt"}`, payload),
+		"high-S copy":             highS(valid),
 		"zero signature":          parts[0] + "." + parts[1] + "." + b64.EncodeToString(make([]byte, 64)),
 		"header null":             signES(key, `null`, payload),
 		"header number member":    signES(key, `{"alg":"ES256","kid":1,"typ":"at+jwt"}`, payload),
@@ -272,5 +276,40 @@ func TestAccessTokenES256(t *testing.T) {
 	var ih map[string]string
 	if json.Unmarshal(must(b64.DecodeString(strings.Split(tr.IDToken, ".")[0])), &ih) != nil || ih["alg"] != "RS256" || ih["kid"] != sharedKey().ID {
 		t.Fatalf("ID token header %v", ih)
+	}
+}
+
+// highS is token with its ES256 signature (r, s) replaced by (r, n−s),
+// which ecdsa.Verify accepts too.
+func highS(token string) string {
+	i := strings.LastIndexByte(token, '.')
+	sig := must(b64.DecodeString(token[i+1:]))
+	n := elliptic.P256().Params().N
+	s := new(big.Int).Sub(n, new(big.Int).SetBytes(sig[32:]))
+	s.FillBytes(sig[32:])
+	return token[:i+1] + b64.EncodeToString(sig)
+}
+
+// TestHighSCopyIsMalleable: the high-S copy refused in TestJWSNegative is
+// a signature ecdsa.Verify accepts, so only the low-S rule refuses it; and
+// every access token issued here has a low S.
+func TestHighSCopyIsMalleable(t *testing.T) {
+	f := newFixture(t)
+	signer := f.p.keySet().signer
+	for range 16 {
+		issued := must(f.p.signAccessToken(f.p.keySet(), grant{id: "g", clientID: testClientID, scope: "openid", sub: testNullifier, level: "orb", authTime: testStart}, testStart))
+		copyToken := highS(issued)
+		i := strings.LastIndexByte(copyToken, '.')
+		sig := must(b64.DecodeString(copyToken[i+1:]))
+		digest := sha256.Sum256([]byte(copyToken[:i]))
+		if !ecdsa.Verify(&signer.ec.PublicKey, digest[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+			t.Fatal("the high-S copy does not verify under ecdsa.Verify")
+		}
+		if _, err := f.p.parseAccessToken(issued); err != nil {
+			t.Fatalf("issued token rejected: %v", err)
+		}
+		if _, err := f.p.parseAccessToken(copyToken); err == nil {
+			t.Fatal("high-S copy accepted")
+		}
 	}
 }

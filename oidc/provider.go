@@ -18,9 +18,13 @@ import (
 
 // Lifetimes (doc/interfaces.md §8, doc/design.md §4).
 const (
-	tokenLifetime   = 3600 * time.Second // access and ID tokens
-	codeLifetime    = 10 * time.Minute
-	defaultRotation = 30 * 24 * time.Hour
+	tokenLifetime = 3600 * time.Second // access and ID tokens
+	codeLifetime  = 10 * time.Minute
+	// The current profile's codes and ID tokens (doc/interfaces.md §2.4.1),
+	// as World's provider issues them.
+	codeLifetimeCurrent    = 5 * time.Minute
+	idTokenLifetimeCurrent = 5 * time.Minute
+	defaultRotation        = 30 * 24 * time.Hour
 )
 
 // defaultEmailDomain is the email claim's domain when the issuer's host is
@@ -71,6 +75,14 @@ type Store interface {
 	// IsGrantRevoked reports whether a replayed code revoked the grant.
 	// Unknown grants are not revoked.
 	IsGrantRevoked(ctx context.Context, grantID string) (bool, error)
+	// UseProofOnce atomically remembers key until expiresAt; a key
+	// remembered before is record.ErrExists. (The sign-in flow spends
+	// proofs with it; the provider spends client assertions' jti.)
+	UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error
+	// RevokeGrant marks an id revoked (a grant whose access token was
+	// revoked, or a login session ended by logout) until retainUntil;
+	// revoking again never shortens the retention.
+	RevokeGrant(ctx context.Context, grantID string, retainUntil time.Time) error
 
 	// PruneExpired forgets sign-in progress and scan marks (the sign-in
 	// flow's records, pruned with the codes by Run) whose ExpiresAt is not
@@ -113,26 +125,38 @@ type Options struct {
 	// make "<sub>@127.0.0.1", not an address: RFC 5322 §3.4.1 wants a
 	// bracketed literal that most validators refuse), defaultEmailDomain.
 	EmailDomain string
+
+	// SessionLifetime bounds the login session a completed sign-in leaves
+	// in the browser (session.go): 0 means DefaultSessionLifetime, a
+	// negative value turns sessions off (prompt=none is then always
+	// login_required).
+	SessionLifetime time.Duration
+
+	// JWKSClient fetches apps' jwks_uri (nil: the SSRF-guarded client of
+	// jwksuri.go; tests pass one that reaches their loopback server).
+	JWKSClient *http.Client
 }
 
 // Provider is the OpenID Connect provider. Its methods are safe for
 // concurrent use.
 type Provider struct {
-	issuer      string
-	store       Store
-	rand        io.Reader
-	now         func() time.Time
-	log         *slog.Logger
-	out         oauth.Responder
-	routes      oauth.Router
-	sunset      time.Time
-	enforce     bool
-	rotation    time.Duration
-	emailDomain string // host of the issuer, for the email claim
-	betaClaim   string // "{base_url}/beta"
-	v1Claim     string // "{base_url}/v1"
-	discovery   []byte // pre-encoded discovery document
-	keys        keyRing
+	issuer          string
+	store           Store
+	rand            io.Reader
+	now             func() time.Time
+	log             *slog.Logger
+	out             oauth.Responder
+	routes          oauth.Router
+	sunset          time.Time
+	enforce         bool
+	rotation        time.Duration
+	emailDomain     string        // host of the issuer, for the email claim
+	sessionLifetime time.Duration // ≤ 0: no login sessions
+	jwksClient      *http.Client
+	betaClaim       string // "{base_url}/beta"
+	v1Claim         string // "{base_url}/v1"
+	discovery       []byte // pre-encoded discovery document
+	keys            keyRing
 }
 
 // New validates o, loads the signing keys from the store (creating the
@@ -146,15 +170,23 @@ func New(o Options) (*Provider, error) {
 		return nil, errors.New("oidc: Options.Store, Rand and Now are required")
 	}
 	p := &Provider{
-		issuer:      issuer.String(),
-		store:       o.Store,
-		rand:        o.Rand,
-		now:         o.Now,
-		log:         o.Log,
-		sunset:      o.SunsetDate,
-		enforce:     o.SunsetEnforce,
-		rotation:    o.KeyRotationPeriod,
-		emailDomain: o.EmailDomain,
+		issuer:          issuer.String(),
+		store:           o.Store,
+		rand:            o.Rand,
+		now:             o.Now,
+		log:             o.Log,
+		sunset:          o.SunsetDate,
+		enforce:         o.SunsetEnforce,
+		rotation:        o.KeyRotationPeriod,
+		emailDomain:     o.EmailDomain,
+		sessionLifetime: o.SessionLifetime,
+		jwksClient:      o.JWKSClient,
+	}
+	if p.jwksClient == nil {
+		p.jwksClient = newJWKSClient()
+	}
+	if p.sessionLifetime == 0 {
+		p.sessionLifetime = DefaultSessionLifetime
 	}
 	if p.emailDomain == "" {
 		p.emailDomain = issuer.Hostname()
@@ -223,6 +255,8 @@ func (p *Provider) Register(mux *http.ServeMux, s Signin) {
 	p.Route(mux, pathToken, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodPost: p.serveToken})
 	p.Route(mux, pathIntrospect, oauth.APIRoute, oauth.Methods{http.MethodPost: p.serveIntrospect})
 	p.Route(mux, pathUserinfo, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodGet: p.serveUserinfo, http.MethodPost: p.serveUserinfo})
+	p.Route(mux, pathRevoke, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodPost: p.serveRevoke})
+	p.Route(mux, pathEndSession, oauth.PageRoute, oauth.Methods{http.MethodGet: p.serveEndSession, http.MethodPost: p.serveEndSession})
 }
 
 // Route registers a route of Sign in with World ID on mux with the
@@ -242,6 +276,8 @@ const (
 	pathToken      = "/token"
 	pathIntrospect = "/introspect"
 	pathUserinfo   = "/userinfo"
+	pathRevoke     = "/revoke"
+	pathEndSession = "/end_session"
 )
 
 // DeprecationSentence tells the user when sign-in v1 shuts down; it is

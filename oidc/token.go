@@ -34,6 +34,7 @@ type tokenRequest struct {
 // clientCredentials are the presented client id and secret.
 type clientCredentials struct {
 	id, secret string
+	method     string // record.AuthClientSecretBasic or record.AuthClientSecretPost
 }
 
 // serveToken redeems an authorization code. Check order follows the
@@ -58,6 +59,7 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 		p.out.WriteError(w, e)
 		return
 	}
+	g.profile = app.Profile
 	resp, err := p.issueTokens(g)
 	if err != nil {
 		p.out.WriteError(w, p.out.Internal("token: sign", err))
@@ -194,7 +196,8 @@ func (p *Provider) issueTokens(g grant) (tokenResponse, error) {
 
 // AuthorizationResponse is the authorization response of a request the
 // user approved: the code and tokens, or access_denied when the operator
-// disabled or deleted the app since the approval. An error (store or
+// disabled or deleted the app since the approval or when the proof is
+// weaker than every acr the request's acr_values accept. An error (store or
 // randomness) leaves nothing usable issued: a code saved before it was
 // shown to nobody and expires unused.
 func (p *Provider) AuthorizationResponse(ctx context.Context, req oauth.Request, approved record.SigninProgress) (url.Values, error) {
@@ -205,13 +208,24 @@ func (p *Provider) AuthorizationResponse(ctx context.Context, req oauth.Request,
 	if err != nil {
 		return nil, err
 	}
+	if !satisfies(approved.VerificationLevel, req.ACR) {
+		return oauth.ErrorParams(errACRUnmet(approved.VerificationLevel, req.ACR), req.State), nil
+	}
 	rawGrant, err := p.random(16)
 	if err != nil {
 		return nil, err
 	}
 	g := grant{id: hex.EncodeToString(rawGrant), clientID: req.ClientID, scope: req.Scope, nonce: req.Nonce,
-		sub: approved.Subject, level: approved.VerificationLevel, authTime: approved.AuthTime}
-	return p.authorizationResponse(ctx, req, g)
+		sub: approved.Subject, level: approved.VerificationLevel, authTime: approved.AuthTime, profile: app.Profile}
+	v, err := p.authorizationResponse(ctx, req, g)
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := p.newSession(g, p.now())
+	if err != nil {
+		return nil, err
+	}
+	return withSession(v, sealed), nil
 }
 
 // authorizationResponse issues what the response type asks for: a code
@@ -231,11 +245,15 @@ func (p *Provider) authorizationResponse(ctx context.Context, req oauth.Request,
 			return nil, err
 		}
 		code = base64.RawURLEncoding.EncodeToString(raw)
+		lifetime := codeLifetime
+		if currentProfile(g.profile) {
+			lifetime = codeLifetimeCurrent
+		}
 		err = p.store.SaveCode(ctx, record.AuthCode{
 			ID: oauth.HashHex(code), GrantID: g.id, ClientID: g.clientID, RedirectURI: req.RedirectURI,
 			Scope: g.scope, Nonce: g.nonce, CodeChallenge: req.CodeChallenge,
 			Subject: g.sub, VerificationLevel: g.level, AuthTime: g.authTime,
-			ExpiresAt: now.Add(codeLifetime), RetainUntil: now.Add(codeLifetime + tokenLifetime),
+			ExpiresAt: now.Add(lifetime), RetainUntil: now.Add(lifetime + tokenLifetime),
 		})
 		if err != nil {
 			return nil, err
@@ -296,8 +314,17 @@ func (p *Provider) authenticatedForm(w http.ResponseWriter, r *http.Request) (re
 }
 
 // authenticate identifies the client by client_secret_basic or
-// client_secret_post (doc/design.md §4) and checks the secret in constant time.
+// client_secret_post (doc/design.md §4), checking the secret in constant
+// time, or by private_key_jwt (clientauth.go); the method must be the one
+// the app registered (record.App.TokenEndpointAuthMethod: "" allows
+// either secret method).
 func (p *Provider) authenticate(r *http.Request, params map[string]string) (record.App, *oauth.Error) {
+	if _, ok := params["client_assertion_type"]; ok {
+		return p.authenticateAssertion(r, params)
+	}
+	if _, ok := params["client_assertion"]; ok {
+		return p.authenticateAssertion(r, params)
+	}
 	creds, e := parseClientCredentials(r.Header.Get("Authorization"), params)
 	if e != nil {
 		return record.App{}, e
@@ -314,6 +341,9 @@ func (p *Provider) authenticate(r *http.Request, params map[string]string) (reco
 	if err != nil || subtle.ConstantTimeCompare(got[:], want) != 1 {
 		return app, errUnauthenticated("invalid client credentials")
 	}
+	if m := app.TokenEndpointAuthMethod; m != "" && m != creds.method {
+		return app, errUnauthenticated("this client must authenticate with " + m)
+	}
 	return app, nil
 }
 
@@ -322,7 +352,7 @@ func (p *Provider) authenticate(r *http.Request, params map[string]string) (reco
 // client_secret in the body; using both is an error (RFC 6749 §2.3).
 func parseClientCredentials(authorization string, params map[string]string) (clientCredentials, *oauth.Error) {
 	if authorization == "" {
-		creds := clientCredentials{params["client_id"], params["client_secret"]}
+		creds := clientCredentials{params["client_id"], params["client_secret"], record.AuthClientSecretPost}
 		if creds.id == "" || creds.secret == "" {
 			return creds, errUnauthenticated("client authentication is required (HTTP Basic or client_secret_post)")
 		}
@@ -348,5 +378,5 @@ func parseClientCredentials(authorization string, params map[string]string) (cli
 	if bodyID, ok := params["client_id"]; ok && bodyID != id {
 		return clientCredentials{}, oauth.ErrInvalid("client_id", "client_id differs from the Basic credentials")
 	}
-	return clientCredentials{id, secret}, nil
+	return clientCredentials{id, secret, record.AuthClientSecretBasic}, nil
 }

@@ -37,7 +37,7 @@ func (p *Provider) serveUserinfo(w http.ResponseWriter, r *http.Request) {
 		p.out.WriteError(w, errInvalidToken())
 		return
 	}
-	p.out.WriteJSON(w, http.StatusOK, p.userClaims(c.Sub, c.Level, c.Scope))
+	p.out.WriteJSON(w, http.StatusOK, p.userClaims(c.Sub, c.Level, c.Scope, app.Profile))
 }
 
 // bearerToken takes the access token from the Authorization header

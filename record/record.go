@@ -53,7 +53,57 @@ type App struct {
 	// UpdatedAt is the time of the last operator change after creation
 	// (zero: none).
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	// Profile is the Sign in with World ID contract the app gets: "" (the
+	// v1 contract, ProfileV1) or ProfileCurrent (doc/interfaces.md §2.4.1).
+	Profile string `json:"profile,omitempty"`
+	// PostLogoutRedirectURIs are where RP-initiated logout may return the
+	// user agent (exact string match).
+	PostLogoutRedirectURIs []string `json:"post_logout_redirect_uris,omitempty"`
+	// TokenEndpointAuthMethod is how the app authenticates at /token,
+	// /introspect and /revoke: "" (client_secret_basic or
+	// client_secret_post, as every app before it), or exactly one of
+	// AuthClientSecretBasic, AuthClientSecretPost, AuthPrivateKeyJWT.
+	TokenEndpointAuthMethod string `json:"token_endpoint_auth_method,omitempty"`
+	// JWKS is the app's registered JSON Web Key Set (RFC 7517 §5), the
+	// keys of its private_key_jwt client assertions.
+	JWKS string `json:"jwks,omitempty"`
+	// JWKSURI is where the app publishes that set instead (https; fetched
+	// at each private_key_jwt authentication, SSRF-guarded).
+	JWKSURI string `json:"jwks_uri,omitempty"`
+	// PKCERequired refuses authorization requests for a code without a
+	// PKCE challenge (RFC 9700 §2.1.1); apps created by the operator get
+	// it by default, imported and earlier apps keep it off.
+	PKCERequired bool `json:"pkce_required,omitempty"`
+	// ResponseTypes are the response types the app may use (canonical
+	// spelling: "code", "id_token token", …); empty allows every
+	// supported one, as before the setting.
+	ResponseTypes []string `json:"response_types,omitempty"`
 }
+
+// Client authentication methods (App.TokenEndpointAuthMethod; OIDC Core
+// §9).
+const (
+	AuthClientSecretBasic = "client_secret_basic"
+	AuthClientSecretPost  = "client_secret_post"
+	AuthPrivateKeyJWT     = "private_key_jwt"
+)
+
+// ValidResponseType reports whether s is a response type an app may be
+// limited to (App.ResponseTypes): the canonical spellings package oidc
+// supports (its tests check the two lists agree).
+func ValidResponseType(s string) bool {
+	switch s {
+	case "code", "id_token", "id_token token", "code id_token", "code token", "code id_token token":
+		return true
+	}
+	return false
+}
+
+// App profiles (App.Profile).
+const (
+	ProfileV1      = ""
+	ProfileCurrent = "current"
+)
 
 // Environment is the environment whose trees the app's proofs use.
 func (a App) Environment() string {

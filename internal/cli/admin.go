@@ -73,17 +73,19 @@ type adminCommand struct {
 // adminCommands are keyed by "<command> <subcommand>".
 func adminCommands() map[string]adminCommand {
 	var (
-		appReq      admin.CreateAppRequest
-		uris        stringList
-		identityReq admin.AddIdentityRequest
-		rootReq     admin.AddRootRequest
-		limitReq    admin.ActionLimitRequest
-		anchorReq   admin.AnchorRequest
-		orbID       string
-		idFile      string
-		replace     bool
-		newName     string
-		newURIs     stringList
+		appReq        admin.CreateAppRequest
+		uris          stringList
+		logoutURIs    stringList
+		responseTypes stringList
+		identityReq   admin.AddIdentityRequest
+		rootReq       admin.AddRootRequest
+		limitReq      admin.ActionLimitRequest
+		anchorReq     admin.AnchorRequest
+		orbID         string
+		idFile        string
+		replace       bool
+		newName       string
+		newURIs       stringList
 	)
 	tree := func(identifier, environment *string) func(fs *flag.FlagSet) {
 		return func(fs *flag.FlagSet) {
@@ -96,9 +98,17 @@ func adminCommands() map[string]adminCommand {
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&appReq.Name, "name", "", "app name (required)")
 				fs.Var(&uris, "redirect-uri", "allowed redirect URI (repeatable, at least one)")
+				fs.StringVar(&appReq.Profile, "profile", "", `sign-in profile: empty (the v1 contract) or "current"`)
+				fs.StringVar(&appReq.TokenEndpointAuthMethod, "token-endpoint-auth-method", "",
+					"client_secret_basic, client_secret_post or private_key_jwt (default: either secret method)")
+				fs.StringVar(&appReq.JWKS, "jwks", "", "the app's public JWKS (JSON), for private_key_jwt")
+				fs.StringVar(&appReq.JWKSURI, "jwks-uri", "", "https URL of the app's public JWKS, for private_key_jwt (instead of -jwks)")
+				fs.Var(&logoutURIs, "post-logout-redirect-uri", "where RP-initiated logout may return (repeatable)")
+				fs.StringVar(&appReq.PKCE, "pkce", "required", "PKCE for the code flow: required (RFC 9700) or optional")
+				fs.Var(&responseTypes, "response-type", `a response type the app may use, e.g. "code" (repeatable; default all)`)
 			},
 			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
-				appReq.RedirectURIs = uris
+				appReq.RedirectURIs, appReq.PostLogoutRedirectURIs, appReq.ResponseTypes = uris, logoutURIs, responseTypes
 				a, err := c.CreateApp(ctx, appReq)
 				return a, fmt.Sprintf("app_id        %s\nrp_id         %s\nclient_secret %s   (shown once: store it now)\nredirect_uris %s\n",
 					a.AppID, a.RPID, a.ClientSecret, strings.Join(a.RedirectURIs, " ")), err

@@ -282,6 +282,23 @@ func (e *hostileEnv) authorizeCases() []hostileCase {
 				}
 			}},
 		redirected("prompt none", "login_required", set("prompt", "none")),
+		{name: "request object's response_mode and state", send: get(func(v url.Values) {
+			v.Del("state")
+			v.Set("request", "eyJhbGciOiJub25lIn0."+base64.RawURLEncoding.EncodeToString([]byte(`{"state":"obj","response_mode":"fragment"}`))+".")
+		}), status: 303, code: "request_not_supported", check: func(t *testing.T, r reply) {
+			if loc := r.header.Get("Location"); !strings.HasPrefix(loc, e2eRedirect+"#") || !strings.Contains(loc, "state=obj") ||
+				!strings.Contains(loc, "iss=") {
+				t.Errorf("the refusal must go where the object says, with its state and iss: %s", loc)
+			}
+		}},
+		{name: "code token without nonce", send: get(set("response_type", "code token")), status: 303, code: "",
+			check: func(t *testing.T, r reply) {
+				if !strings.Contains(r.header.Get("Location"), "/authorize/wait?") {
+					t.Errorf("code token without nonce refused: %s", r.header.Get("Location"))
+				}
+			}},
+		redirected("code id_token without nonce", "invalid_request", set("response_type", "code id_token")),
+		redirected("max_age negative", "invalid_request", set("max_age", "-1")),
 		{name: "POST text/plain", send: call(http.MethodPost, e.p.public+"/authorize", "text/plain", form.Encode()), status: 415, code: "invalid_content_type"},
 		{name: "POST over 64 KiB", send: call(http.MethodPost, e.p.public+"/authorize", "application/x-www-form-urlencoded", form.Encode()+"&nonce="+strings.Repeat("n", 64<<10)), status: 413, code: "request_too_large"},
 		{name: "PUT", send: call(http.MethodPut, e.authorizeURL(func(url.Values) {}), "", ""), status: 405, code: "method_not_allowed"},

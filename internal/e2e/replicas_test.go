@@ -122,6 +122,7 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 		t.Fatal("tokens of the replayed code still work on A")
 	}
 	signInAcrossReplicas(t, ctx, a, b, rp, w)
+	sessionAcrossReplicas(t, res.Browser, a, b, rp)
 }
 
 // signInAcrossReplicas starts a sign-in on A (which stores nothing; its

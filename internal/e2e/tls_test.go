@@ -61,6 +61,10 @@ func TestTLSListener(t *testing.T) {
 	if doc.Issuer != p.public || resp.TLS == nil {
 		t.Fatalf("issuer %q over TLS %v", doc.Issuer, resp.TLS != nil)
 	}
+	// Terminating TLS itself, the server pins HTTPS (RFC 6797).
+	if hsts := resp.Header.Get("Strict-Transport-Security"); hsts != "max-age=31536000" {
+		t.Errorf("Strict-Transport-Security %q", hsts)
+	}
 	// Go's TLS server answers a plain HTTP request with 400.
 	if plain, err := http.Get("http" + strings.TrimPrefix(p.public, "https") + "/healthz"); err == nil {
 		plain.Body.Close()

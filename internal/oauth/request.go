@@ -21,6 +21,9 @@ type Request struct {
 	State         string `json:"st,omitempty"`
 	Nonce         string `json:"n,omitempty"`
 	CodeChallenge string `json:"p,omitempty"`
+	// ACR is the weakest verification level the request's acr_values
+	// accept ("" when it named none the provider knows).
+	ACR string `json:"a,omitempty"`
 }
 
 // Verification levels: the identifiers whose proofs can sign in (the

@@ -40,7 +40,10 @@ type Config struct {
 	Sunset        string        // -signin-sunset: YYYY-MM-DD
 	SunsetEnforce bool          // -signin-sunset-enforce: 410 Gone after the date
 	KeyRotation   time.Duration // -key-rotation: signing key lifetime
-	EmailDomain   string        // -email-domain: domain of the email claim
+	// -signin-session: lifetime of the login session a sign-in leaves in
+	// the browser; 0 turns sessions off.
+	SigninSession time.Duration
+	EmailDomain   string // -email-domain: domain of the email claim
 	// BridgeURL is -bridge-url: "self" serves the built-in Wallet Bridge
 	// relay on the public listener; a URL names another relay; "" picks
 	// self for a loopback base URL and World's bridge otherwise.
@@ -104,6 +107,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.NoBatching, "no-batching", false, "verify concurrent Groth16 proofs one by one instead of in batches")
 	fs.BoolVar(&c.AcceptDataLoss, "accept-data-loss", false, "start even though the JSON store's files hold less than it had acknowledged (a missing or older state.json or journal.jsonl); use once, after deciding that no backup is better")
 	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
+	fs.DurationVar(&c.SigninSession, "signin-session", 8*time.Hour, "lifetime of a sign-in's login session (prompt=none); 0 turns sessions off")
 	fs.StringVar(&c.RootsRPC, "roots-rpc", "", "root source: comma-separated chain=URL JSON-RPC endpoints (chains of the default contracts: ethereum, sepolia, worldchain); default none")
 	fs.StringVar(&c.RootsContract, "roots-contract", "", "root source: comma-separated tree=chain:kind:0xaddress, kind identity-manager (3.0 roots), registry (4.0 roots), issuer-registry or oprf-key-registry (4.0 trust anchors, tree issuer_key/ENV or oprf_key/ENV); added to, or replacing per tree, World's defaults")
 	fs.DurationVar(&c.MinExpiration, "min-expiration", registry.DefaultMinExpiration, "World ID 4.0: how far in the past a proof's expires_at_min may lie (0: the default)")
@@ -159,6 +163,9 @@ func (c *Config) Validate() error {
 	}
 	if c.KeyRotation < 24*time.Hour {
 		errs = append(errs, errors.New("key-rotation: must be at least 24h"))
+	}
+	if c.SigninSession < 0 || c.SigninSession > 30*24*time.Hour {
+		errs = append(errs, errors.New("signin-session: must be between 0 (off) and 720h"))
 	}
 	if c.trustedProxies, err = forwarded.ParsePrefixes(c.TrustedProxies); err != nil {
 		errs = append(errs, fmt.Errorf("trusted-proxies: %w", err))
@@ -413,4 +420,13 @@ func (c *Config) rootSource(observe func(call, chain, outcome string, took time.
 		return nil, nil, err
 	}
 	return src, src.Trees(), nil
+}
+
+// sessionLifetime is oidc's Options.SessionLifetime for -signin-session,
+// where 0 means off (oidc's negative).
+func sessionLifetime(flag time.Duration) time.Duration {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }

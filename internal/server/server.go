@@ -228,7 +228,8 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	verifier.Register(public)
 	listenerURL := strings.SplitN(s.cfg.BaseURL, "://", 2)[0] + "://" + publicLn.Addr().String()
 	provider, err := oidc.New(oidc.Options{Issuer: s.cfg.BaseURL, Store: s.db, Rand: rand.Reader, Now: time.Now, Log: log,
-		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation, EmailDomain: cfg.EmailDomain})
+		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation, EmailDomain: cfg.EmailDomain,
+		SessionLifetime: sessionLifetime(cfg.SigninSession)})
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +284,11 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	m.NewGaugeFunc("worldid_connections_open", "Open connections, by listener.", func(report func(float64, ...string)) {
 		report(float64(publicConns.Open()), "public")
 	}, "server")
-	s.serve("public", publicConns, forwarded.Middleware(cfg.trustedProxies, instrument.Wrap("public", public)), cfg.tls)
+	publicHandler := forwarded.Middleware(cfg.trustedProxies, instrument.Wrap("public", public))
+	if cfg.tls != nil {
+		publicHandler = withHSTS(publicHandler)
+	}
+	s.serve("public", publicConns, publicHandler, cfg.tls)
 	s.serve("admin", adminLn, instrument.Wrap("admin", adminMux), nil)
 
 	if err := s.finishFirstStart(ctx, cfg, stdout); err != nil {

@@ -37,6 +37,9 @@ type SignInResult struct {
 	Location string     // the 303 target, or "" for form_post
 	FormPage string     // the form_post page, or ""
 	Params   url.Values // response parameters from the redirect or the form
+	// Browser is the browser that finished the sign-in, with its cookies
+	// (the provider's login session among them), to continue as it.
+	Browser *http.Client
 }
 
 // SignIn completes an authorization request playing both sides: the
@@ -167,12 +170,12 @@ func (w *Wallet) Submit(ctx context.Context, s SignInSubmission) (SignInResult, 
 		if u.Fragment != "" {
 			params, err = url.ParseQuery(u.Fragment)
 		}
-		return SignInResult{Location: loc, Params: params}, err
+		return SignInResult{Location: loc, Params: params, Browser: s.browser}, err
 	case http.StatusOK:
 		if connectPattern.Match(body) {
 			return SignInResult{}, errors.New("wallet: the browser is still waiting after the approval")
 		}
-		return SignInResult{FormPage: string(body), Params: formFields(string(body))}, nil
+		return SignInResult{FormPage: string(body), Params: formFields(string(body)), Browser: s.browser}, nil
 	default:
 		return SignInResult{}, fmt.Errorf("wallet: finish: %s: %.300s", resp.Status, body)
 	}

@@ -71,7 +71,13 @@
 // UNLOGGED bridge_requests (id PK, expires_ns indexed): the built-in Wallet
 // Bridge relay's ciphertexts (bridge.go implements bridge/relay.Store, one
 // atomic statement or batch per method), shared by replicas, left out of
-// backups; each creation deletes up to 16 dead rows.
+// backups; each creation deletes up to 16 dead rows. Migration 9 adds
+// apps.profile (text, empty for every existing app: the v1 contract) and
+// apps.post_logout_redirect_uris (text[], empty by default),
+// apps.token_endpoint_auth_method, apps.jwks and apps.jwks_uri (text,
+// empty by default),
+// apps.pkce_required (boolean, false) and apps.response_types (text[],
+// empty: all).
 //
 // Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
 // JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero
@@ -95,6 +101,8 @@
 //	proof used once          primary key on spent_proofs
 //	code redeemed once       UPDATE … SET redeemed WHERE NOT redeemed AND expires_ns > now RETURNING;
 //	                         no row: INSERT INTO revoked_grants … SELECT … WHERE redeemed (a replay)
+//	revocation (RevokeGrant) INSERT INTO revoked_grants … ON CONFLICT DO UPDATE SET retain_ns =
+//	                         GREATEST(…): revoked access tokens' grants and ended login sessions
 //	one commitment per tree  unique (tree, commitment)
 //	leaf index order         INSERT INTO trees … ON CONFLICT DO UPDATE SET size = size + n RETURNING
 //	                         size - n, and the batch's n leaves from there (unnest … WITH

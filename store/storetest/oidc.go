@@ -28,6 +28,7 @@ type OIDCBackend interface {
 	Code(ctx context.Context, id string, now time.Time) (record.AuthCode, error)
 	RedeemCode(ctx context.Context, id string, now time.Time) (record.AuthCode, error)
 	IsGrantRevoked(ctx context.Context, grantID string) (bool, error)
+	RevokeGrant(ctx context.Context, grantID string, retainUntil time.Time) error
 	PruneExpired(ctx context.Context, now time.Time) error
 }
 
@@ -51,6 +52,7 @@ func RunOIDC(t *testing.T, open OIDCOpener) {
 		{"CodeLookup", testCodeLookup},
 		{"ConcurrentRedeem", testConcurrentRedeem},
 		{"PruneExpired", testPruneExpired},
+		{"RevokeGrant", testRevokeGrant},
 		{"OIDCReopen", testOIDCReopen},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })

@@ -68,6 +68,7 @@ func Run(t *testing.T, open Opener) {
 		{"UpdateApp", testUpdateApp},
 		{"DeleteApp", testDeleteApp},
 		{"ConcurrentUpdates", testConcurrentUpdates},
+		{"SigninSettings", testSigninSettings},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
@@ -89,7 +90,10 @@ func testApp(id, rp int) record.App {
 func equalApps(a, b record.App) bool {
 	return a.ID == b.ID && a.RPID == b.RPID && a.Name == b.Name && a.SecretHash == b.SecretHash &&
 		slices.Equal(a.RedirectURIs, b.RedirectURIs) && a.CreatedAt.Equal(b.CreatedAt) &&
-		a.Staging == b.Staging && a.Disabled == b.Disabled && a.UpdatedAt.Equal(b.UpdatedAt)
+		a.Staging == b.Staging && a.Disabled == b.Disabled && a.UpdatedAt.Equal(b.UpdatedAt) &&
+		a.Profile == b.Profile && slices.Equal(a.PostLogoutRedirectURIs, b.PostLogoutRedirectURIs) &&
+		a.TokenEndpointAuthMethod == b.TokenEndpointAuthMethod && a.JWKS == b.JWKS && a.JWKSURI == b.JWKSURI && a.PKCERequired == b.PKCERequired &&
+		slices.Equal(a.ResponseTypes, b.ResponseTypes)
 }
 
 func mustCreate(t *testing.T, b Backend, a record.App) {

@@ -1,0 +1,245 @@
+package oidc
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sessionSignIn signs in with an ID token response and returns the
+// session cookie ("name=value") and the ID token's claims.
+func (f *fixture) sessionSignIn(level string) (string, map[string]any, string) {
+	f.t.Helper()
+	q := authorizeQuery()
+	q.Set("response_type", "id_token")
+	w := f.signIn(q, level)
+	var cookie string
+	for _, c := range w.Result().Cookies() {
+		if strings.HasSuffix(c.Name, sessionCookie) {
+			if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.MaxAge != int(DefaultSessionLifetime.Seconds()) {
+				f.t.Fatalf("session cookie %v", w.Header()["Set-Cookie"])
+			}
+			cookie = c.Name + "=" + c.Value
+		}
+	}
+	if cookie == "" {
+		f.t.Fatalf("no session cookie: %v", w.Header()["Set-Cookie"])
+	}
+	raw := responseParams(f.t, w, modeFragment).Get("id_token")
+	return cookie, idTokenClaimsOf(f.t, raw), raw
+}
+
+// idTokenClaimsOf decodes an ID token's payload (signatures are checked
+// by go-oidc in e2e_test.go).
+func idTokenClaimsOf(t testing.TB, raw string) map[string]any {
+	t.Helper()
+	parts := strings.Split(raw, ".")
+	if len(parts) != 3 {
+		t.Fatalf("ID token %q", raw)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(must(b64.DecodeString(parts[1])), &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// silent sends a prompt=none request for an ID token with the cookie.
+func (f *fixture) silent(cookie string, edit func(url.Values)) url.Values {
+	f.t.Helper()
+	q := authorizeQuery()
+	q.Set("response_type", "id_token")
+	q.Set("prompt", "none")
+	q.Set("nonce", "n-2")
+	if edit != nil {
+		edit(q)
+	}
+	var h map[string]string
+	if cookie != "" {
+		h = map[string]string{"Cookie": cookie}
+	}
+	w := f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, h)
+	mode := modeFragment
+	if q.Get("response_type") == "code" {
+		mode = modeQuery
+	}
+	return responseParams(f.t, w, mode)
+}
+
+func TestSessionSilentReauthentication(t *testing.T) {
+	f := newFixture(t)
+	cookie, first, _ := f.sessionSignIn("device")
+	f.clock.Advance(10 * time.Minute)
+	params := f.silent(cookie, nil)
+	if params.Get("id_token") == "" || params.Get("state") != "st-1" || params.Get("iss") != f.issuer {
+		t.Fatalf("prompt=none with a session: %v", params)
+	}
+	c := idTokenClaimsOf(t, params.Get("id_token"))
+	if c["sub"] != first["sub"] || c["auth_time"] != first["auth_time"] || c["nonce"] != "n-2" ||
+		c["iat"] == first["iat"] || c[f.issuer+"/v1"].(map[string]any)["verification_level"] != "device" {
+		t.Fatalf("silent ID token %v, first %v", c, first)
+	}
+	// A code from the session redeems like any other.
+	params = f.silent(cookie, func(q url.Values) { q.Set("response_type", "code"); q.Del("nonce") })
+	if params.Get("code") == "" {
+		t.Fatalf("silent code: %v", params)
+	}
+}
+
+func TestSessionLoginRequired(t *testing.T) {
+	f := newFixture(t)
+	other := f.app
+	other.ID = "app_fedcba9876543210fedcba9876543210"
+	f.store.apps[other.ID] = other
+	cookie, _, hint := f.sessionSignIn("device")
+	forged := strings.Replace(cookie, "=", "=x", 1)
+	for _, tc := range []struct {
+		name, cookie string
+		edit         func(url.Values)
+	}{
+		{"no cookie", "", nil},
+		{"forged cookie", forged, nil},
+		{"another app", cookie, func(q url.Values) { q.Set("client_id", other.ID) }},
+		{"max_age 0", cookie, func(q url.Values) { q.Set("max_age", "0") }},
+		{"max_age exceeded", cookie, func(q url.Values) { q.Set("max_age", "60") }},
+		{"acr above the proven level", cookie, func(q url.Values) { q.Set("acr_values", acrOrb) }},
+		{"id_token_hint not ours", cookie, func(q url.Values) { q.Set("id_token_hint", "a.b.c") }},
+		{"id_token_hint of another user", cookie, func(q url.Values) {
+			q.Set("id_token_hint", f.idToken(t, "0x"+strings.Repeat("ab", 32)))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f.clock.Advance(2 * time.Minute)
+			params := f.silent(tc.cookie, tc.edit)
+			if params.Get("error") != "login_required" || params.Get("state") != "st-1" || params.Get("id_token") != "" {
+				t.Fatalf("params %v", params)
+			}
+		})
+	}
+	// The session's own ID token is a valid hint, expired or not.
+	f.clock.Advance(2 * time.Hour)
+	if params := f.silent(cookie, func(q url.Values) { q.Set("id_token_hint", hint) }); params.Get("id_token") == "" {
+		t.Fatalf("own hint refused: %v", params)
+	}
+	// The session ends with its lifetime.
+	f.clock.Advance(DefaultSessionLifetime)
+	if params := f.silent(cookie, nil); params.Get("error") != "login_required" {
+		t.Fatalf("expired session used: %v", params)
+	}
+}
+
+// idToken is an ID token signed here for the test app with sub.
+func (f *fixture) idToken(t testing.TB, sub string) string {
+	t.Helper()
+	g := grant{id: "g", clientID: testClientID, scope: "openid", sub: sub, level: "orb", authTime: f.clock.Now()}
+	return must(f.p.signIDToken(f.p.keySet(), g, f.clock.Now(), "", ""))
+}
+
+// TestPromptLoginIsFresh: prompt=login and max_age go to the wallet even
+// with a session.
+func TestPromptLoginIsFresh(t *testing.T) {
+	f := newFixture(t)
+	cookie, _, _ := f.sessionSignIn("orb")
+	for _, edit := range []func(url.Values){
+		func(q url.Values) { q.Set("prompt", "login") },
+		func(q url.Values) { q.Set("max_age", "0") },
+	} {
+		q := authorizeQuery()
+		edit(q)
+		w := f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, map[string]string{"Cookie": cookie})
+		if w.Code != http.StatusSeeOther || !strings.HasPrefix(w.Header().Get("Location"), f.issuer+"/authorize/wait?") {
+			t.Fatalf("not a fresh sign-in: %s", describe(w))
+		}
+	}
+}
+
+func TestLogout(t *testing.T) {
+	f := newFixture(t)
+	f.app.PostLogoutRedirectURIs = []string{"https://rp.example/bye"}
+	f.store.apps[f.app.ID] = f.app
+	cookie, _, hint := f.sessionSignIn("orb")
+	w := f.do(http.MethodGet, "/end_session?"+url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {"https://rp.example/bye"},
+		"state": {"ls"}}.Encode(), nil, map[string]string{"Cookie": cookie})
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "https://rp.example/bye?state=ls" {
+		t.Fatalf("logout: %s", describe(w))
+	}
+	if c := w.Result().Cookies(); len(c) != 1 || !strings.HasSuffix(c[0].Name, sessionCookie) || c[0].MaxAge >= 0 {
+		t.Fatalf("cookie not cleared: %v", w.Header()["Set-Cookie"])
+	}
+	// A kept copy of the cookie is revoked.
+	if params := f.silent(cookie, nil); params.Get("error") != "login_required" {
+		t.Fatalf("revoked session used: %v", params)
+	}
+	for name, v := range map[string]url.Values{
+		"unregistered URI":     {"client_id": {testClientID}, "post_logout_redirect_uri": {testRedirect}},
+		"URI without a client": {"post_logout_redirect_uri": {"https://rp.example/bye"}},
+		"forged hint":          {"id_token_hint": {"a.b.c"}},
+		"hint of another app":  {"id_token_hint": {hint}, "client_id": {"app_fedcba9876543210fedcba9876543210"}},
+	} {
+		if w := f.do(http.MethodGet, "/end_session?"+v.Encode(), nil, nil); w.Code != http.StatusBadRequest || w.Header().Get("Location") != "" {
+			t.Errorf("%s: %s", name, describe(w))
+		}
+	}
+	if w := f.do(http.MethodGet, "/end_session", nil, nil); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "signed out") {
+		t.Fatalf("logout without parameters: %s", describe(w))
+	}
+}
+
+func TestRevokeAccessToken(t *testing.T) {
+	f := newFixture(t)
+	q := authorizeQuery()
+	q.Set("response_type", "id_token token")
+	at := responseParams(t, f.signIn(q, "orb"), modeFragment).Get("access_token")
+	introspect := func() bool {
+		w := f.postForm("/introspect", url.Values{"token": {at}}, basicAuth(testClientID, testSecret))
+		var r struct{ Active bool }
+		if w.Code != 200 || decodeJSON(w.Body, &r) != nil {
+			t.Fatal(describe(w))
+		}
+		return r.Active
+	}
+	if !introspect() {
+		t.Fatal("token inactive before revocation")
+	}
+	for _, tok := range []string{"not-a-token", at} {
+		if w := f.postForm("/revoke", url.Values{"token": {tok}, "token_type_hint": {"access_token"}}, basicAuth(testClientID, testSecret)); w.Code != 200 {
+			t.Fatalf("revoke: %s", describe(w))
+		}
+	}
+	if introspect() {
+		t.Fatal("revoked token active")
+	}
+	if w := f.postForm("/revoke", url.Values{"token": {at}}, basicAuth(testClientID, "wrong")); w.Code != http.StatusUnauthorized {
+		t.Fatalf("unauthenticated revoke: %s", describe(w))
+	}
+	if w := f.postForm("/revoke", url.Values{}, basicAuth(testClientID, testSecret)); w.Code != http.StatusBadRequest {
+		t.Fatalf("revoke without token: %s", describe(w))
+	}
+}
+
+// TestSessionCookieHTTPS: __Host- and Secure over https.
+func TestSessionCookieHTTPS(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Issuer = "https://id.example" })
+	p := f.p
+	w := httptest.NewRecorder()
+	p.setSessionCookie(w, "v")
+	c := w.Result().Cookies()
+	if len(c) != 1 || c[0].Name != "__Host-"+sessionCookie || !c[0].Secure || c[0].Domain != "" || c[0].Path != "/" {
+		t.Fatalf("cookie %v", w.Header()["Set-Cookie"])
+	}
+}
+
+// TestSessionsOff: a negative lifetime sets no cookie.
+func TestSessionsOff(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.SessionLifetime = -1 })
+	w := f.signIn(authorizeQuery(), "orb")
+	for _, c := range w.Result().Cookies() {
+		if strings.HasSuffix(c.Name, sessionCookie) {
+			t.Fatalf("session cookie with sessions off: %v", c)
+		}
+	}
+}
