@@ -1,7 +1,6 @@
 package signin
 
 import (
-	"context"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -12,9 +11,9 @@ import (
 	"worldid/internal/leaf/qr"
 )
 
-// The flow's pages (internal/leaf/page): the wait page and the expired page;
-// errors are internal/oauth's error page, the form_post answer the
-// provider's.
+// The flow's pages (internal/leaf/page): the wait page here, the pages of
+// an ended sign-in in ended.go; errors are internal/oauth's error page, the
+// form_post answer the provider's.
 
 // qrLabel is the accessible name of the wait page's QR code.
 const qrLabel = "QR code of the sign-in request"
@@ -27,18 +26,14 @@ type waitPageData struct {
 	AppName, ClientID, ReturnHost string
 	Grants                        []string
 	QR                            template.HTML // server-rendered SVG (internal/leaf/qr)
+	ConnectURL                    template.URL  // the "Open World App" button: the request's link
 	MatchCode                     string
-	WalletLink                    template.URL // worldid:// is not a scheme html/template lets through
 	Token, CancelURL, StatusURL   string
-	Scanned                       bool
-	Expires, Deprecation          string
+	RetryURL                      string // "" while the flow offers no "Try again"
+	State, Message                string // the status route's state and message
+	Expires                       string // RFC 3339, UTC
+	ExpiresUnix                   int64
 	SimulatorURL                  string // "" unless the developer simulator serves this client
-}
-
-type expiredPageData struct {
-	page.Head
-	AppName, Expires string
-	RestartURL       string
 }
 
 // scopeDescriptions say what each scope the provider grants gives the app.
@@ -48,9 +43,10 @@ var scopeDescriptions = map[string]string{
 	"profile": "a generic profile name",
 }
 
-// waitPage shows a pending request: the QR code and link of the wallet
-// request, the match code, Cancel, and the polling script.
-func (f *Flow) waitPage(w http.ResponseWriter, r *http.Request, req pendingRequest, token string, scanned bool) {
+// waitPage shows a pending request in state (the status route's): the QR
+// code and link of the wallet request, the match code, Cancel, and the
+// polling script.
+func (f *Flow) waitPage(w http.ResponseWriter, r *http.Request, req pendingRequest, token, state string) {
 	app, err := f.store.App(r.Context(), req.ClientID)
 	if err != nil {
 		f.out.ErrorPage(w, f.out.Internal("wait: load app", err))
@@ -78,9 +74,9 @@ func (f *Flow) waitPage(w http.ResponseWriter, r *http.Request, req pendingReque
 	}
 	data := waitPageData{
 		AppName: app.Name, ClientID: app.ID, ReturnHost: target.Host, Grants: grants,
-		QR: template.HTML(code.SVG("qr", qrLabel)), MatchCode: matchCode(req.ID), WalletLink: template.URL(link),
+		QR: template.HTML(code.SVG("qr", qrLabel)), MatchCode: matchCode(req.ID), ConnectURL: template.URL(link),
 		Token: token, CancelURL: f.issuer + pathCancel, StatusURL: f.issuer + pathStatus + "?" + url.Values{"r": {token}}.Encode(),
-		Scanned: scanned, Expires: req.expiresAt().UTC().Format(time.RFC1123), Deprecation: f.provider.DeprecationSentence(),
+		State: state, Expires: req.expiresAt().UTC().Format(time.RFC3339), ExpiresUnix: req.Expires,
 	}
 	if f.simPath != "" && f.simAllowed(r) {
 		data.SimulatorURL = f.simPath + "?" + url.Values{"link": {link}}.Encode()
@@ -89,17 +85,5 @@ func (f *Flow) waitPage(w http.ResponseWriter, r *http.Request, req pendingReque
 		data.Head = base
 		data.Refresh = waitRefresh
 		return data
-	})
-}
-
-// expiredPage tells the user the request expired and offers the same
-// authorization request again.
-func (f *Flow) expiredPage(ctx context.Context, w http.ResponseWriter, req pendingRequest) {
-	name := req.ClientID
-	if app, err := f.store.App(ctx, req.ClientID); err == nil {
-		name = app.Name
-	}
-	f.out.RenderPage(w, http.StatusGone, page.Expired, func(base page.Head) any {
-		return expiredPageData{Head: base, AppName: name, Expires: req.expiresAt().UTC().Format(time.RFC1123), RestartURL: f.provider.RestartURL(req.Request)}
 	})
 }

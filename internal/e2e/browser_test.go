@@ -318,7 +318,7 @@ func TestBrowserSignIn(t *testing.T) {
 			t.Fatal(err)
 		}
 		pendingBrowser{link: u.Query()}.signal(t)
-		scanned := `document.getElementById("status").textContent === "Confirm the sign-in in your wallet."`
+		scanned := `document.getElementById("status").textContent === "Confirm the sign-in in World App."`
 		if _, err := chromedp.Run(tab, chromedp.Poll[bool](scanned, chromedp.WithPollingInterval(100*time.Millisecond),
 			chromedp.WithPollingTimeout(15*time.Second))); err != nil {
 			t.Fatalf("the page did not ask to confirm in the wallet by itself: %v", err)
