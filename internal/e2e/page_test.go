@@ -190,22 +190,6 @@ func TestPageExpiry(t *testing.T) {
 	}
 }
 
-// scriptPage is the wait page's data as package signin fills it.
-type scriptPage struct {
-	page.Head
-	AppName, ClientID, ReturnHost string
-	Grants                        []string
-	QR                            template.HTML
-	ConnectURL                    template.URL
-	MatchCode                     string
-	Token, CancelURL, StatusURL   string
-	RetryURL                      string
-	State, Message                string
-	Expires                       string
-	ExpiresUnix                   int64
-	SimulatorURL                  string
-}
-
 // statusStub serves the wait page and answers its polls with what the test
 // sets: the states of the status route, one after another.
 type statusStub struct {
@@ -229,9 +213,12 @@ func newStatusStub(t *testing.T) *statusStub {
 		s.loads.Add(1)
 		exp := time.Now().Add(10 * time.Minute).Truncate(time.Second)
 		err := page.Render(w, strings.NewReader(strings.Repeat("n", 16)), http.StatusOK, page.Wait, func(h page.Head) any {
-			return scriptPage{Head: h, AppName: "Stub RP", ClientID: "app_stub", ReturnHost: "rp.example", QR: template.HTML(code.SVG("qr", "QR code")),
-				ConnectURL: template.URL(connect), Token: "tok", CancelURL: "/cancel", StatusURL: "/status", RetryURL: "/retry",
-				State: "pending", Expires: exp.UTC().Format(time.RFC3339), ExpiresUnix: exp.Unix()}
+			// The wait page's fields (package signin fills them).
+			return map[string]any{"Title": h.Title, "Nonce": h.Nonce, "Style": h.Style, "Refresh": 0,
+				"AppName": "Stub RP", "ClientID": "app_stub", "ReturnHost": "rp.example", "Grants": []string{"a pairwise identifier"},
+				"QR": template.HTML(code.SVG("qr", "QR code")), "ConnectURL": template.URL(connect), "MatchCode": "",
+				"Token": "tok", "CancelURL": "/cancel", "StatusURL": "/status", "RetryURL": "/retry", "State": "pending", "Message": "",
+				"Expires": exp.UTC().Format(time.RFC3339), "ExpiresUnix": exp.Unix(), "SimulatorURL": ""}
 		})
 		if err != nil {
 			t.Error(err)
