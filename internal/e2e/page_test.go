@@ -262,18 +262,20 @@ func TestPageScriptStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	type view struct {
-		Text, Role, Live, Tone string
-		Retry, QR              bool
+		Text, Message, Role, Live, Tone string
+		Retry, QR                       bool
 	}
-	look := `(() => { const s = document.getElementById("status"), r = document.getElementById("retry");
-		return {Text: s.textContent, Role: s.getAttribute("role"), Live: s.getAttribute("aria-live"), Tone: s.dataset.tone,
-			Retry: !!r && !r.hidden && r.getBoundingClientRect().height > 0, QR: document.getElementById("qr").getBoundingClientRect().height > 0}; })()`
+	look := `(() => { const box = document.getElementById("state"), m = document.getElementById("message"), r = document.getElementById("retry");
+		return {Text: document.getElementById("status").textContent, Message: m.hidden ? "" : m.textContent,
+			Role: box.getAttribute("role"), Live: box.getAttribute("aria-live"), Tone: box.dataset.tone,
+			Retry: r.getBoundingClientRect().height > 0, QR: document.getElementById("qr").getBoundingClientRect().height > 0}; })()`
 	for _, tc := range []struct {
 		answer string
 		want   view
 	}{
 		{`{"state":"scanned"}`, view{Text: "Confirm the sign-in in World App.", QR: true}},
-		{`{"state":"refused","message":"The proof was made for another app."}`, view{Text: "The proof was made for another app.", Tone: "bad", Retry: true}},
+		{`{"state":"refused","message":"The proof was made for another app."}`, view{Text: "World App's answer could not be verified, so you are not signed in.",
+			Message: "The proof was made for another app.", Tone: "bad", Retry: true}},
 		{`{"state":"wallet_error"}`, view{Text: "World App could not complete the sign-in.", Tone: "bad", Retry: true}},
 		{`{"state":"unavailable"}`, view{Text: "Can't reach World App's bridge just now; retrying…", Tone: "warn", QR: true}},
 		{`{"state":"pending"}`, view{Text: "Scan this code with World App, or open World App on this device.", QR: true}},
@@ -295,7 +297,7 @@ func TestPageScriptStates(t *testing.T) {
 		t.Fatalf("the page reloaded while live (%d loads)", s.loads.Load())
 	}
 	s.set(http.StatusOK, `{"state":"refused"}`)
-	if err := chromedp.Do(tab, chromedp.WaitVisible(chromedp.CSS("#retry button")), chromedp.Click(chromedp.CSS("#retry button"))); err != nil {
+	if err := chromedp.Do(tab, chromedp.WaitVisible(chromedp.ID("retry")), chromedp.Click(chromedp.ID("retry"))); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -125,26 +125,26 @@ func render(t *testing.T, status int, name string, data func(Head) any) string {
 // flow gives instead of the line.
 func TestWaitPageStates(t *testing.T) {
 	for _, tc := range []struct{ state, message, line string }{
-		{"pending", "", "Scan this code with World App"},
-		{"", "", "Scan this code with World App"},
+		{"pending", "", "Scan this code with World App, or open World App on this device."},
+		{"", "", "Scan this code with World App, or open World App on this device."},
 		{"scanned", "", "Confirm the sign-in in World App."},
-		{"done", "", "Approved."},
-		{"refused", "", "could not be verified"},
-		{"refused", "The proof is for another app.", "The proof is for another app."},
-		{"wallet_error", "World App says the credential is not available.", "World App says the credential is not available."},
-		{"unavailable", "", "Can't reach World App's bridge just now; retrying"},
+		{"done", "", "Approved. Taking you back to the application…"},
+		{"refused", "", "World App's answer could not be verified, so you are not signed in."},
+		{"refused", "The proof is for another app.", "World App's answer could not be verified, so you are not signed in."},
+		{"wallet_error", "World App says the credential is not available.", "World App could not complete the sign-in."},
+		{"unavailable", "", "Can't reach World App's bridge just now; retrying…"},
 	} {
 		body := render(t, http.StatusOK, Wait, func(h Head) any {
 			d := sampleWait(tc.state, tc.message)
 			d.Head = h
 			return d
 		})
-		status := regexp.MustCompile(`<p id="status" role="status" aria-live="polite" data-tone="[a-z]*">([^<]*)</p>`).FindStringSubmatch(body)
-		if status == nil || !strings.Contains(html.UnescapeString(status[1]), tc.line) {
-			t.Errorf("%q: status line %q, want %q", tc.state, status, tc.line)
+		live := regexp.MustCompile(`<div id="state" role="status" aria-live="polite" data-tone="[a-z]*"><p id="status">([^<]*)</p><p id="message"( hidden)?>([^<]*)</p></div>`).FindStringSubmatch(body)
+		if live == nil || html.UnescapeString(live[1]) != tc.line || live[3] != tc.message || (live[2] == "") != (tc.message != "") {
+			t.Errorf("%q: status %q, want line %q and message %q", tc.state, live, tc.line, tc.message)
 		}
-		retryShown := strings.Contains(body, `<form id="retry" method="post" action="/authorize/retry">`)
-		if want := tc.state == "refused" || tc.state == "wallet_error"; retryShown != want || !strings.Contains(body, `<form id="retry"`) {
+		retryShown := strings.Contains(body, `<form id="retry-form" method="post" action="/authorize/retry">`)
+		if want := tc.state == "refused" || tc.state == "wallet_error"; retryShown != want || !strings.Contains(body, `<button id="retry" class="primary" type="submit">Try again</button>`) {
 			t.Errorf("%q: Try again shown %v, want %v", tc.state, retryShown, want)
 		}
 		for _, want := range []string{`Sign in to <span id="app-name">Example &lt;App&gt;</span>`, `<strong id="return-host">rp.example</strong>`,
@@ -159,15 +159,16 @@ func TestWaitPageStates(t *testing.T) {
 	}
 }
 
-// TestWaitPageOptional: without a retry route, match code or simulator
-// the page has none of their elements and still renders.
+// TestWaitPageOptional: without a retry route, match code, simulator,
+// QR code or connect URL (no bridge request yet) the page has none of
+// their elements and still renders.
 func TestWaitPageOptional(t *testing.T) {
 	body := render(t, http.StatusOK, Wait, func(h Head) any {
-		d := sampleWait("refused", "")
-		d.Head, d.RetryURL, d.MatchCode = h, "", ""
+		d := sampleWait("unavailable", "")
+		d.Head, d.RetryURL, d.MatchCode, d.QR, d.ConnectURL = h, "", "", "", ""
 		return d
 	})
-	for _, absent := range []string{`id="retry"`, `id="match-code"`, `id="simulator"`} {
+	for _, absent := range []string{`id="retry`, `id="match-code"`, `id="simulator"`, `class="qr-frame"`, `id="wallet-link"`} {
 		if strings.Contains(body, absent) {
 			t.Errorf("page has %s", absent)
 		}
