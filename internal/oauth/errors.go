@@ -166,16 +166,14 @@ func plainWords(e *Error) (headline, advice string) {
 		"Go back to the application and sign in again. If this keeps happening, tell the application's support what this page says."
 }
 
-// sentence starts detail with a capital letter and ends it with a full
-// stop.
+// sentence ends detail with a full stop; the page's style capitalises
+// its first letter, so the text stays the detail that the JSON routes
+// send.
 func sentence(detail string) string {
-	if detail == "" {
-		return ""
+	if detail == "" || strings.HasSuffix(detail, ".") {
+		return detail
 	}
-	if !strings.HasSuffix(detail, ".") {
-		detail += "."
-	}
-	return strings.ToUpper(detail[:1]) + detail[1:]
+	return detail + "."
 }
 
 // Redirect answers 303 to loc without caching.
