@@ -133,7 +133,7 @@ func TestPageEndedStates(t *testing.T) {
 		if text := pageSays(t, tab, "This sign-in was cancelled"); strings.Contains(text, "another browser") {
 			t.Fatalf("after a reload the cancelled sign-in says: %s", text)
 		}
-		if err := chromedp.Do(tab, chromedp.Click(chromedp.ID("restart")), chromedp.WaitVisible(chromedp.ID("match-code"))); err != nil {
+		if err := chromedp.Do(tab, chromedp.Click(chromedp.ID("restart")), chromedp.WaitVisible(chromedp.ID("cancel"))); err != nil {
 			t.Fatalf("Start again: %v", err)
 		}
 		if loc, _ := chromedp.Run(tab, chromedp.Location()); !strings.HasPrefix(loc, e.p.public+"/authorize/wait?r=") {
@@ -154,7 +154,7 @@ func TestPageExpiry(t *testing.T) {
 	if _, err := chromedp.Call(tab, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: zone}); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(tab, chromedp.Navigate(h.authorizeURL()), chromedp.WaitVisible(chromedp.ID("match-code"))); err != nil {
+	if err := chromedp.Do(tab, chromedp.Navigate(h.authorizeURL()), chromedp.WaitVisible(chromedp.ID("cancel"))); err != nil {
 		t.Fatal(err)
 	}
 	at, err := chromedp.Run(tab, chromedp.AttributeValue(chromedp.ID("expires"), "datetime"))
@@ -185,7 +185,7 @@ func TestPageExpiry(t *testing.T) {
 	if strings.Contains(text, "another browser") {
 		t.Fatalf("the expired page says: %s", text)
 	}
-	if err := chromedp.Do(tab, chromedp.Click(chromedp.ID("restart")), chromedp.WaitVisible(chromedp.ID("match-code"))); err != nil {
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.ID("restart")), chromedp.WaitVisible(chromedp.ID("cancel"))); err != nil {
 		t.Fatalf("Start again: %v", err)
 	}
 }
