@@ -71,7 +71,7 @@ func TestWaitPage(t *testing.T) {
 	for _, want := range []string{
 		"Test &lt;RP&gt;", `<strong id="return-host">rp.example</strong>`, `<meta http-equiv="refresh" content="2">`,
 		"Never scan a sign-in code that someone sent you", `action="` + f.issuer + `/authorize/cancel"`,
-		"Scan this code", "shuts down on 2026-01-31.", "visibilitychange",
+		"Scan this code", "visibilitychange",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("wait page lacks %q", want)
@@ -93,7 +93,7 @@ func TestWaitPage(t *testing.T) {
 	}
 	// Reloading shows the same request, now scanned.
 	again := f.waitPage(b)
-	if !strings.Contains(again, "Confirm the sign-in in your wallet.") || walletParams(t, again).Get("request") == "" {
+	if !strings.Contains(again, "Confirm the sign-in in World App.") || walletParams(t, again).Get("request") == "" {
 		t.Fatal("reloaded page is not the scanned request")
 	}
 	if d2, _ := f.walletRequest(again); d2.MatchCode != d.MatchCode || d2.Signal != d.Signal {
@@ -101,11 +101,16 @@ func TestWaitPage(t *testing.T) {
 	}
 }
 
-func TestDeprecationSentenceAfterSunset(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.SunsetDate = testStart.Add(-24 * time.Hour) })
-	page := f.waitPage(f.authorize(authorizeQuery()))
-	if strings.Contains(page, "shuts down on") || !strings.Contains(page, "its announced shutdown date, 2025-05-31, has passed") {
-		t.Fatalf("deprecation sentence after the sunset: %s", page)
+// TestWaitPageHasNoSunsetNotice: the sunset is the operator's business
+// (Deprecation and Sunset headers): the page a person signs in on never
+// mentions it, before or after the date.
+func TestWaitPageHasNoSunsetNotice(t *testing.T) {
+	for _, sunset := range []time.Time{testStart.Add(-24 * time.Hour), testStart.Add(24 * time.Hour)} {
+		f := newFixture(t, func(o *Options) { o.SunsetDate = sunset })
+		page := f.waitPage(f.authorize(authorizeQuery()))
+		if strings.Contains(page, "deprecated") || strings.Contains(page, "shut") {
+			t.Fatalf("sunset %s: the wait page tells the user: %s", sunset, page)
+		}
 	}
 }
 

@@ -325,7 +325,7 @@ func TestBrowserSignIn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		scanned := `document.getElementById("status").textContent === "Confirm the sign-in in your wallet."`
+		scanned := `document.getElementById("status").textContent === "Confirm the sign-in in World App."`
 		if _, err := chromedp.Run(tab, chromedp.Poll[bool](scanned, chromedp.WithPollingInterval(100*time.Millisecond),
 			chromedp.WithPollingTimeout(15*time.Second))); err != nil {
 			t.Fatalf("the page did not ask to confirm in the wallet by itself: %v", err)
@@ -411,10 +411,11 @@ func TestBrowserSignIn(t *testing.T) {
 		if err := e.w.Approve(e.ctx, link, "orb"); err != nil {
 			t.Fatal(err)
 		}
-		if r := call(http.MethodGet, waitURL, "", "")(t); r.status != http.StatusForbidden {
+		// Its true state, with or without the cookie: cancelled.
+		if r := call(http.MethodGet, waitURL, "", "")(t); r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "This sign-in was cancelled") {
 			t.Errorf("the wait page after cancel, without the cookie: %d", r.status)
 		}
-		if err := chromedp.Do(tab, chromedp.Navigate(waitURL), chromedp.WaitVisible(chromedp.ID("error-detail"))); err != nil {
+		if err := chromedp.Do(tab, chromedp.Navigate(waitURL), chromedp.WaitVisible(chromedp.ID("ended-detail"))); err != nil {
 			t.Fatal(err)
 		}
 		if link, _ := chromedp.Run(tab, chromedp.Evaluate[bool](`document.getElementById("wallet-link") !== null`)); link {
