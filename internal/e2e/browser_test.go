@@ -18,7 +18,6 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -219,21 +218,6 @@ func (e *browserEnv) waitPage(t *testing.T, tab context.Context, mode string) (w
 	button.ReturnTo = ""
 	e.checkQR(t, tab, button.String())
 	return waitURL, button.String()
-}
-
-// statusPolls reports each answer to the wait page's status polling in
-// the tab (dropped when nobody reads them).
-func statusPolls(tab context.Context) <-chan struct{} {
-	polled := make(chan struct{}, 16)
-	chromedp.Listen(tab, func(ev any) {
-		if ev, ok := ev.(*network.EventResponseReceived); ok && strings.Contains(ev.Response.URL, "/authorize/status?") {
-			select {
-			case polled <- struct{}{}:
-			default:
-			}
-		}
-	})
-	return polled
 }
 
 // checkQR decodes the page's QR code (the SVG's unit squares, rendered
