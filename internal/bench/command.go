@@ -48,6 +48,8 @@ type benchFlags struct {
 	mint  string
 	codes string
 	rs256 bool
+	// profiling the load generator and an in-process server
+	cpuProfile string
 }
 
 // Main runs `worldid-bench SCENARIO...` against -server or an in-process
@@ -63,6 +65,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&bf.rate, "rate", 0, "open-loop: schedule this many requests per second (default: closed loop, each client back to back)")
 	fs.BoolVar(&bf.batching, "batching", true, "in-process server only: batch concurrent Groth16 verifications")
 	fs.IntVar(&bf.serverPID, "server-pid", 0, "with -server: the server's process id, to report its CPU time per request (abuse: its memory)")
+	fs.StringVar(&bf.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the timed phases (this process: the load generator and the in-process server) to this file")
 	fs.BoolVar(&bf.rs256, "rs256", false, "also time one RS256 signature's CPU in this process and state each scenario's server CPU per request in signatures (with -server-pid)")
 	fs.StringVar(&bf.worldid, "worldid", "", "abuse without -server: the worldid binary to start as the server (default: worldid beside this command, else on PATH)")
 	fs.StringVar(&bf.flood, "flood", "", "internal: run only the junk flood a spec file describes (abuse starts it as its own process)")
@@ -108,6 +111,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stop()
+	cpuPID := bf.serverPID
+	if bf.server == "" {
+		cpuPID = os.Getpid() // the in-process server, with the load generator
+	}
 	var results []Result
 	for _, name := range benchScenarios {
 		if !has(scenarios, name) {
@@ -117,7 +124,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: prepare: %w", name, err)
 		}
-		r, err := runMeasured(ctx, Config{Name: name, Clients: bf.clients, Duration: bf.duration, Rate: bf.rate, Progress: stderr}, op, bf.serverPID)
+		stopProfile, err := startCPUProfile(bf.cpuProfile)
+		if err != nil {
+			return err
+		}
+		r, err := runMeasured(ctx, Config{Name: name, Clients: bf.clients, Duration: bf.duration, Rate: bf.rate, Progress: stderr}, op, cpuPID)
+		stopProfile()
 		if err != nil {
 			return fmt.Errorf("%s: server CPU: %w", name, err)
 		}

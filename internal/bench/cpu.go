@@ -8,7 +8,9 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -72,8 +74,8 @@ func runMeasured(ctx context.Context, cfg Config, op Op, serverPID int) (Result,
 	return r, nil
 }
 
-// writeCPU prints each result's server CPU per request, in RS256
-// signatures when sig is known.
+// writeCPU prints each result's server process CPU per request (or, in
+// process, the bench's), in RS256 signatures when sig is known.
 func writeCPU(w io.Writer, results []Result, sig time.Duration) {
 	if sig > 0 {
 		fmt.Fprintf(w, "one RS256 signature: %s CPU\n", us(sig))
@@ -82,11 +84,32 @@ func writeCPU(w io.Writer, results []Result, sig time.Duration) {
 		switch {
 		case r.ServerCPU == 0:
 		case sig > 0:
-			fmt.Fprintf(w, "%s: server CPU %s per request = %.2f RS256 signatures\n", r.Name, us(r.ServerCPU), float64(r.ServerCPU)/float64(sig))
+			fmt.Fprintf(w, "%s: process CPU %s per request = %.2f RS256 signatures\n", r.Name, us(r.ServerCPU), float64(r.ServerCPU)/float64(sig))
 		default:
-			fmt.Fprintf(w, "%s: server CPU %s per request\n", r.Name, us(r.ServerCPU))
+			fmt.Fprintf(w, "%s: process CPU %s per request\n", r.Name, us(r.ServerCPU))
 		}
 	}
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d.Nanoseconds())/1000) }
+
+// startCPUProfile profiles this process into path (nothing if path is
+// empty) until the returned function is called; with several scenarios
+// the last one's profile is kept.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
