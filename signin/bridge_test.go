@@ -23,73 +23,52 @@ import (
 	"worldid/internal/leaf/ratelimit"
 	"worldid/internal/oauth"
 	"worldid/record"
+	"worldid/store"
+	"worldid/store/engine"
+	"worldid/store/jsontest"
 )
 
 // The wait page as a bridge requester, against the built-in relay (in
-// memory, served in process) with a fake provider, store and checker.
+// memory, served in process) with a fake provider and checker, on the
+// JSON store.
 
 const testApp = "app_0123456789abcdef0123456789abcdef"
 
-// memStore is a Store in memory that counts its durable writes.
-type memStore struct {
-	mu       sync.Mutex
-	apps     map[string]record.App
-	progress map[string]record.SigninProgress
-	marks    map[string]bool
-	writes   atomic.Int64
-	fail     atomic.Bool // AdvanceSignin fails (a store outage)
+// testStore is the JSON store (which passes the backends' conformance
+// suite, store/storetest) holding the test app, with a store outage to
+// inject and a count of its durable writes.
+type testStore struct {
+	*store.DB
+	fail atomic.Bool // AdvanceSignin fails (a store outage)
+	base uint64      // the journal's LSN once the test app is stored
 }
 
-func newMemStore() *memStore {
-	return &memStore{apps: map[string]record.App{testApp: {ID: testApp, Name: "Test app"}},
-		progress: map[string]record.SigninProgress{}, marks: map[string]bool{}}
-}
-
-func (s *memStore) App(_ context.Context, id string) (record.App, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok := s.apps[id]
-	if !ok {
-		return a, record.ErrNotFound
+func newTestStore(t testing.TB) *testStore {
+	t.Helper()
+	s := &testStore{DB: jsontest.Open(t)}
+	if err := s.CreateApp(t.Context(), record.App{ID: testApp, RPID: "rp_0123456789abcdef", Name: "Test app"}); err != nil {
+		t.Fatal(err)
 	}
-	return a, nil
+	s.base = s.lsn()
+	return s
 }
 
-func (s *memStore) SigninProgress(_ context.Context, id string) (record.SigninProgress, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p, ok := s.progress[id]; ok {
-		return p, nil
-	}
-	if s.marks[id] {
-		return record.SigninProgress{ID: id, State: record.SigninScanned}, nil
-	}
-	return record.SigninProgress{}, record.ErrNotFound
-}
-
-func (s *memStore) MarkScanned(_ context.Context, id string, _ time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.marks[id] = true
-	return nil
-}
-
-func (s *memStore) AdvanceSignin(_ context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error) {
+func (s *testStore) AdvanceSignin(ctx context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error) {
 	if s.fail.Load() {
 		return record.SigninProgress{}, errors.New("store down")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur := s.progress[p.ID]
-	for _, f := range from {
-		if cur.State == f {
-			s.progress[p.ID] = p
-			s.writes.Add(1)
-			return cur, nil
-		}
-	}
-	return cur, record.ErrExists
+	return s.DB.AdvanceSignin(ctx, p, from...)
 }
+
+func (s *testStore) lsn() uint64 {
+	var lsn uint64
+	s.View(func(tx *engine.ReadTx) error { lsn = tx.LSN(); return nil })
+	return lsn
+}
+
+// writes counts the durable writes since the test app was stored (scan
+// marks are not durable, so they do not count).
+func (s *testStore) writes() uint64 { return s.lsn() - s.base }
 
 // fakeChecker accepts a proof string naming exactly the claim's signal
 // hash, app and action (proofFor), so a proof for anything else is refused.
@@ -161,7 +140,7 @@ func (c *testClock) Add(d time.Duration) {
 
 type bridgeEnv struct {
 	f      *Flow
-	store  *memStore
+	store  *testStore
 	relay  *relayTransport
 	clock  *testClock
 	events sync.Map // event → *atomic.Int64
@@ -171,7 +150,7 @@ type bridgeEnv struct {
 const testBridge = "http://bridge.test"
 
 func newBridgeEnv(t testing.TB, rate ratelimit.Rate) *bridgeEnv {
-	e := &bridgeEnv{store: newMemStore(), clock: &testClock{t: time.Unix(1_800_000_000, 0)}}
+	e := &bridgeEnv{store: newTestStore(t), clock: &testClock{t: time.Unix(1_800_000_000, 0)}}
 	rl, err := relay.New(relay.Options{Store: relay.NewMemory(1<<20, 1<<30), Now: e.clock.Now, Rand: rand.Reader, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -321,8 +300,8 @@ func TestBridgeSignin(t *testing.T) {
 	if w.Code != http.StatusSeeOther || !strings.HasPrefix(w.Header().Get("Location"), "https://rp.example/cb?code=") {
 		t.Fatalf("finish: %d %s", w.Code, w.Header().Get("Location"))
 	}
-	if e.store.writes.Load() != 2 { // approved, finished
-		t.Errorf("%d store writes, want 2", e.store.writes.Load())
+	if e.store.writes() != 2 { // approved, finished
+		t.Errorf("%d store writes, want 2", e.store.writes())
 	}
 	for ev, want := range map[string]int64{EventStarted: 1, EventBridgeCreateOK: 1, EventScanned: 1, EventApproved: 1, EventFinished: 1} {
 		if got := e.count(ev); got != want {
@@ -340,8 +319,8 @@ func TestBridgeKeyInToken(t *testing.T) {
 	if err != nil || pr.Bridge == nil || pr.Bridge.key() != conn.Key {
 		t.Fatalf("the token's bridge request %+v differs from the page's", pr.Bridge)
 	}
-	if e.store.writes.Load() != 0 {
-		t.Errorf("%d store writes before the wallet answered", e.store.writes.Load())
+	if e.store.writes() != 0 {
+		t.Errorf("%d store writes before the wallet answered", e.store.writes())
 	}
 }
 
@@ -420,8 +399,8 @@ func TestBridgeBadAnswers(t *testing.T) {
 			if again := e.state(t, b); again != s {
 				t.Fatalf("polled again: %+v", again)
 			}
-			if e.store.writes.Load() != 0 {
-				t.Fatalf("%d store writes", e.store.writes.Load())
+			if e.store.writes() != 0 {
+				t.Fatalf("%d store writes", e.store.writes())
 			}
 			w := e.do(b, http.MethodPost, "https://id.example"+pathRetry, url.Values{"r": {mustQuery(t, b.waitURL).Get("r")}}, "192.0.2.1:1")
 			if w.Code != http.StatusSeeOther {
@@ -534,8 +513,8 @@ func TestBridgeGone(t *testing.T) {
 	if w.Code != http.StatusSeeOther || w.Header().Get("Location") == b.waitURL {
 		t.Fatalf("reload: %d %s", w.Code, w.Header().Get("Location"))
 	}
-	if e.store.writes.Load() != 0 {
-		t.Fatalf("%d store writes", e.store.writes.Load())
+	if e.store.writes() != 0 {
+		t.Fatalf("%d store writes", e.store.writes())
 	}
 }
 
@@ -562,11 +541,15 @@ func TestBridgeCreateRate(t *testing.T) {
 // a 500, and no bridge request is made for it.
 func TestBridgeDisabledApp(t *testing.T) {
 	e := newBridgeEnv(t, ratelimit.Rate{})
-	e.store.apps[testApp] = record.App{ID: testApp, Disabled: true}
+	if _, err := e.store.UpdateApp(t.Context(), testApp, func(a *record.App) error { a.Disabled = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	if _, w := e.start(t, "192.0.2.1:1"); w.Code != http.StatusForbidden {
 		t.Fatalf("disabled app: %d", w.Code)
 	}
-	delete(e.store.apps, testApp)
+	if err := e.store.DeleteApp(t.Context(), testApp); err != nil {
+		t.Fatal(err)
+	}
 	if _, w := e.start(t, "192.0.2.1:1"); w.Code != http.StatusForbidden {
 		t.Fatalf("deleted app: %d", w.Code)
 	}
@@ -605,5 +588,5 @@ func BenchmarkAuthorizeAndWait(b *testing.B) {
 			}
 		}
 	})
-	b.ReportMetric(float64(e.store.writes.Load())/float64(b.N), "writes/op")
+	b.ReportMetric(float64(e.store.writes())/float64(b.N), "writes/op")
 }
