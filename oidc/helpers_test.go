@@ -30,17 +30,18 @@ import (
 
 // memStore is an in-memory Store with the documented atomicity.
 type memStore struct {
-	mu       sync.Mutex
-	apps     map[string]record.App
-	keys     map[string]record.SigningKey
-	progress map[string]record.SigninProgress
-	scans    map[string]time.Time
-	proofs   map[string]time.Time
-	codes    map[string]*memCode
-	revoked  map[string]bool
-	ended    map[string]time.Time // RevokeGrant: id → retain until
-	fail     error                // returned by every method when set
-	failOnce map[string]error     // method name → error of its next call only
+	mu          sync.Mutex
+	apps        map[string]record.App
+	keys        map[string]record.SigningKey
+	revokedKeys map[string]record.RevokedKey
+	progress    map[string]record.SigninProgress
+	scans       map[string]time.Time
+	proofs      map[string]time.Time
+	codes       map[string]*memCode
+	revoked     map[string]bool
+	ended       map[string]time.Time // RevokeGrant: id → retain until
+	fail        error                // returned by every method when set
+	failOnce    map[string]error     // method name → error of its next call only
 }
 
 type memCode struct {
@@ -50,7 +51,7 @@ type memCode struct {
 
 func newMemStore() *memStore {
 	return &memStore{
-		apps: map[string]record.App{}, keys: map[string]record.SigningKey{},
+		apps: map[string]record.App{}, keys: map[string]record.SigningKey{}, revokedKeys: map[string]record.RevokedKey{},
 		progress: map[string]record.SigninProgress{}, scans: map[string]time.Time{}, proofs: map[string]time.Time{},
 		codes: map[string]*memCode{}, revoked: map[string]bool{}, ended: map[string]time.Time{},
 	}
@@ -104,9 +105,12 @@ func (s *memStore) DeleteSigningKey(_ context.Context, id string) error {
 	return nil
 }
 
-func (s *memStore) RevokeSigningKey(_ context.Context, id string, replacement *record.SigningKey) error {
+func (s *memStore) RevokeSigningKey(_ context.Context, r record.RevokedKey, replacement *record.SigningKey) error {
 	defer s.lock()()
-	if _, ok := s.keys[id]; !ok {
+	if _, ok := s.revokedKeys[r.ID]; ok {
+		return record.ErrKeyRevoked
+	}
+	if _, ok := s.keys[r.ID]; !ok {
 		return record.ErrNotFound
 	}
 	if replacement != nil {
@@ -115,8 +119,17 @@ func (s *memStore) RevokeSigningKey(_ context.Context, id string, replacement *r
 		}
 		s.keys[replacement.ID] = *replacement
 	}
-	delete(s.keys, id)
+	delete(s.keys, r.ID)
+	s.revokedKeys[r.ID] = r
 	return nil
+}
+
+func (s *memStore) RevokedKeys(context.Context) ([]record.RevokedKey, error) {
+	defer s.lock()()
+	if s.fail != nil {
+		return nil, s.fail
+	}
+	return slices.Collect(maps.Values(s.revokedKeys)), nil
 }
 
 func (s *memStore) SigninProgress(_ context.Context, id string) (record.SigninProgress, error) {
