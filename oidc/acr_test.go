@@ -9,14 +9,13 @@ import (
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
-	"worldid/internal/oauth"
 	"worldid/record"
 )
 
 // setProfile registers the fixture's app under profile.
 func (f *fixture) setProfile(profile string) {
 	f.app.Profile = profile
-	f.store.apps[f.app.ID] = f.app
+	f.store.putApp(f.app)
 }
 
 // TestCurrentProfileClaims: an app on the current profile gets acr per
@@ -65,8 +64,8 @@ func TestCurrentProfileCodeLifetime(t *testing.T) {
 	f := newFixture(t)
 	f.setProfile(record.ProfileCurrent)
 	params := responseParams(t, f.signIn(authorizeQuery(), "orb"), modeQuery)
-	c := f.store.codes[oauth.HashHex(params.Get("code"))]
-	if got := c.rec.ExpiresAt.Sub(testStart); got != 5*time.Minute {
+	c := f.storedCode(params.Get("code"))
+	if got := c.ExpiresAt.Sub(testStart); got != 5*time.Minute {
 		t.Fatalf("code lives %v", got)
 	}
 }
@@ -121,7 +120,7 @@ func TestAppPolicy(t *testing.T) {
 	f := newFixture(t)
 	f.app.ResponseTypes = []string{"code"}
 	f.app.PKCERequired = true
-	f.store.apps[f.app.ID] = f.app
+	f.store.putApp(f.app)
 	q := authorizeQuery()
 	q.Set("response_type", "id_token")
 	wantRedirectError(t, f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, nil), modeFragment, "unauthorized_client", "st-1")

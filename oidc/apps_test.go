@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"worldid/record"
 )
 
 // A staging app signs in on the staging trees and its wallet request says
@@ -15,7 +17,7 @@ func TestStagingAppSignIn(t *testing.T) {
 		t.Errorf("a production app's wallet request names environment %q", d.Environment)
 	}
 	f.app.Staging = true
-	f.store.apps[f.app.ID] = f.app
+	f.store.putApp(f.app)
 	if d, _ := f.walletRequest(f.waitPage(f.authorize(authorizeQuery()))); d.Environment != "staging" {
 		t.Errorf("staging app's wallet request: environment %q", d.Environment)
 	}
@@ -73,15 +75,14 @@ func TestDisabledApp(t *testing.T) {
 	if s, body := userinfo(), introspect(); s != 200 || !strings.Contains(body, `"active":true`) {
 		t.Errorf("after enabling: userinfo %d, introspect %s", s, body)
 	}
-	delete(f.store.apps, testClientID)
+	if err := f.store.DeleteApp(t.Context(), testClientID); err != nil {
+		t.Fatal(err)
+	}
 	if s := userinfo(); s != 401 {
 		t.Errorf("a deleted app's token: userinfo %d", s)
 	}
 }
 
 func setDisabled(f *fixture, disabled bool) {
-	defer f.store.lock()()
-	a := f.store.apps[testClientID]
-	a.Disabled = disabled
-	f.store.apps[testClientID] = a
+	f.store.changeApp(testClientID, func(a *record.App) { a.Disabled = disabled })
 }

@@ -37,7 +37,7 @@ func newAssertionClient(f *fixture) *assertionClient {
 	}}}))
 	f.app.TokenEndpointAuthMethod = record.AuthPrivateKeyJWT
 	f.app.JWKS = string(jwks)
-	f.store.apps[f.app.ID] = f.app
+	f.store.putApp(f.app)
 	return c
 }
 
@@ -125,7 +125,7 @@ func TestPrivateKeyJWT(t *testing.T) {
 func TestAuthMethodEnforced(t *testing.T) {
 	f := newFixture(t)
 	f.app.TokenEndpointAuthMethod = record.AuthClientSecretBasic
-	f.store.apps[f.app.ID] = f.app
+	f.store.putApp(f.app)
 	code := f.newCode()
 	if status, _ := f.token(code, url.Values{"client_id": {testClientID}, "client_secret": {testSecret}}, nil); status != http.StatusUnauthorized {
 		t.Fatalf("client_secret_post for a basic app: %d", status)
@@ -167,7 +167,7 @@ func TestJWKSURI(t *testing.T) {
 			f := newFixture(t, func(o *Options) { o.JWKSClient = tc.client })
 			c := newAssertionClient(f)
 			jwks, f.app.JWKS, f.app.JWKSURI = f.app.JWKS, "", srv.URL+"/jwks"
-			f.store.apps[f.app.ID] = f.app
+			f.store.putApp(f.app)
 			if status, _ := f.token(f.newCode(), assertionForm(c.assertion(nil)), nil); status != tc.status {
 				t.Fatalf("status %d, want %d", status, tc.status)
 			}

@@ -18,8 +18,8 @@ const goldenDiscovery = "../testdata/oidc/discovery.json"
 // TestDiscoveryGolden compares the document for the default issuer
 // http://127.0.0.1:8080 with the golden file (go test -update rewrites it).
 func TestDiscoveryGolden(t *testing.T) {
-	store := newMemStore()
-	store.keys[sharedKey().ID] = sharedKey()
+	store := newTestStore(t)
+	store.addKey(sharedKey())
 	p, err := New(Options{Issuer: "http://127.0.0.1:8080", Store: store, Rand: rand.Reader, Now: (&fakeClock{t: testStart}).Now})
 	if err != nil {
 		t.Fatal(err)

@@ -28,9 +28,8 @@
 // "Sunset: <HTTP-date>" (RFC 8594), both with Options.SunsetDate as
 // doc/design.md §4 specifies (default 2026-01-31); with SunsetEnforce every
 // route answers 410 Gone (code "gone") from that date on.
-// DeprecationSentence, shown by the wait page, says "shuts down on <date>"
-// before the date and that the announced date has passed after it, so the
-// sentence is true on the day it is shown.
+// The sunset is for operators (these headers); the pages a person signs in
+// on do not mention it.
 // Discovery, JWKS, token and userinfo send "Access-Control-Allow-Origin: *"
 // and answer CORS preflights; credentials are never allowed. Token,
 // introspect, userinfo, every page and every error send

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"worldid/internal/httpapi"
-	"worldid/internal/oauth"
 	"worldid/record"
 )
 
@@ -107,9 +106,9 @@ func TestAuthorizeLocalErrors(t *testing.T) {
 	}
 	t.Run("unusable registered redirect", func(t *testing.T) {
 		bad := f.app
-		bad.ID = "app_33333333333333333333333333333333"
+		bad.ID, bad.RPID = "app_33333333333333333333333333333333", "rp_3333333333333333"
 		bad.RedirectURIs = []string{"javascript:alert(1)", "https://rp.example/cb#frag", "/relative"}
-		f.store.apps[bad.ID] = bad
+		f.store.putApp(bad)
 		for _, uri := range bad.RedirectURIs {
 			q := authorizeQuery()
 			q.Set("client_id", bad.ID)
@@ -153,8 +152,9 @@ func (failingReader) Read([]byte) (int, error) { return 0, errors.New("no entrop
 
 func TestRandomnessFailure(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.Rand = failingReader{} })
+	lsn := f.store.lsn()
 	w := f.do(http.MethodGet, "/authorize?"+authorizeQuery().Encode(), nil, nil)
-	if w.Code != http.StatusInternalServerError || len(f.store.progress) != 0 || w.Header().Get("Set-Cookie") != "" {
+	if w.Code != http.StatusInternalServerError || f.store.lsn() != lsn || w.Header().Get("Set-Cookie") != "" {
 		t.Fatal(describe(w))
 	}
 }
@@ -270,7 +270,7 @@ func TestAuthorizeScopeAndRedirectForms(t *testing.T) {
 	if loc.Path != "/cb" || v.Get("x") != "1" || v.Get("code") == "" || v.Get("state") != "st-1" {
 		t.Fatalf("redirect %s", loc)
 	}
-	c := f.store.codes[oauth.HashHex(v.Get("code"))].rec
+	c := f.storedCode(v.Get("code"))
 	if c.Scope != "openid profile" || c.RedirectURI != "https://rp.example/cb?x=1" || c.Subject != testNullifier {
 		t.Fatalf("code %+v", c)
 	}
@@ -296,8 +296,8 @@ func tokenForm(code string) url.Values {
 func TestTokenErrors(t *testing.T) {
 	f := newFixture(t)
 	other := f.app
-	other.ID = "app_11111111111111111111111111111111"
-	f.store.apps[other.ID] = other
+	other.ID, other.RPID = "app_11111111111111111111111111111111", "rp_1111111111111111"
+	f.store.putApp(other)
 	auth := basicAuth(testClientID, testSecret)
 	for _, tc := range []struct {
 		name        string
@@ -460,8 +460,8 @@ func TestIntrospect(t *testing.T) {
 		t.Fatalf("active token: %v", in)
 	}
 	other := f.app
-	other.ID = "app_22222222222222222222222222222222"
-	f.store.apps[other.ID] = other
+	other.ID, other.RPID = "app_22222222222222222222222222222222", "rp_2222222222222222"
+	f.store.putApp(other)
 	for name, tc := range map[string]struct {
 		token  string
 		header map[string]string

@@ -15,7 +15,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,275 +22,182 @@ import (
 
 	"golang.org/x/crypto/sha3"
 
+	"worldid/internal/oauth"
 	"worldid/record"
 	"worldid/signin"
-	"worldid/store/storetest"
+	"worldid/store"
+	"worldid/store/engine"
+	"worldid/store/jsontest"
 )
 
-// memStore is an in-memory Store with the documented atomicity.
-type memStore struct {
-	mu          sync.Mutex
-	apps        map[string]record.App
-	keys        map[string]record.SigningKey
-	revokedKeys map[string]record.RevokedKey
-	progress    map[string]record.SigninProgress
-	scans       map[string]time.Time
-	proofs      map[string]time.Time
-	codes       map[string]*memCode
-	revoked     map[string]bool
-	ended       map[string]time.Time // RevokeGrant: id → retain until
-	fail        error                // returned by every method when set
-	failOnce    map[string]error     // method name → error of its next call only
+// testStore is the JSON store, which passes the backends' conformance
+// suite (store/storetest), with faults to inject into the methods of the
+// provider's and the sign-in flow's Store.
+type testStore struct {
+	*store.DB
+	t        testing.TB
+	mu       sync.Mutex
+	fail     error            // returned by every method when set
+	failOnce map[string]error // method name → error of its next call only
 }
 
-type memCode struct {
-	rec      record.AuthCode
-	redeemed bool
+func newTestStore(t testing.TB) *testStore {
+	t.Helper()
+	return &testStore{DB: jsontest.Open(t), t: t}
 }
 
-func newMemStore() *memStore {
-	return &memStore{
-		apps: map[string]record.App{}, keys: map[string]record.SigningKey{}, revokedKeys: map[string]record.RevokedKey{},
-		progress: map[string]record.SigninProgress{}, scans: map[string]time.Time{}, proofs: map[string]time.Time{},
-		codes: map[string]*memCode{}, revoked: map[string]bool{}, ended: map[string]time.Time{},
-	}
-}
-
-func (s *memStore) lock() func() {
+func (s *testStore) setFail(err error) {
 	s.mu.Lock()
-	return s.mu.Unlock
-}
-
-func (s *memStore) App(_ context.Context, id string) (record.App, error) {
-	defer s.lock()()
-	if s.fail != nil {
-		return record.App{}, s.fail
-	}
-	a, ok := s.apps[id]
-	if !ok {
-		return a, record.ErrNotFound
-	}
-	return a, nil
-}
-
-func (s *memStore) SigningKeys(context.Context) ([]record.SigningKey, error) {
-	defer s.lock()()
-	if s.fail != nil {
-		return nil, s.fail
-	}
-	return slices.Collect(maps.Values(s.keys)), nil
-}
-
-func (s *memStore) AddSigningKey(_ context.Context, k record.SigningKey, pendingAfter time.Time) error {
-	defer s.lock()()
-	if s.fail != nil {
-		return s.fail
-	}
-	for _, old := range s.keys {
-		if old.ActivateAt.After(pendingAfter) {
-			return record.ErrExists
-		}
-	}
-	s.keys[k.ID] = k
-	return nil
-}
-
-func (s *memStore) DeleteSigningKey(_ context.Context, id string) error {
-	defer s.lock()()
-	if _, ok := s.keys[id]; !ok {
-		return record.ErrNotFound
-	}
-	delete(s.keys, id)
-	return nil
-}
-
-func (s *memStore) RevokeSigningKey(_ context.Context, r record.RevokedKey, replacement *record.SigningKey) error {
-	defer s.lock()()
-	if _, ok := s.revokedKeys[r.ID]; ok {
-		return record.ErrKeyRevoked
-	}
-	if _, ok := s.keys[r.ID]; !ok {
-		return record.ErrNotFound
-	}
-	if replacement != nil {
-		if _, ok := s.keys[replacement.ID]; ok {
-			return record.ErrExists
-		}
-		s.keys[replacement.ID] = *replacement
-	}
-	delete(s.keys, r.ID)
-	s.revokedKeys[r.ID] = r
-	return nil
-}
-
-func (s *memStore) RevokedKeys(context.Context) ([]record.RevokedKey, error) {
-	defer s.lock()()
-	if s.fail != nil {
-		return nil, s.fail
-	}
-	return slices.Collect(maps.Values(s.revokedKeys)), nil
-}
-
-func (s *memStore) SigninProgress(_ context.Context, id string) (record.SigninProgress, error) {
-	defer s.lock()()
-	if s.fail != nil {
-		return record.SigninProgress{}, s.fail
-	}
-	p, ok := s.progress[id]
-	if ok {
-		return p, nil
-	}
-	if exp, ok := s.scans[id]; ok {
-		return record.SigninProgress{ID: id, State: record.SigninScanned, ExpiresAt: exp}, nil
-	}
-	return p, record.ErrNotFound
-}
-
-func (s *memStore) MarkScanned(_ context.Context, id string, expiresAt time.Time) error {
-	defer s.lock()()
-	if s.fail != nil {
-		return s.fail
-	}
-	if _, ok := s.scans[id]; !ok {
-		s.scans[id] = expiresAt
-	}
-	return nil
-}
-
-func (s *memStore) AdvanceSignin(_ context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error) {
-	defer s.lock()()
-	if err := s.failing("AdvanceSignin"); err != nil {
-		return record.SigninProgress{}, err
-	}
-	prev := s.progress[p.ID]
-	if !slices.Contains(from, prev.State) {
-		return prev, record.ErrExists
-	}
-	s.progress[p.ID] = p
-	return prev, nil
-}
-
-func (s *memStore) UseProofOnce(_ context.Context, key string, expiresAt time.Time) error {
-	defer s.lock()()
-	if s.fail != nil {
-		return s.fail
-	}
-	if _, ok := s.proofs[key]; ok {
-		return record.ErrExists
-	}
-	s.proofs[key] = expiresAt
-	return nil
-}
-
-func (s *memStore) SaveCode(_ context.Context, c record.AuthCode) error {
-	defer s.lock()()
-	if err := s.failing("SaveCode"); err != nil {
-		return err
-	}
-	if _, ok := s.codes[c.ID]; ok {
-		return record.ErrExists
-	}
-	s.codes[c.ID] = &memCode{rec: c}
-	return nil
-}
-
-func (s *memStore) Code(_ context.Context, id string, now time.Time) (record.AuthCode, error) {
-	defer s.lock()()
-	if s.fail != nil {
-		return record.AuthCode{}, s.fail
-	}
-	c, ok := s.codes[id]
-	switch {
-	case !ok:
-		return record.AuthCode{}, record.ErrNotFound
-	case c.redeemed:
-		return c.rec, record.ErrCodeReused
-	case !now.Before(c.rec.ExpiresAt):
-		return record.AuthCode{}, record.ErrNotFound
-	}
-	return c.rec, nil
-}
-
-func (s *memStore) RedeemCode(_ context.Context, id string, now time.Time) (record.AuthCode, error) {
-	defer s.lock()()
-	if s.fail != nil {
-		return record.AuthCode{}, s.fail
-	}
-	c, ok := s.codes[id]
-	switch {
-	case !ok:
-		return record.AuthCode{}, record.ErrNotFound
-	case c.redeemed:
-		s.revoked[c.rec.GrantID] = true
-		return record.AuthCode{}, record.ErrCodeReused
-	case !now.Before(c.rec.ExpiresAt):
-		return record.AuthCode{}, record.ErrNotFound
-	}
-	c.redeemed = true
-	return c.rec, nil
-}
-
-func (s *memStore) IsGrantRevoked(_ context.Context, grantID string) (bool, error) {
-	defer s.lock()()
-	if s.fail != nil {
-		return false, s.fail
-	}
-	_, ended := s.ended[grantID]
-	return s.revoked[grantID] || ended, nil
-}
-
-func (s *memStore) RevokeGrant(_ context.Context, grantID string, retainUntil time.Time) error {
-	defer s.lock()()
-	if err := s.failing("RevokeGrant"); err != nil {
-		return err
-	}
-	if until, ok := s.ended[grantID]; !ok || retainUntil.After(until) {
-		s.ended[grantID] = retainUntil
-	}
-	return nil
-}
-
-func (s *memStore) PruneExpired(_ context.Context, now time.Time) error {
-	defer s.lock()()
-	if s.fail != nil {
-		return s.fail
-	}
-	maps.DeleteFunc(s.progress, func(_ string, r record.SigninProgress) bool { return !r.ExpiresAt.After(now) })
-	maps.DeleteFunc(s.scans, func(_ string, t time.Time) bool { return !t.After(now) })
-	maps.DeleteFunc(s.proofs, func(_ string, t time.Time) bool { return !t.After(now) })
-	maps.DeleteFunc(s.ended, func(_ string, t time.Time) bool { return !t.After(now) })
-	maps.DeleteFunc(s.codes, func(_ string, c *memCode) bool {
-		if c.rec.RetainUntil.After(now) {
-			return false
-		}
-		delete(s.revoked, c.rec.GrantID)
-		return true
-	})
-	return nil
-}
-
-func (s *memStore) setFail(err error) {
-	defer s.lock()()
+	defer s.mu.Unlock()
 	s.fail = err
 }
 
 // failNext makes the next call of method fail with err.
-func (s *memStore) failNext(method string, err error) {
-	defer s.lock()()
+func (s *testStore) failNext(method string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.failOnce == nil {
 		s.failOnce = map[string]error{}
 	}
 	s.failOnce[method] = err
 }
 
-// failing is the error the method returns now, if any; s.mu is held.
-func (s *memStore) failing(method string) error {
+// failing is the error the method returns now, if any.
+func (s *testStore) failing(method string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.fail != nil {
 		return s.fail
 	}
 	err := s.failOnce[method]
 	delete(s.failOnce, method)
 	return err
+}
+
+// unlessFailing is call's result, or the method's injected failure.
+func unlessFailing[T any](s *testStore, method string, call func() (T, error)) (T, error) {
+	if err := s.failing(method); err != nil {
+		var zero T
+		return zero, err
+	}
+	return call()
+}
+
+// errUnlessFailing is unlessFailing for a method returning only an error.
+func (s *testStore) errUnlessFailing(method string, call func() error) error {
+	_, err := unlessFailing(s, method, func() (struct{}, error) { return struct{}{}, call() })
+	return err
+}
+
+func (s *testStore) App(ctx context.Context, id string) (record.App, error) {
+	return unlessFailing(s, "App", func() (record.App, error) { return s.DB.App(ctx, id) })
+}
+
+func (s *testStore) SigningKeys(ctx context.Context) ([]record.SigningKey, error) {
+	return unlessFailing(s, "SigningKeys", func() ([]record.SigningKey, error) { return s.DB.SigningKeys(ctx) })
+}
+
+func (s *testStore) AddSigningKey(ctx context.Context, k record.SigningKey, pendingAfter time.Time) error {
+	return s.errUnlessFailing("AddSigningKey", func() error { return s.DB.AddSigningKey(ctx, k, pendingAfter) })
+}
+
+func (s *testStore) SigninProgress(ctx context.Context, id string) (record.SigninProgress, error) {
+	return unlessFailing(s, "SigninProgress", func() (record.SigninProgress, error) { return s.DB.SigninProgress(ctx, id) })
+}
+
+func (s *testStore) MarkScanned(ctx context.Context, id string, expiresAt time.Time) error {
+	return s.errUnlessFailing("MarkScanned", func() error { return s.DB.MarkScanned(ctx, id, expiresAt) })
+}
+
+func (s *testStore) AdvanceSignin(ctx context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error) {
+	return unlessFailing(s, "AdvanceSignin", func() (record.SigninProgress, error) { return s.DB.AdvanceSignin(ctx, p, from...) })
+}
+
+func (s *testStore) UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error {
+	return s.errUnlessFailing("UseProofOnce", func() error { return s.DB.UseProofOnce(ctx, key, expiresAt) })
+}
+
+func (s *testStore) SaveCode(ctx context.Context, c record.AuthCode) error {
+	return s.errUnlessFailing("SaveCode", func() error { return s.DB.SaveCode(ctx, c) })
+}
+
+func (s *testStore) Code(ctx context.Context, id string, now time.Time) (record.AuthCode, error) {
+	return unlessFailing(s, "Code", func() (record.AuthCode, error) { return s.DB.Code(ctx, id, now) })
+}
+
+func (s *testStore) RedeemCode(ctx context.Context, id string, now time.Time) (record.AuthCode, error) {
+	return unlessFailing(s, "RedeemCode", func() (record.AuthCode, error) { return s.DB.RedeemCode(ctx, id, now) })
+}
+
+func (s *testStore) IsGrantRevoked(ctx context.Context, grantID string) (bool, error) {
+	return unlessFailing(s, "IsGrantRevoked", func() (bool, error) { return s.DB.IsGrantRevoked(ctx, grantID) })
+}
+
+func (s *testStore) RevokeGrant(ctx context.Context, grantID string, retainUntil time.Time) error {
+	return s.errUnlessFailing("RevokeGrant", func() error { return s.DB.RevokeGrant(ctx, grantID, retainUntil) })
+}
+
+func (s *testStore) PruneExpired(ctx context.Context, now time.Time) error {
+	return s.errUnlessFailing("PruneExpired", func() error { return s.DB.PruneExpired(ctx, now) })
+}
+
+// putApp stores a, replacing the app of its ID.
+func (s *testStore) putApp(a record.App) {
+	s.t.Helper()
+	if err := s.ImportApps(s.t.Context(), []record.App{a}, true); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// changeApp changes the stored app of id.
+func (s *testStore) changeApp(id string, change func(*record.App)) {
+	s.t.Helper()
+	_, err := s.UpdateApp(s.t.Context(), id, func(a *record.App) error { change(a); return nil })
+	if err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// addKey stores k, which activates after every stored key.
+func (s *testStore) addKey(k record.SigningKey) {
+	s.t.Helper()
+	if err := s.DB.AddSigningKey(s.t.Context(), k, k.ActivateAt); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// keys is every stored signing key.
+func (s *testStore) keys() []record.SigningKey {
+	s.t.Helper()
+	keys, err := s.DB.SigningKeys(s.t.Context())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return keys
+}
+
+// rows is the number of stored rows of a backup table.
+func (s *testStore) rows(table string) int {
+	s.t.Helper()
+	n := 0
+	err := s.Export(s.t.Context(), func(t string, _ any) error {
+		if t == table {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return n
+}
+
+// lsn is the number of the store's last write: unchanged means nothing
+// was stored.
+func (s *testStore) lsn() uint64 {
+	var lsn uint64
+	s.View(func(tx *engine.ReadTx) error { lsn = tx.LSN(); return nil })
+	return lsn
 }
 
 // fakeChecker accepts exactly the proof "proof-for-<hex signal hash>", as
@@ -374,7 +280,7 @@ const (
 type fixture struct {
 	t       testing.TB
 	p       *Provider
-	store   *memStore
+	store   *testStore
 	checker *fakeChecker
 	clock   *fakeClock
 	mux     *http.ServeMux
@@ -385,15 +291,14 @@ type fixture struct {
 
 func newFixture(t testing.TB, opts ...func(*Options)) *fixture {
 	t.Helper()
-	f := &fixture{t: t, store: newMemStore(), checker: &fakeChecker{}, clock: &fakeClock{t: testStart}, mux: http.NewServeMux()}
+	f := &fixture{t: t, store: newTestStore(t), checker: &fakeChecker{}, clock: &fakeClock{t: testStart}, mux: http.NewServeMux()}
 	f.srv = httptest.NewUnstartedServer(f.mux)
 	f.issuer = "http://" + f.srv.Listener.Addr().String()
 	sum := sha256.Sum256([]byte(testSecret))
-	f.app = record.App{ID: testClientID, Name: "Test <RP>", SecretHash: hex.EncodeToString(sum[:]),
+	f.app = record.App{ID: testClientID, RPID: "rp_0123456789abcdef", Name: "Test <RP>", SecretHash: hex.EncodeToString(sum[:]),
 		RedirectURIs: []string{testRedirect, "https://rp.example/cb?x=1", "com.example.app:/cb"}}
-	f.store.apps[f.app.ID] = f.app
-	k := sharedKey()
-	f.store.keys[k.ID] = k
+	f.store.putApp(f.app)
+	f.store.addKey(sharedKey())
 	o := Options{Issuer: f.issuer, Store: f.store, Rand: rand.Reader, Now: f.clock.Now}
 	for _, fn := range opts {
 		fn(&o)
@@ -406,6 +311,16 @@ func newFixture(t testing.TB, opts ...func(*Options)) *fixture {
 	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// storedCode is the stored record of an issued, unredeemed code.
+func (f *fixture) storedCode(code string) record.AuthCode {
+	f.t.Helper()
+	c, err := f.store.DB.Code(f.t.Context(), oauth.HashHex(code), f.clock.Now())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return c
 }
 
 // register puts p and a sign-in flow on its store and checker on mux, as
@@ -629,14 +544,6 @@ func decodeJSON(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) 
 func halfHashIndependent(v string) string {
 	sum := sha256.Sum256([]byte(v))
 	return base64.RawURLEncoding.EncodeToString(sum[:16])
-}
-
-// TestMemStoreConformance holds the fake to the backends' contract.
-func TestMemStoreConformance(t *testing.T) {
-	storetest.RunOIDC(t, func(t *testing.T) (storetest.OIDCBackend, func() storetest.OIDCBackend) {
-		s := newMemStore()
-		return s, func() storetest.OIDCBackend { return s }
-	})
 }
 
 func isLowerHex(s string, n int) bool {

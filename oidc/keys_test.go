@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"worldid/backup"
 	"worldid/record"
 )
 
-func newKeyProvider(t *testing.T, store *memStore, clock *fakeClock) *Provider {
+func newKeyProvider(t *testing.T, store *testStore, clock *fakeClock) *Provider {
 	t.Helper()
 	p, err := New(Options{Issuer: "https://id.example", Store: store, Rand: rand.Reader, Now: clock.Now})
 	if err != nil {
@@ -58,11 +59,11 @@ func issue(t *testing.T, p *Provider) string {
 }
 
 func TestKeySchedule(t *testing.T) {
-	store, clock := newMemStore(), &fakeClock{t: testStart}
+	store, clock := newTestStore(t), &fakeClock{t: testStart}
 	p := newKeyProvider(t, store, clock)
 	ctx := context.Background()
-	if len(store.keys) != 1 {
-		t.Fatalf("first start stored %d keys", len(store.keys))
+	if len(store.keys()) != 1 {
+		t.Fatalf("first start stored %d keys", len(store.keys()))
 	}
 	first := p.keySet().signer.rec
 	if !first.ActivateAt.Equal(testStart) || first.ID != thumbprint(&p.keySet().signer.priv.PublicKey) {
@@ -75,19 +76,19 @@ func TestKeySchedule(t *testing.T) {
 
 	// Not yet due: nothing happens.
 	clock.t = testStart.Add(defaultRotation - keyPrepublish - time.Second)
-	if err := p.maintainKeys(ctx); err != nil || len(store.keys) != 1 {
-		t.Fatalf("early maintenance: %v, %d keys", err, len(store.keys))
+	if err := p.maintainKeys(ctx); err != nil || len(store.keys()) != 1 {
+		t.Fatalf("early maintenance: %v, %d keys", err, len(store.keys()))
 	}
 	// Due: the successor is published, the old key still signs.
 	clock.t = testStart.Add(defaultRotation - keyPrepublish)
-	if err := p.maintainKeys(ctx); err != nil || len(store.keys) != 2 {
-		t.Fatalf("maintenance: %v, %d keys", err, len(store.keys))
+	if err := p.maintainKeys(ctx); err != nil || len(store.keys()) != 2 {
+		t.Fatalf("maintenance: %v, %d keys", err, len(store.keys()))
 	}
 	if p.keySet().signer.rec.ID != first.ID || len(jwksKids(t, p)) != 2 {
 		t.Fatal("successor signs before its time or is not published")
 	}
 	var next record.SigningKey
-	for _, k := range store.keys {
+	for _, k := range store.keys() {
 		if k.ID != first.ID {
 			next = k
 		}
@@ -96,8 +97,8 @@ func TestKeySchedule(t *testing.T) {
 		t.Fatalf("successor activates at %v", next.ActivateAt)
 	}
 	// Idempotent while pending.
-	if err := p.RotateKeys(ctx); err != nil || len(store.keys) != 2 {
-		t.Fatalf("rotate while pending: %v, %d keys", err, len(store.keys))
+	if err := p.RotateKeys(ctx); err != nil || len(store.keys()) != 2 {
+		t.Fatalf("rotate while pending: %v, %d keys", err, len(store.keys()))
 	}
 	clock.t = next.ActivateAt.Add(-time.Minute)
 	oldToken := issue(t, p)
@@ -118,16 +119,16 @@ func TestKeySchedule(t *testing.T) {
 	if kids := jwksKids(t, p); !slices.Equal(kids, []string{next.ID}) {
 		t.Fatalf("JWKS kids after retention %v", kids)
 	}
-	if err := p.maintainKeys(ctx); err != nil || len(store.keys) != 1 {
-		t.Fatalf("retention maintenance: %v, %d keys", err, len(store.keys))
+	if err := p.maintainKeys(ctx); err != nil || len(store.keys()) != 1 {
+		t.Fatalf("retention maintenance: %v, %d keys", err, len(store.keys()))
 	}
 	if keyRetention <= tokenLifetime || jwksMaxAge*time.Second >= keyPrepublish {
 		t.Fatal("schedule constants violate doc/design.md §4")
 	}
 
 	// Manual rotation: published now, signing after the pre-publication.
-	if err := p.RotateKeys(ctx); err != nil || len(store.keys) != 2 {
-		t.Fatalf("rotate: %v, %d keys", err, len(store.keys))
+	if err := p.RotateKeys(ctx); err != nil || len(store.keys()) != 2 {
+		t.Fatalf("rotate: %v, %d keys", err, len(store.keys()))
 	}
 	if p.keySet().signer.rec.ID != next.ID || len(jwksKids(t, p)) != 2 {
 		t.Fatal("manual rotation signs at once")
@@ -144,8 +145,8 @@ func TestKeySchedule(t *testing.T) {
 }
 
 func TestKeyErrors(t *testing.T) {
-	store, clock := newMemStore(), &fakeClock{t: testStart}
-	store.fail = errors.New("down")
+	store, clock := newTestStore(t), &fakeClock{t: testStart}
+	store.setFail(errors.New("down"))
 	if _, err := New(Options{Issuer: "https://id.example", Store: store, Rand: rand.Reader, Now: clock.Now}); err == nil {
 		t.Fatal("New succeeds without keys")
 	}
@@ -163,8 +164,9 @@ func TestKeyErrors(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	base := Options{Issuer: "https://id.example", Store: newMemStore(), Rand: rand.Reader, Now: time.Now}
-	base.Store.(*memStore).keys[sharedKey().ID] = sharedKey()
+	store := newTestStore(t)
+	store.addKey(sharedKey())
+	base := Options{Issuer: "https://id.example", Store: store, Rand: rand.Reader, Now: time.Now}
 	for _, issuer := range []string{"", "id.example", "ftp://id.example", "https://id.example/", "https://id.example?x", "https://u@id.example", "https://id.example#f", "https://id.example/a b"} {
 		o := base
 		o.Issuer = issuer
@@ -188,15 +190,15 @@ func TestMaintainPrunes(t *testing.T) {
 	f := newFixture(t)
 	f.codeFor(authorizeQuery())
 	f.do(http.MethodGet, "/authorize?"+authorizeQuery().Encode(), nil, nil) // stores nothing
-	if len(f.store.progress) != 1 || len(f.store.codes) != 1 {
-		t.Fatalf("state before pruning: %d sign-ins, %d codes", len(f.store.progress), len(f.store.codes))
+	if progress, codes := f.store.rows(backup.TableSigninProgress), f.store.rows(backup.TableAuthCodes); progress != 1 || codes != 1 {
+		t.Fatalf("state before pruning: %d sign-ins, %d codes", progress, codes)
 	}
 	f.clock.Advance(codeLifetime + tokenLifetime)
 	if err := f.p.maintain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.store.progress) != 0 || len(f.store.codes) != 0 {
-		t.Fatalf("state after pruning: %v", f.store)
+	if progress, codes := f.store.rows(backup.TableSigninProgress), f.store.rows(backup.TableAuthCodes); progress != 0 || codes != 0 {
+		t.Fatalf("state after pruning: %d sign-ins, %d codes", progress, codes)
 	}
 }
 
@@ -214,7 +216,7 @@ func TestRunStops(t *testing.T) {
 // and its tokens stop verifying; a second revocation is told apart from an
 // unknown kid. KeyList reports the states, revoked keys included.
 func TestRevokeKey(t *testing.T) {
-	store, clock := newMemStore(), &fakeClock{t: testStart}
+	store, clock := newTestStore(t), &fakeClock{t: testStart}
 	p := newKeyProvider(t, store, clock)
 	ctx := context.Background()
 	first := p.keySet().signer.rec.ID
@@ -228,16 +230,16 @@ func TestRevokeKey(t *testing.T) {
 		t.Fatalf("KeyList = %+v, %v", list, err)
 	}
 	pending := list[1].KID
-	if err := p.RevokeKey(ctx, pending); err != nil || len(store.keys) != 1 {
-		t.Fatalf("revoke the pending key: %v, %d keys", err, len(store.keys))
+	if err := p.RevokeKey(ctx, pending); err != nil || len(store.keys()) != 1 {
+		t.Fatalf("revoke the pending key: %v, %d keys", err, len(store.keys()))
 	}
 	clock.t = testStart.Add(time.Minute)
 	if err := p.RevokeKey(ctx, first); err != nil {
 		t.Fatal(err)
 	}
 	signer := p.keySet().signer.rec
-	if signer.ID == first || !signer.ActivateAt.Equal(clock.t) || len(store.keys) != 1 {
-		t.Fatalf("after revoking the signing key: signer %s activating %v, %d keys", signer.ID, signer.ActivateAt, len(store.keys))
+	if signer.ID == first || !signer.ActivateAt.Equal(clock.t) || len(store.keys()) != 1 {
+		t.Fatalf("after revoking the signing key: signer %s activating %v, %d keys", signer.ID, signer.ActivateAt, len(store.keys()))
 	}
 	if kids := jwksKids(t, p); slices.Contains(kids, first) || len(kids) != 1 {
 		t.Errorf("JWKS after revocation: %v", kids)

@@ -283,16 +283,6 @@ const (
 	pathEndSession = "/end_session"
 )
 
-// DeprecationSentence tells the user when sign-in v1 shuts down; it is
-// true on the day it is shown (doc/design.md §4).
-func (p *Provider) DeprecationSentence() string {
-	date := p.sunset.UTC().Format(time.DateOnly)
-	if p.now().Before(p.sunset) {
-		return "Sign-in v1 is deprecated and shuts down on " + date + "."
-	}
-	return "Sign-in v1 is deprecated: its announced shutdown date, " + date + ", has passed, and this server still runs it."
-}
-
 // CheckEmailDomain requires a DNS name (labels of letters, digits and
 // inner hyphens), so that "<sub>@<domain>" is a valid
 // address (RFC 5321 §4.1.2).

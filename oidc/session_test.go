@@ -93,8 +93,8 @@ func TestSessionSilentReauthentication(t *testing.T) {
 func TestSessionLoginRequired(t *testing.T) {
 	f := newFixture(t)
 	other := f.app
-	other.ID = "app_fedcba9876543210fedcba9876543210"
-	f.store.apps[other.ID] = other
+	other.ID, other.RPID = "app_fedcba9876543210fedcba9876543210", "rp_fedcba9876543210"
+	f.store.putApp(other)
 	cookie, _, hint := f.sessionSignIn("device")
 	forged := strings.Replace(cookie, "=", "=x", 1)
 	for _, tc := range []struct {
@@ -160,7 +160,7 @@ func TestPromptLoginIsFresh(t *testing.T) {
 func TestLogout(t *testing.T) {
 	f := newFixture(t)
 	f.app.PostLogoutRedirectURIs = []string{"https://rp.example/bye"}
-	f.store.apps[f.app.ID] = f.app
+	f.store.putApp(f.app)
 	cookie, _, hint := f.sessionSignIn("orb")
 	w := f.do(http.MethodGet, "/end_session?"+url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {"https://rp.example/bye"},
 		"state": {"ls"}}.Encode(), nil, map[string]string{"Cookie": cookie})

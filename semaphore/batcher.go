@@ -4,6 +4,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
@@ -12,7 +13,10 @@ import (
 // (doc/design.md §5): one goroutine takes every request waiting when it becomes
 // free, up to a maximum, and checks them with VerifyBatch. A lone request is
 // verified at once, so batching adds no latency when the server is idle, and
-// each caller gets exactly Verify's answer.
+// each caller gets exactly Verify's answer. Under load it lingers (fill):
+// a batch smaller than the previous one waits up to lingerMax for the
+// requests the previous batch's callers are about to send, so a busy
+// server does not check the first of them alone.
 //
 // Batching pays only while invalid proofs are rare: a batch holding one is
 // bisected, about 2·log2(n) combined checks per invalid proof, and every
@@ -25,6 +29,7 @@ import (
 type Batcher struct {
 	rand      io.Reader
 	max       int
+	linger    time.Duration // lingerMax outside tests
 	observe   func(size int)
 	requests  chan *batchRequest
 	quit      chan struct{}
@@ -46,6 +51,9 @@ const (
 	leaveAlone = 1.0 / 64
 )
 
+// lingerMax bounds how long a batch waits for the previous batch's callers.
+const lingerMax = 2 * time.Millisecond
+
 // BatcherOptions configure NewBatcher.
 type BatcherOptions struct {
 	MaxBatch int // proofs checked together at most; at least 1
@@ -62,16 +70,23 @@ type batchRequest struct {
 // NewBatcher starts a batcher that reads randomizers from rand (only from
 // its own goroutine). Call Close to stop it.
 func NewBatcher(rand io.Reader, o BatcherOptions) *Batcher {
+	return newBatcher(rand, o, lingerMax, 1)
+}
+
+// newBatcher is NewBatcher with the linger bound and the size of a
+// previous batch given (tests).
+func newBatcher(rand io.Reader, o BatcherOptions, linger time.Duration, expect int) *Batcher {
 	b := &Batcher{
 		rand:     rand,
 		max:      max(o.MaxBatch, 1),
+		linger:   linger,
 		observe:  o.ObserveBatch,
 		requests: make(chan *batchRequest),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 		adaptive: true,
 	}
-	go b.run()
+	go b.run(expect)
 	return b
 }
 
@@ -110,8 +125,10 @@ func (b *Batcher) Close() {
 	<-b.done
 }
 
-func (b *Batcher) run() {
+// run serves batches; expect is the size of the batch before the first.
+func (b *Batcher) run(expect int) {
 	defer close(b.done)
+	prev := expect
 	for {
 		var batch []*batchRequest
 		select {
@@ -120,17 +137,42 @@ func (b *Batcher) run() {
 		case <-b.quit:
 			return
 		}
-	waiting:
-		for len(batch) < b.max {
-			select {
-			case req := <-b.requests:
-				batch = append(batch, req)
-			default:
-				break waiting
-			}
-		}
+		batch = b.fill(batch, min(prev, b.max))
+		prev = len(batch)
 		b.check(batch)
 	}
+}
+
+// fill adds the requests already waiting to batch, up to the maximum, then,
+// while it holds fewer than want, waits for more until b.linger has passed.
+// After a lone request want is 1, so an idle server never waits.
+func (b *Batcher) fill(batch []*batchRequest, want int) []*batchRequest {
+	var linger <-chan time.Time
+	for len(batch) < b.max {
+		select {
+		case req := <-b.requests:
+			batch = append(batch, req)
+			continue
+		default:
+		}
+		if len(batch) >= want {
+			return batch
+		}
+		if linger == nil {
+			t := time.NewTimer(b.linger)
+			defer t.Stop()
+			linger = t.C
+		}
+		select {
+		case req := <-b.requests:
+			batch = append(batch, req)
+		case <-linger:
+			return batch
+		case <-b.quit:
+			return batch
+		}
+	}
+	return batch
 }
 
 // check verifies one batch and answers its callers.

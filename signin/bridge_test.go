@@ -120,7 +120,6 @@ func (fakeProvider) Respond(w http.ResponseWriter, req oauth.Request, v url.Valu
 	oauth.Redirect(w, req.RedirectURI+"?"+v.Encode())
 }
 func (fakeProvider) RestartURL(oauth.Request) string { return "https://id.example/authorize?again" }
-func (fakeProvider) DeprecationSentence() string     { return "" }
 
 // relayTransport serves the relay in process and counts GET /response.
 type relayTransport struct {

@@ -30,9 +30,9 @@
 // Store is the flow's storage (the app, and SigninProgress, MarkScanned,
 // AdvanceSignin for what happened to a request); Checker verifies the
 // wallet's proof; Provider is all the flow needs of package oidc (Seal and
-// Open, AuthorizationResponse, Denied, Respond, RestartURL, Route,
-// DeprecationSentence). The flow never imports oidc, and oidc never imports
-// it: the wiring (internal/server) gives each the other.
+// Open, AuthorizationResponse, Denied, Respond, RestartURL, Route). The
+// flow never imports oidc, and oidc never imports it: the wiring
+// (internal/server) gives each the other.
 //
 // # Pending sign-ins
 //
@@ -70,16 +70,22 @@
 // "__Host-" and Secure when the issuer is https), one per request, so two
 // tabs can sign in at once. Finishing or cancelling the sign-in, or
 // loading its page once it is over, expires that cookie. The page (200,
-// its own URL, so a reload shows the same request) shows the app's name,
-// the host it returns to, the QR code of the connect URL as inline SVG
-// (internal/leaf/qr: byte mode, level M, drawn server-side), the expiry,
-// the "Open World App" button (the connect URL with return_to), Cancel,
-// Try again, and a warning never to scan a code someone sent. A nonce'd
-// script polls /authorize/status every 1.5 s and on visibilitychange; it
-// shows "confirm in your wallet" once scanned, the message of refused,
-// wallet_error and unavailable, and reloads on any other state or a
-// non-2xx answer. A <noscript> meta refresh reloads it every 2 s without
-// JavaScript (each load also asks the bridge). CSP: default-src 'none'; script-src and
+// its own URL, so a reload shows the same request) is a card
+// (internal/leaf/page) with the app's name, the host it returns to, the QR
+// code of the connect URL as inline SVG (internal/leaf/qr: byte mode,
+// level M, drawn server-side) in a white frame, the "Open World App"
+// button (the connect URL with return_to; first on a narrow or touch
+// screen, after the QR code otherwise), a Cancel button, the expiry, what
+// the app receives and a warning never to scan a code someone sent. A
+// nonce'd script polls /authorize/status every 1.5 s and on
+// visibilitychange and shows the state in an announced status line
+// (role=status, aria-live=polite): "confirm in World App" once scanned, a
+// refused proof or a wallet error with "Try again", "retrying" while the
+// bridge is unavailable; it reloads, so that the server shows the true
+// state, on any other state and on any non-2xx answer. It also counts the
+// expiry down in the browser's local time. A <noscript> meta refresh
+// reloads it every 2 s without JavaScript (each load also asks the bridge;
+// the expiry then shows in UTC). CSP: default-src 'none'; script-src and
 // style-src the nonce; connect-src 'self'; no form-action (the Cancel
 // answer redirects to the app, and form-action would govern that).
 //
@@ -100,8 +106,11 @@
 // attempt was shown to nobody and expires unused). Only the browser
 // with the binding cookie can load it (otherwise 403 "other_browser"), so
 // a phone's approval completes the browser that started the sign-in and
-// no other; a finished or cancelled request shows "already over" (400);
-// an expired one a page (410) whose "Start again" link repeats the
+// no other while the sign-in is live. Once it is over its page tells
+// whoever loads it the true state (ended.go; the browser that started it
+// has lost its cookie by then): "already finished" (400
+// already_completed), "cancelled" (400 already_completed) or "expired"
+// (410), the last two with a "Start again" link that repeats the
 // authorization request with the app's state, nonce and PKCE challenge.
 // An approved request can still be finished for 60 s after it expires
 // (finishGrace: the wallet may approve in the last seconds, and the page

@@ -80,8 +80,6 @@ type Provider interface {
 	// Route registers a route with the headers and checks every route of
 	// the interface carries.
 	Route(mux *http.ServeMux, path string, flags oauth.RouteFlags, m oauth.Methods)
-	// DeprecationSentence tells the user when sign-in v1 shuts down.
-	DeprecationSentence() string
 }
 
 // Options configures a Flow. Issuer, Store, Checker, Provider, Rand and

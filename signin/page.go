@@ -1,7 +1,6 @@
 package signin
 
 import (
-	"context"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -13,9 +12,9 @@ import (
 	"worldid/record"
 )
 
-// The flow's pages (internal/leaf/page): the wait page and the expired page;
-// errors are internal/oauth's error page, the form_post answer the
-// provider's.
+// The flow's pages (internal/leaf/page): the wait page here, the pages of
+// an ended sign-in in ended.go; errors are internal/oauth's error page, the
+// form_post answer the provider's.
 
 // qrLabel is the accessible name of the wait page's QR code.
 const qrLabel = "QR code of the sign-in request"
@@ -29,24 +28,15 @@ type waitPageData struct {
 	Grants                        []string
 	QR                            template.HTML // server-rendered SVG (internal/leaf/qr) of the connect URL; empty without one
 	// ConnectURL is the "Open World App" button's connect URL (with
-	// return_to, the same-device flow); WalletLink is the same link as
-	// the current template spells it (worldid:// without a bridge).
-	ConnectURL                  string
-	WalletLink                  template.URL
+	// return_to, the same-device flow).
+	ConnectURL                  template.URL
 	MatchCode                   string // empty with a bridge: World App shows none
 	Token, CancelURL, StatusURL string
 	RetryURL                    string // "" without a bridge
 	State, Message              string // the initial state (waitState)
-	Scanned                     bool
 	ExpiresUnix                 int64
-	Expires, Deprecation        string // Expires: RFC 3339, UTC
+	Expires                     string // RFC 3339, UTC
 	SimulatorURL                string // "" unless the developer simulator serves this client
-}
-
-type expiredPageData struct {
-	page.Head
-	AppName, Expires string
-	RestartURL       string
 }
 
 // scopeDescriptions say what each scope the provider grants gives the app.
@@ -84,15 +74,13 @@ func (f *Flow) renderWait(w http.ResponseWriter, r *http.Request, req pendingReq
 	}
 	data := waitPageData{
 		AppName: app.Name, ClientID: app.ID, ReturnHost: target.Host, Grants: grants,
-		ConnectURL: button, WalletLink: template.URL(button), MatchCode: match,
+		ConnectURL: template.URL(button), MatchCode: match,
 		Token: token, CancelURL: f.issuer + pathCancel, StatusURL: f.issuer + pathStatus + "?" + url.Values{"r": {token}}.Encode(),
-		State: pageState(st.State), Message: st.Message, Scanned: st.State == record.SigninScanned,
+		State: pageState(st.State), Message: st.Message,
 		ExpiresUnix: req.Expires, Expires: req.expiresAt().UTC().Format(time.RFC3339),
 	}
 	if f.bridgeURL != "" {
 		data.RetryURL = f.issuer + pathRetry
-	} else {
-		data.Deprecation = f.provider.DeprecationSentence()
 	}
 	if qrText != "" {
 		code, err := qr.Encode([]byte(qrText))
@@ -130,16 +118,4 @@ func (f *Flow) walletLinks(req pendingRequest, app record.App, token, returnHost
 	}
 	link := f.walletLink(walletToken)
 	return link, link, matchCode(req.ID), nil
-}
-
-// expiredPage tells the user the request expired and offers the same
-// authorization request again.
-func (f *Flow) expiredPage(ctx context.Context, w http.ResponseWriter, req pendingRequest) {
-	name := req.ClientID
-	if app, err := f.store.App(ctx, req.ClientID); err == nil {
-		name = app.Name
-	}
-	f.out.RenderPage(w, http.StatusGone, page.Expired, func(base page.Head) any {
-		return expiredPageData{Head: base, AppName: name, Expires: req.expiresAt().UTC().Format(time.RFC1123), RestartURL: f.provider.RestartURL(req.Request)}
-	})
 }

@@ -51,7 +51,12 @@ const (
 )
 
 // boundRequest opens the wait-page token of r (query or form field "r")
-// and checks that r comes from the browser that started the sign-in.
+// and checks that r comes from the browser that started the sign-in while
+// the sign-in is live. An ended one (finished, cancelled, expired) passes
+// without the cookie, which its browser has lost by then: the wait page and
+// the status route show its true state, and Cancel changes nothing but an
+// expired one (the application receives access_denied, as from its own
+// browser).
 func (f *Flow) boundRequest(r *http.Request, v url.Values) (pendingRequest, *oauth.Error) {
 	params, e := oauth.StrictParams(v)
 	if e != nil {
@@ -65,11 +70,18 @@ func (f *Flow) boundRequest(r *http.Request, v url.Values) (pendingRequest, *oau
 		return req, oauth.NewError(http.StatusBadRequest, "invalid_request", "invalid_request", "r",
 			"this sign-in link is unknown or damaged; go back to the application and sign in again")
 	}
-	if !f.boundBrowser(r, req) {
-		return req, oauth.NewError(http.StatusForbidden, "other_browser", "access_denied", "",
-			"this sign-in was started in another browser; only that browser can finish it")
+	if f.boundBrowser(r, req) {
+		return req, nil
 	}
-	return req, nil
+	cur, err := f.progress(r.Context(), req)
+	if err != nil {
+		return req, f.out.Internal("read progress", err)
+	}
+	if ended(cur.State) {
+		return req, nil
+	}
+	return req, oauth.NewError(http.StatusForbidden, "other_browser", "access_denied", "",
+		"this sign-in was started in another browser; only that browser can finish it")
 }
 
 // boundForm reads a wait page's form (field "r") from the browser that
@@ -131,9 +143,9 @@ func (f *Flow) serveWait(w http.ResponseWriter, r *http.Request) {
 		f.finish(ctx, w, req, cur)
 	case cur.State == stateExpired:
 		f.observe(EventExpired)
-		f.expiredPage(ctx, w, req)
+		f.endedPage(ctx, w, req, cur.State)
 	case cur.State == record.SigninCancelled, cur.State == record.SigninFinished:
-		f.overPage(w, req)
+		f.endedPage(ctx, w, req, cur.State)
 	case f.bridgeURL != "" && req.Bridge == nil:
 		// Shown for the first time: the page gets its bridge request.
 		f.showBridge(w, r, req, q.Get("r"))
@@ -162,7 +174,7 @@ func (f *Flow) pendingPage(w http.ResponseWriter, r *http.Request, req pendingRe
 		if cur.State == record.SigninApproved {
 			f.finish(ctx, w, req, cur)
 		} else {
-			f.overPage(w, req)
+			f.endedPage(ctx, w, req, cur.State)
 		}
 		return
 	}
@@ -180,10 +192,10 @@ func (f *Flow) finish(ctx context.Context, w http.ResponseWriter, req pendingReq
 		f.out.ErrorPage(w, errRetry(f.out.Internal("finish: issue", err)))
 		return
 	}
-	_, err = f.store.AdvanceSignin(ctx, record.SigninProgress{ID: progressID(req.ID), State: record.SigninFinished,
+	cur, err := f.store.AdvanceSignin(ctx, record.SigninProgress{ID: progressID(req.ID), State: record.SigninFinished,
 		ExpiresAt: progressExpiry(req.Expires)}, record.SigninApproved)
 	if errors.Is(err, record.ErrExists) {
-		f.overPage(w, req)
+		f.endedPage(ctx, w, req, cur.State)
 		return
 	}
 	if err != nil {
@@ -249,10 +261,10 @@ func (f *Flow) serveCancel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	_, err := f.store.AdvanceSignin(r.Context(), record.SigninProgress{ID: progressID(req.ID), State: record.SigninCancelled,
+	cur, err := f.store.AdvanceSignin(r.Context(), record.SigninProgress{ID: progressID(req.ID), State: record.SigninCancelled,
 		ExpiresAt: progressExpiry(req.Expires)}, "", record.SigninScanned, record.SigninApproved)
 	if errors.Is(err, record.ErrExists) {
-		f.overPage(w, req)
+		f.endedPage(r.Context(), w, req, cur.State)
 		return
 	}
 	if err != nil {
@@ -262,12 +274,4 @@ func (f *Flow) serveCancel(w http.ResponseWriter, r *http.Request) {
 	f.observe(EventCancelled)
 	f.clearBindingCookie(w, req.ID)
 	f.provider.Respond(w, req.Request, f.provider.Denied(req.Request, "the user cancelled the sign-in"))
-}
-
-// overPage tells the browser its sign-in is already over (finished or
-// cancelled) and expires its cookie.
-func (f *Flow) overPage(w http.ResponseWriter, req pendingRequest) {
-	f.clearBindingCookie(w, req.ID)
-	f.out.ErrorPage(w, oauth.NewError(http.StatusBadRequest, "already_completed", "invalid_request", "r",
-		"this sign-in is already over; go back to the application to sign in again"))
 }

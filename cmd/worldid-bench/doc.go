@@ -7,4 +7,10 @@
 //
 // Build it beside worldid (go build ./cmd/worldid-bench), so that abuse
 // finds the server binary; -worldid names another one.
+//
+// `worldid-bench -mint-codes FILE -data DIR -n N` is a benchmark tool for
+// the token scenario: with the server stopped, it writes an app and N
+// authorization codes into DIR's JSON store and lists them in FILE, which
+// `worldid-bench -server URL -codes FILE token` then redeems
+// (doc/performance.md, "/token at one signature").
 package main

@@ -49,6 +49,9 @@ type Result struct {
 	P99        time.Duration `json:"p99_ns"`
 	Max        time.Duration `json:"max_ns"`
 	FirstError string        `json:"first_error,omitempty"`
+	// ServerCPU is the server process's CPU time per request (-server-pid;
+	// with an in-process server, this process's: the load generator's too).
+	ServerCPU time.Duration `json:"server_cpu_per_request_ns,omitempty"`
 }
 
 // Run drives op with cfg.Clients concurrent clients until cfg.Duration has

@@ -44,6 +44,12 @@ type benchFlags struct {
 	worldid   string
 	legitRate float64
 	flood     string
+	// token with prepared codes
+	mint  string
+	codes string
+	rs256 bool
+	// profiling the load generator and an in-process server
+	cpuProfile string
 }
 
 // Main runs `worldid-bench SCENARIO...` against -server or an in-process
@@ -58,9 +64,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&bf.pool, "n", 400, "prepared single-use requests for signin, token and refresh (each costs one proof to prepare)")
 	fs.Float64Var(&bf.rate, "rate", 0, "open-loop: schedule this many requests per second (default: closed loop, each client back to back)")
 	fs.BoolVar(&bf.batching, "batching", true, "in-process server only: batch concurrent Groth16 verifications")
-	fs.IntVar(&bf.serverPID, "server-pid", 0, "abuse with -server: the server's process id, to report its memory")
+	fs.IntVar(&bf.serverPID, "server-pid", 0, "with -server: the server's process id, to report its CPU time per request (abuse: its memory)")
+	fs.StringVar(&bf.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the timed phases (this process: the load generator and the in-process server) to this file")
+	fs.BoolVar(&bf.rs256, "rs256", false, "also time one RS256 signature's CPU in this process and state each scenario's server CPU per request in signatures (with -server-pid)")
 	fs.StringVar(&bf.worldid, "worldid", "", "abuse without -server: the worldid binary to start as the server (default: worldid beside this command, else on PATH)")
 	fs.StringVar(&bf.flood, "flood", "", "internal: run only the junk flood a spec file describes (abuse starts it as its own process)")
+	fs.StringVar(&bf.mint, "mint-codes", "", "benchmark tool: with the server stopped, create an app and -n authorization codes in the -data directory's JSON store and write them to this file for -codes, then exit")
+	fs.StringVar(&bf.codes, "codes", "", "token: redeem the codes of this file (written by -mint-codes, or by hand for another provider: {client_id, client_secret, redirect_uri, codes}) instead of signing in for each")
 	fs.Float64Var(&bf.legitRate, "legit-rate", 2, "abuse: legitimate sign-ins and refreshes per second each (verify: ten times this); -clients is the junk clients")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: worldid-bench [flags] SCENARIO...   scenarios: %s\n", strings.Join(benchScenarios, " "))
@@ -74,6 +84,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if bf.flood != "" {
 		return runFlood(ctx, bf.flood, stdout)
+	}
+	if bf.mint != "" {
+		return runMint(ctx, &bf, stdout)
 	}
 	scenarios := fs.Args()
 	for _, s := range scenarios {
@@ -90,11 +103,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return runAbuse(ctx, &bf, stdout, stderr)
 	}
+	if bf.codes != "" && (len(scenarios) != 1 || scenarios[0] != "token") {
+		return cli.UsageError{Err: errors.New("-codes is for the token scenario alone")}
+	}
 	env, stop, err := bf.environment(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	cpuPID := bf.serverPID
+	if bf.server == "" {
+		cpuPID = os.Getpid() // the in-process server, with the load generator
+	}
 	var results []Result
 	for _, name := range benchScenarios {
 		if !has(scenarios, name) {
@@ -104,12 +124,31 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: prepare: %w", name, err)
 		}
-		results = append(results, Run(ctx, Config{Name: name, Clients: bf.clients, Duration: bf.duration, Rate: bf.rate, Progress: stderr}, op))
+		stopProfile, err := startCPUProfile(bf.cpuProfile)
+		if err != nil {
+			return err
+		}
+		r, err := runMeasured(ctx, Config{Name: name, Clients: bf.clients, Duration: bf.duration, Rate: bf.rate, Progress: stderr}, op, cpuPID)
+		stopProfile()
+		if err != nil {
+			return fmt.Errorf("%s: server CPU: %w", name, err)
+		}
+		results = append(results, r)
+	}
+	var sig time.Duration
+	if bf.rs256 {
+		if sig, err = RS256CPU(); err != nil {
+			return err
+		}
 	}
 	if bf.JSON {
 		return WriteJSON(stdout, results)
 	}
-	return WriteTable(stdout, results)
+	if err := WriteTable(stdout, results); err != nil {
+		return err
+	}
+	writeCPU(stdout, results, sig)
+	return nil
 }
 
 func has(list []string, s string) bool {
@@ -130,7 +169,8 @@ type benchEnv struct {
 	app     admin.CreatedApp
 	wallet  *wallet.Wallet
 	dir     string
-	codes   []string // produced by signin, consumed by token
+	codes   []string  // produced by signin, consumed by token
+	batch   CodeBatch // -codes: prepared codes for token instead
 }
 
 // environment connects to -server or starts an in-process server, then
@@ -166,6 +206,14 @@ func (bf *benchFlags) environment(ctx context.Context, stderr io.Writer) (*bench
 	}
 	if len(env.servers) == 0 {
 		env.servers = []string{env.base}
+	}
+	if bf.codes != "" { // token alone, against any provider: no admin API needed
+		env.batch, err = readCodeBatch(bf.codes)
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		return env, stop, nil
 	}
 	if env.admin, err = bf.Client(); err != nil {
 		stop()
@@ -318,6 +366,10 @@ func (e *benchEnv) signinOp(ctx context.Context, n int, progress io.Writer) (Op,
 // tokenOp times code redemption at /token (an RS256 ID token and an ES256
 // access token each).
 func (e *benchEnv) tokenOp(ctx context.Context, n int, progress io.Writer) (Op, error) {
+	client := CodeBatch{ClientID: e.app.AppID, ClientSecret: e.app.ClientSecret, RedirectURI: benchRedirect}
+	if len(e.batch.Codes) > 0 {
+		client, e.codes = e.batch, e.batch.Codes
+	}
 	if len(e.codes) == 0 {
 		subs, err := e.signinSubmissions(ctx, n, progress)
 		if err != nil {
@@ -338,10 +390,10 @@ func (e *benchEnv) tokenOp(ctx context.Context, n int, progress io.Writer) (Op, 
 		if err != nil {
 			return err
 		}
-		form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {benchRedirect}}
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {client.RedirectURI}}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.target(worker, "/token"), strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.SetBasicAuth(e.app.AppID, e.app.ClientSecret)
+		req.SetBasicAuth(url.QueryEscape(client.ClientID), url.QueryEscape(client.ClientSecret))
 		return e.expect(req, http.StatusOK)
 	}, nil
 }

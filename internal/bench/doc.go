@@ -11,8 +11,19 @@
 // as a table or JSON. Without -server a scenario starts its server in
 // process through internal/server; abuse starts it as a child process
 // (rate limits on) so that the server's memory is its own, and reads the
-// JSON store's files to report what junk added. Nothing here writes a
-// store directly.
+// JSON store's files to report what junk added. One benchmark tool writes
+// a store directly, and only one no server has open: MintCodes
+// (-mint-codes) creates an app and authorization codes in a stopped
+// server's data directory, as finished sign-ins would, so that the token
+// scenario (-codes) can redeem thousands without one proof per code; the
+// same -codes file format feeds codes from another provider to the same
+// load generator. It is not reachable from the worldid binary.
+//
+// CPU accounting: with -server-pid (or an in-process server) each result
+// carries the process's CPU time per request (/proc), which other load on
+// a shared machine inflates far less than the request rate; -rs256 also
+// times one RS256 signature's thread CPU, the unit /token is measured in;
+// -cpuprofile writes a pprof profile of the timed phase.
 //
 // Latencies are recorded exactly (one duration per call), so percentiles
 // are exact order statistics, not histogram estimates. Progress goes to a

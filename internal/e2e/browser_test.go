@@ -18,7 +18,6 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -221,21 +220,6 @@ func (e *browserEnv) waitPage(t *testing.T, tab context.Context, mode string) (w
 	return waitURL, button.String()
 }
 
-// statusPolls reports each answer to the wait page's status polling in
-// the tab (dropped when nobody reads them).
-func statusPolls(tab context.Context) <-chan struct{} {
-	polled := make(chan struct{}, 16)
-	chromedp.Listen(tab, func(ev any) {
-		if ev, ok := ev.(*network.EventResponseReceived); ok && strings.Contains(ev.Response.URL, "/authorize/status?") {
-			select {
-			case polled <- struct{}{}:
-			default:
-			}
-		}
-	})
-	return polled
-}
-
 // checkQR decodes the page's QR code (the SVG's unit squares, rendered
 // and read by zbarimg when it is installed) and compares it with the link.
 func (e *browserEnv) checkQR(t *testing.T, tab context.Context, link string) {
@@ -325,7 +309,7 @@ func TestBrowserSignIn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		scanned := `document.getElementById("status").textContent === "Confirm the sign-in in your wallet."`
+		scanned := `document.getElementById("status").textContent === "Confirm the sign-in in World App."`
 		if _, err := chromedp.Run(tab, chromedp.Poll[bool](scanned, chromedp.WithPollingInterval(100*time.Millisecond),
 			chromedp.WithPollingTimeout(15*time.Second))); err != nil {
 			t.Fatalf("the page did not ask to confirm in the wallet by itself: %v", err)
@@ -411,10 +395,11 @@ func TestBrowserSignIn(t *testing.T) {
 		if err := e.w.Approve(e.ctx, link, "orb"); err != nil {
 			t.Fatal(err)
 		}
-		if r := call(http.MethodGet, waitURL, "", "")(t); r.status != http.StatusForbidden {
+		// Its true state, with or without the cookie: cancelled.
+		if r := call(http.MethodGet, waitURL, "", "")(t); r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "This sign-in was cancelled") {
 			t.Errorf("the wait page after cancel, without the cookie: %d", r.status)
 		}
-		if err := chromedp.Do(tab, chromedp.Navigate(waitURL), chromedp.WaitVisible(chromedp.ID("error-detail"))); err != nil {
+		if err := chromedp.Do(tab, chromedp.Navigate(waitURL), chromedp.WaitVisible(chromedp.ID("ended-detail"))); err != nil {
 			t.Fatal(err)
 		}
 		if link, _ := chromedp.Run(tab, chromedp.Evaluate[bool](`document.getElementById("wallet-link") !== null`)); link {

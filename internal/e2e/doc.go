@@ -5,7 +5,10 @@
 // the race detector (concurrency_test.go), two replicas on one PostgreSQL
 // (replicas_test.go), TLS (tls_test.go), the server's memory
 // (rss_test.go) and `worldid-bench abuse`, legitimate traffic under a flood
-// of junk (abuse_test.go). harness_test.go is the one harness they share: building
+// of junk (abuse_test.go), and the sign-in pages as a person meets them in
+// headless Chromium (browser_test.go; page_test.go: the true state of an
+// ended sign-in, the wait page's states, the expiry in local time, the
+// layout on three screens in light and dark). harness_test.go is the one harness they share: building
 // the binary, starting and stopping a server, HTTP helpers and the
 // hostile-case runner.
 //

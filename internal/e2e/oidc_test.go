@@ -463,18 +463,6 @@ func pendingSignin(t *testing.T, authorizeURL string) pendingBrowser {
 	return b
 }
 
-// signal is the request's signal, from the wallet's GET of the request
-// (a flow without a bridge).
-func (b pendingBrowser) signal(t *testing.T) string {
-	t.Helper()
-	r := call(http.MethodGet, b.link.Get("server")+"/authorize/request?"+url.Values{"request": {b.link.Get("request")}}.Encode(), "", "")(t)
-	var d struct{ Signal string }
-	if r.status != http.StatusOK || json.Unmarshal(r.body, &d) != nil || d.Signal == "" {
-		t.Fatalf("wallet request: %d %s", r.status, r.body)
-	}
-	return d.Signal
-}
-
 // finish reloads the wait page: the authorization response once the
 // wallet has approved; safe on any goroutine.
 func (b pendingBrowser) finish() (reply, error) { return get(b.waitURL, b.cookie) }

@@ -8,7 +8,9 @@
 //     headers, and ErrorParams for a redirected error (RFC 6749 §4.1.2.1);
 //   - Responder, the JSON writer (internal/httpapi's, plus Pragma:
 //     no-cache and nosniff), the page writer and error page
-//     (internal/leaf/page), and the error bodies of internal/httpapi's triage
+//     (internal/leaf/page: a plain headline and advice for the kind of
+//     failure, the detail as a sentence, the code only in small print for
+//     support), and the error bodies of internal/httpapi's triage
 //     of store and checker failures (client gone 499 at Debug,
 //     record.ErrUnavailable 503, else 500 with the cause logged, never sent);
 //   - Router, the route wrapper: Deprecation (RFC 9745) and Sunset (RFC

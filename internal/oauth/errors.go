@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"worldid/internal/httpapi"
 	"worldid/internal/leaf/page"
@@ -129,9 +130,13 @@ func (o Responder) RenderPage(w http.ResponseWriter, status int, name string, da
 	}
 }
 
+// errorPageData is the error page: a plain headline and advice for the
+// kind of failure, the error's detail as a sentence, and its code only in
+// small print, for the application's support.
 type errorPageData struct {
 	page.Head
-	Err *Error
+	Headline, Message, Advice string
+	Err                       *Error
 }
 
 // ErrorPage shows e to the user: the answer of every page route, and of
@@ -141,9 +146,36 @@ func (o Responder) ErrorPage(w http.ResponseWriter, e *Error) {
 	if e.Allow != "" {
 		w.Header().Set("Allow", e.Allow)
 	}
+	headline, advice := plainWords(e)
 	o.RenderPage(w, e.Status, page.Error, func(base page.Head) any {
-		return errorPageData{Head: base, Err: e}
+		return errorPageData{Head: base, Headline: headline, Message: sentence(e.Detail), Advice: advice, Err: e}
 	})
+}
+
+// plainWords are the error page's headline and advice for e, in words a
+// person who only wanted to sign in understands.
+func plainWords(e *Error) (headline, advice string) {
+	switch {
+	case e.Code == "other_browser":
+		return "This sign-in belongs to another browser",
+			"Finish it in the browser where you started it, or go back to the application and sign in again here."
+	case e.Status == http.StatusGone:
+		return "Sign-in is no longer available here", "Go back to the application: it needs to use another way to sign in."
+	case e.Status >= http.StatusInternalServerError:
+		return "Something went wrong on our side", "Nothing was shared with the application. Please try again in a moment."
+	}
+	return "This sign-in can't continue",
+		"Go back to the application and sign in again. If this keeps happening, tell the application's support what this page says."
+}
+
+// sentence ends detail with a full stop; the page's style capitalises
+// its first letter, so the text stays the detail that the JSON routes
+// send.
+func sentence(detail string) string {
+	if detail == "" || strings.HasSuffix(detail, ".") {
+		return detail
+	}
+	return detail + "."
 }
 
 // Redirect answers 303 to loc without caching.

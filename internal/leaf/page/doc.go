@@ -1,8 +1,26 @@
 // Package page renders the HTML pages of Sign in with World ID: the wait
-// page (a pending sign-in), the expired page, the error page and the
-// self-submitting form_post response (OAuth 2.0 Form Post Response Mode
-// §2). Each page is one template in templates/ (sharing templates/head.html),
-// styled by the one stylesheet style.css; all are embedded in the binary.
+// page (a pending sign-in), the page of an ended sign-in (finished,
+// cancelled or expired; the latter two with "Start again"), the error page
+// and the self-submitting form_post response (OAuth 2.0 Form Post Response
+// Mode §2). Each page is one template in templates/ (sharing the "head"
+// and "brand" of templates/head.html), styled by the one stylesheet
+// style.css; all are embedded in the binary.
+//
+// The pages are one centred card, light or dark after the browser's
+// prefers-color-scheme (the QR code always dark on a white frame), with a
+// visible focus ring on every control. The wait page shows the app's name,
+// the host it returns to, the status line (role=status, aria-live=polite:
+// announced), the QR code, "Open World App" (the connect URL; first on a
+// narrow or touch screen, after the QR code otherwise), the match code,
+// Cancel (above the fold on 1280×800, 1366×768 and 390×844), the expiry,
+// what the app receives and the warning never to scan a code someone sent.
+// Its script polls the status route and shows each state's line
+// (statusLines; a message the flow gives replaces it); "Try again" (a
+// POST of r to the retry route) replaces the spent request's QR code after
+// a refused proof or a wallet error; any other state and any non-2xx
+// answer reload the page so that the server shows the true state. The
+// script counts the expiry down in the browser's local time; without
+// scripts the page shows it in UTC and refreshes itself.
 //
 // Every response gets a fresh 128-bit nonce (base64url) from the injected
 // reader. The stylesheet and the only scripts (the wait page's status
@@ -19,5 +37,6 @@
 //
 // Not done: the package knows nothing of OpenID Connect or the sign-in
 // protocol (it imports only the standard library); the caller decides what
-// to show. No external assets, no localisation.
+// to show. No external assets, no localisation, nothing for operators
+// (the sign-in's sunset is in headers and logs, not on the pages).
 package page

@@ -8,13 +8,56 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 //go:embed templates/*.html style.css
 var files embed.FS
 
-// templates holds one template per page plus the shared "head".
-var templates = template.Must(template.ParseFS(files, "templates/*.html"))
+// templates holds one template per page plus the shared "head" and
+// "brand".
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"status":      func(state string) string { return statusLine(state).text },
+	"tone":        func(state string) string { return statusLine(state).tone },
+	"retry":       func(state string) bool { return state == "refused" || state == "wallet_error" },
+	"statusTexts": func() map[string]string { return column(func(l line) string { return l.text }) },
+	"statusTones": func() map[string]string { return column(func(l line) string { return l.tone }) },
+	"clock":       func(unix int64) string { return time.Unix(unix, 0).UTC().Format("15:04 UTC") },
+	"rfc3339":     func(unix int64) string { return time.Unix(unix, 0).UTC().Format(time.RFC3339) },
+}).ParseFS(files, "templates/*.html"))
+
+// line is the wait page's status line in one state: its words and its
+// tone (the colour: "", ok, warn or bad).
+type line struct{ text, tone string }
+
+// statusLines are the wait page's status lines by the state of the sign-in
+// (the status route's "state"); the page's script shows the same lines.
+// States not here (cancelled, expired, finished, and any other) make the
+// script reload the page, so that the server shows the true state.
+var statusLines = map[string]line{
+	"pending":      {"Scan this code with World App, or open World App on this device.", ""},
+	"scanned":      {"Confirm the sign-in in World App.", ""},
+	"done":         {"Approved. Taking you back to the application…", "ok"},
+	"refused":      {"World App's answer could not be verified, so you are not signed in.", "bad"},
+	"wallet_error": {"World App could not complete the sign-in.", "bad"},
+	"unavailable":  {"Can't reach World App's bridge just now; retrying…", "warn"},
+}
+
+// statusLine is the line of state; an unknown state is shown as pending.
+func statusLine(state string) line {
+	if l, ok := statusLines[state]; ok {
+		return l
+	}
+	return statusLines["pending"]
+}
+
+func column(f func(line) string) map[string]string {
+	m := make(map[string]string, len(statusLines))
+	for state, l := range statusLines {
+		m[state] = f(l)
+	}
+	return m
+}
 
 // style is the one stylesheet, inlined under each response's nonce.
 var style = template.CSS(strings.TrimSpace(string(must(files.ReadFile("style.css")))))
@@ -28,8 +71,8 @@ func must[T any](v T, err error) T {
 
 // The pages, by template name.
 const (
-	Wait     = "wait"     // a pending sign-in: QR code, match code, Cancel, the polling script
-	Expired  = "expired"  // the request expired: "Start again"
+	Wait     = "wait"     // a pending sign-in: QR code, Open World App, Cancel, the polling script
+	Ended    = "ended"    // a sign-in that is over: finished, cancelled or expired (the latter two: "Start again")
 	Error    = "error"    // an error shown to the user
 	FormPost = "formpost" // the self-submitting form_post response
 )
