@@ -71,7 +71,13 @@ func (plainSealer) Open(purpose, token string) ([]byte, error) {
 	if !ok {
 		return nil, errBadToken
 	}
-	return base64.RawURLEncoding.Strict().DecodeString(body)
+	// Canonical only, as the provider's own opening (oidc decodeSegment):
+	// the decoder alone skips \r and \n.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(body)
+	if err != nil || base64.RawURLEncoding.EncodeToString(b) != body {
+		return nil, errBadToken
+	}
+	return b, nil
 }
 
 func must[T any](v T, err error) T {
