@@ -112,9 +112,13 @@ type scorer struct {
 func newScorer(q *Code) *scorer {
 	s := &scorer{size: q.size, inside: firstBits(q.size), pairs: firstBits(q.size - 1)}
 	for y := range q.size {
-		for x := range q.size {
-			s.unmasked.set(x, y, q.modules[y][x])
-			s.data.set(x, y, !q.fn[y][x])
+		for x, fn := range q.fn[y] {
+			if q.modules[y][x] {
+				s.unmasked.set(x, y, true)
+			}
+			if !fn {
+				s.data.set(x, y, true)
+			}
 		}
 	}
 	return s

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"strconv"
+	"strings"
 )
 
 // Error correction level M (ISO/IEC 18004 Table 9): EC codewords per block
@@ -432,19 +433,47 @@ func maskBit(m, x, y int) bool {
 // given (both HTML-escaped); presentation attributes only (no style), so it
 // renders under a CSP without 'unsafe-inline'.
 func (q *Code) SVG(id, label string) string {
-	d := make([]byte, 0, q.size*q.size*8)
-	for y := range q.size {
-		for x := range q.size {
-			if q.modules[y][x] {
-				d = append(d, 'M')
-				d = strconv.AppendInt(d, int64(x+quietZone), 10)
-				d = append(d, ' ')
-				d = strconv.AppendInt(d, int64(y+quietZone), 10)
-				d = append(d, "h1v1h-1z"...)
+	id, label = html.EscapeString(id), html.EscapeString(label)
+	n := strconv.Itoa(q.size + 2*quietZone)
+	px := strconv.Itoa((q.size + 2*quietZone) * 6)
+	var b strings.Builder
+	b.Grow(svgMarkup + len(id) + len(label) + q.darkModules()*len("M181 181h1v1h-1z"))
+	for _, s := range []string{
+		`<svg xmlns="http://www.w3.org/2000/svg" id="`, id, `" role="img" aria-label="`, label,
+		`" viewBox="0 0 `, n, ` `, n, `" width="`, px, `" height="`, px,
+		`" shape-rendering="crispEdges"><rect width="`, n, `" height="`, n,
+		`" fill="#fff"/><path fill="#000" d="`,
+	} {
+		b.WriteString(s)
+	}
+	var num [20]byte
+	for y, row := range q.modules {
+		for x, dark := range row {
+			if dark {
+				b.WriteByte('M')
+				b.Write(strconv.AppendInt(num[:0], int64(x+quietZone), 10))
+				b.WriteByte(' ')
+				b.Write(strconv.AppendInt(num[:0], int64(y+quietZone), 10))
+				b.WriteString("h1v1h-1z")
 			}
 		}
 	}
-	n := q.size + 2*quietZone
-	return fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" id="%s" role="img" aria-label="%s" viewBox="0 0 %d %d" width="%d" height="%d" shape-rendering="crispEdges"><rect width="%d" height="%d" fill="#fff"/><path fill="#000" d="%s"/></svg>`,
-		html.EscapeString(id), html.EscapeString(label), n, n, n*6, n*6, n, n, d)
+	b.WriteString(`"/></svg>`)
+	return b.String()
+}
+
+// svgMarkup bounds the length of SVG's markup besides the id, the label and
+// the path data: 203 bytes and six sizes of at most 4 digits.
+const svgMarkup = 227
+
+func (q *Code) darkModules() int {
+	dark := 0
+	for _, row := range q.modules {
+		for _, d := range row {
+			if d {
+				dark++
+			}
+		}
+	}
+	return dark
 }
