@@ -1,6 +1,9 @@
 package qr
 
-import "math/bits"
+import (
+	"math/bits"
+	"sync"
+)
 
 // Mask choice (ISO/IEC 18004 §7.8.3) on bit lines: each row and each
 // column of a candidate symbol is a line of bits, so the penalty rules are
@@ -98,8 +101,7 @@ func maskTables() (t [8]maskTable) {
 	return t
 }
 
-// scorer evaluates the eight masks of one symbol whose data modules are
-// drawn but not masked.
+// scorer evaluates the eight masks of one symbol.
 type scorer struct {
 	size      int
 	unmasked  bitmap // the symbol as drawn
@@ -109,8 +111,13 @@ type scorer struct {
 	pairs     line   // bits 0 to size−2: the modules with a next one
 }
 
-func newScorer(q *Code) *scorer {
-	s := &scorer{size: q.size, inside: firstBits(q.size), pairs: firstBits(q.size - 1)}
+// scorers keeps scorers (26 KiB each) for reuse.
+var scorers = sync.Pool{New: func() any { return new(scorer) }}
+
+// reset loads the symbol q, data modules drawn but not masked.
+func (s *scorer) reset(q *Code) {
+	s.size, s.inside, s.pairs = q.size, firstBits(q.size), firstBits(q.size-1)
+	s.unmasked, s.data = bitmap{}, bitmap{}
 	for y := range q.size {
 		for x, fn := range q.fn[y] {
 			if q.modules[y][x] {
@@ -121,13 +128,14 @@ func newScorer(q *Code) *scorer {
 			}
 		}
 	}
-	return s
 }
 
 // bestMask is the mask with the lowest penalty score (§7.8.3), the lowest
 // numbered one on a tie.
 func (q *Code) bestMask() int {
-	s := newScorer(q)
+	s := scorers.Get().(*scorer)
+	defer scorers.Put(s)
+	s.reset(q)
 	best, bestScore := 0, -1
 	for m := range 8 {
 		if score := s.penalty(m); bestScore < 0 || score < bestScore {

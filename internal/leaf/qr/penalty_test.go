@@ -25,7 +25,8 @@ func TestPenaltyMatchesReference(t *testing.T) {
 	for _, data := range inputs {
 		q := must(Encode(data))
 		q.applyMask(q.mask) // unmasked again
-		s := newScorer(q)
+		var s scorer
+		s.reset(q)
 		for m := range 8 {
 			q.applyMask(m)
 			want := referencePenalty(q.modules)
