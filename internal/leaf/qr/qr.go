@@ -446,20 +446,31 @@ func (q *Code) SVG(id, label string) string {
 	} {
 		b.WriteString(s)
 	}
-	var num [20]byte
+	var rowTail [16]byte
 	for y, row := range q.modules {
+		// " <y>h1v1h-1z" ends every square of the row.
+		tail := append(append(append(rowTail[:0], ' '), decimals[y+quietZone]...), "h1v1h-1z"...)
 		for x, dark := range row {
 			if dark {
 				b.WriteByte('M')
-				b.Write(strconv.AppendInt(num[:0], int64(x+quietZone), 10))
-				b.WriteByte(' ')
-				b.Write(strconv.AppendInt(num[:0], int64(y+quietZone), 10))
-				b.WriteString("h1v1h-1z")
+				b.WriteString(decimals[x+quietZone])
+				b.Write(tail)
 			}
 		}
 	}
 	b.WriteString(`"/></svg>`)
 	return b.String()
+}
+
+// decimals holds the SVG coordinates 0 to 184 in decimal, computed once.
+var decimals = decimalStrings(maxSize + 2*quietZone)
+
+func decimalStrings(n int) []string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = strconv.Itoa(i)
+	}
+	return s
 }
 
 // svgMarkup bounds the length of SVG's markup besides the id, the label and
