@@ -8,6 +8,10 @@
 // BCH(18,6) from version 7 (§7.10). Reed-Solomon codewords are computed
 // over GF(2⁸) with the polynomial x⁸+x⁴+x³+x²+1 (0x11d, §7.5.2).
 //
+// The penalty rules are evaluated on the rows and columns of each masked
+// candidate as 192-bit words (shifts, ANDs and popcounts), against a
+// module-by-module reading of §7.8.3 in the tests.
+//
 // Encode returns the symbol; Code.SVG draws it with its 4-module quiet
 // zone (§6.3.8) as one inline SVG path of unit squares with presentation
 // attributes only, so a page can show it under a Content-Security-Policy

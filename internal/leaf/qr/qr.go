@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"strconv"
+	"strings"
 )
 
 // Error correction level M (ISO/IEC 18004 Table 9): EC codewords per block
@@ -80,15 +81,7 @@ func encodeVersion(data []byte, v, mask int) (*Code, error) {
 		q.applyMask(mask)
 		return q, nil
 	}
-	best, bestScore := 0, -1
-	for m := range 8 {
-		q.applyMask(m)
-		if s := q.penalty(); bestScore < 0 || s < bestScore {
-			best, bestScore = m, s
-		}
-		q.applyMask(m) // XOR undoes it
-	}
-	q.applyMask(best)
+	q.applyMask(q.bestMask())
 	return q, nil
 }
 
@@ -240,11 +233,7 @@ func (b *bitBuffer) bytes() []byte { return b.buf }
 // newCode draws the function patterns of version v (§6.3).
 func newCode(v int) *Code {
 	size := 17 + 4*v
-	q := &Code{size: size, version: v, modules: make([][]bool, size), fn: make([][]bool, size)}
-	for i := range size {
-		q.modules[i] = make([]bool, size)
-		q.fn[i] = make([]bool, size)
-	}
+	q := &Code{size: size, version: v, modules: squareMatrix(size), fn: squareMatrix(size)}
 	for i := range size { // timing patterns
 		q.setFn(6, i, i%2 == 0)
 		q.setFn(i, 6, i%2 == 0)
@@ -264,6 +253,16 @@ func newCode(v int) *Code {
 	q.drawFormat(0) // reserves the format areas; rewritten by applyMask
 	q.drawVersion()
 	return q
+}
+
+// squareMatrix is size rows of size modules over one array.
+func squareMatrix(size int) [][]bool {
+	cells := make([]bool, size*size)
+	m := make([][]bool, size)
+	for i := range m {
+		m[i] = cells[i*size : (i+1)*size : (i+1)*size]
+	}
+	return m
 }
 
 // setFn sets a function module at column x, row y.
@@ -322,7 +321,11 @@ func alignmentPositions(v int) []int {
 
 // drawFormat writes the EC level and mask with their BCH(15,5) code
 // (§7.9.1) in both copies, and the dark module.
-func (q *Code) drawFormat(mask int) {
+func (q *Code) drawFormat(mask int) { formatModules(q.size, mask, q.setFn) }
+
+// formatModules calls set for every module of the format information of
+// level M and the mask (§7.9.1, both copies) and for the dark module.
+func formatModules(size, mask int, set func(x, y int, dark bool)) {
 	data := formatM<<3 | mask
 	rem := data
 	for range 10 {
@@ -331,21 +334,21 @@ func (q *Code) drawFormat(mask int) {
 	bits := (data<<10 | rem) ^ formatMask
 	bit := func(i int) bool { return bits>>i&1 != 0 }
 	for i := 0; i <= 5; i++ {
-		q.setFn(8, i, bit(i))
+		set(8, i, bit(i))
 	}
-	q.setFn(8, 7, bit(6))
-	q.setFn(8, 8, bit(7))
-	q.setFn(7, 8, bit(8))
+	set(8, 7, bit(6))
+	set(8, 8, bit(7))
+	set(7, 8, bit(8))
 	for i := 9; i < 15; i++ {
-		q.setFn(14-i, 8, bit(i))
+		set(14-i, 8, bit(i))
 	}
 	for i := range 8 {
-		q.setFn(q.size-1-i, 8, bit(i))
+		set(size-1-i, 8, bit(i))
 	}
 	for i := 8; i < 15; i++ {
-		q.setFn(8, q.size-15+i, bit(i))
+		set(8, size-15+i, bit(i))
 	}
-	q.setFn(8, q.size-8, true)
+	set(8, size-8, true)
 }
 
 // drawVersion writes the version with its BCH(18,6) code (§7.10), v ≥ 7.
@@ -425,91 +428,63 @@ func maskBit(m, x, y int) bool {
 	}
 }
 
-// penalty is the mask evaluation score (§7.8.3): runs of five or more,
-// 2×2 blocks, finder-like patterns and dark/light imbalance.
-func (q *Code) penalty() int {
-	score := 0
-	column := make([]bool, q.size)
-	for a := range q.size {
-		score += linePenalty(q.modules[a])
-		for b := range q.size {
-			column[b] = q.modules[b][a]
-		}
-		score += linePenalty(column)
-	}
-	dark := 0
-	for y := range q.size {
-		row := q.modules[y]
-		for x := range q.size {
-			if row[x] {
-				dark++
-			}
-			if x+1 < q.size && y+1 < q.size {
-				c, next := row[x], q.modules[y+1]
-				if row[x+1] == c && next[x] == c && next[x+1] == c {
-					score += 3
-				}
-			}
-		}
-	}
-	total := q.size * q.size
-	k := (abs(dark*20-total*10)+total-1)/total - 1
-	return score + max(k, 0)*10
-}
-
-// linePenalty scores runs (N1) and 1:1:3:1:1 finder-like patterns with
-// four light modules on either side (N3) in one row or column.
-func linePenalty(line []bool) int {
-	score, run := 0, 1
-	for i := 1; i <= len(line); i++ {
-		if i < len(line) && line[i] == line[i-1] {
-			run++
-			continue
-		}
-		if run >= 5 {
-			score += run - 2
-		}
-		run = 1
-	}
-	for i := 0; i+7 <= len(line); i++ {
-		w := line[i : i+7 : i+7]
-		// dark, light, dark ×3, light, dark: the 1:1:3:1:1 pattern
-		if w[0] && !w[1] && w[2] && w[3] && w[4] && !w[5] && w[6] && (isLight(line, i-4, i) || isLight(line, i+7, i+11)) {
-			score += 40
-		}
-	}
-	return score
-}
-
-// isLight reports whether line[from:to] is light, counting modules
-// outside the symbol (the quiet zone) as light.
-func isLight(line []bool, from, to int) bool {
-	for i := from; i < to; i++ {
-		if i >= 0 && i < len(line) && line[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // SVG renders the symbol with its quiet zone as one path of unit squares,
 // scaled by the viewBox, with the element id and the accessible label
 // given (both HTML-escaped); presentation attributes only (no style), so it
 // renders under a CSP without 'unsafe-inline'.
 func (q *Code) SVG(id, label string) string {
-	d := make([]byte, 0, q.size*q.size*8)
-	for y := range q.size {
-		for x := range q.size {
-			if q.modules[y][x] {
-				d = append(d, 'M')
-				d = strconv.AppendInt(d, int64(x+quietZone), 10)
-				d = append(d, ' ')
-				d = strconv.AppendInt(d, int64(y+quietZone), 10)
-				d = append(d, "h1v1h-1z"...)
+	id, label = html.EscapeString(id), html.EscapeString(label)
+	n := strconv.Itoa(q.size + 2*quietZone)
+	px := strconv.Itoa((q.size + 2*quietZone) * 6)
+	var b strings.Builder
+	b.Grow(svgMarkup + len(id) + len(label) + q.darkModules()*len("M181 181h1v1h-1z"))
+	for _, s := range []string{
+		`<svg xmlns="http://www.w3.org/2000/svg" id="`, id, `" role="img" aria-label="`, label,
+		`" viewBox="0 0 `, n, ` `, n, `" width="`, px, `" height="`, px,
+		`" shape-rendering="crispEdges"><rect width="`, n, `" height="`, n,
+		`" fill="#fff"/><path fill="#000" d="`,
+	} {
+		b.WriteString(s)
+	}
+	var rowTail [16]byte
+	for y, row := range q.modules {
+		// " <y>h1v1h-1z" ends every square of the row.
+		tail := append(append(append(rowTail[:0], ' '), decimals[y+quietZone]...), "h1v1h-1z"...)
+		for x, dark := range row {
+			if dark {
+				b.WriteByte('M')
+				b.WriteString(decimals[x+quietZone])
+				b.Write(tail)
 			}
 		}
 	}
-	n := q.size + 2*quietZone
-	return fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" id="%s" role="img" aria-label="%s" viewBox="0 0 %d %d" width="%d" height="%d" shape-rendering="crispEdges"><rect width="%d" height="%d" fill="#fff"/><path fill="#000" d="%s"/></svg>`,
-		html.EscapeString(id), html.EscapeString(label), n, n, n*6, n*6, n, n, d)
+	b.WriteString(`"/></svg>`)
+	return b.String()
+}
+
+// decimals holds the SVG coordinates 0 to 184 in decimal, computed once.
+var decimals = decimalStrings(maxSize + 2*quietZone)
+
+func decimalStrings(n int) []string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = strconv.Itoa(i)
+	}
+	return s
+}
+
+// svgMarkup bounds the length of SVG's markup besides the id, the label and
+// the path data: 203 bytes and six sizes of at most 4 digits.
+const svgMarkup = 227
+
+func (q *Code) darkModules() int {
+	dark := 0
+	for _, row := range q.modules {
+		for _, d := range row {
+			if d {
+				dark++
+			}
+		}
+	}
+	return dark
 }
