@@ -78,6 +78,12 @@ type App struct {
 	// spelling: "code", "id_token token", …); empty allows every
 	// supported one, as before the setting.
 	ResponseTypes []string `json:"response_types,omitempty"`
+	// RPSigningKey, when set, is the app's World ID 4.0 RP signing key:
+	// a secp256k1 private key as 64 lowercase hex digits (bridge/rpsig),
+	// set only by the operator. With it the sign-in's bridge requests
+	// also carry a signed 4.0 proof_request. It is a secret: never
+	// answered by the admin API or logged; backups carry it.
+	RPSigningKey string `json:"rp_signing_key,omitempty"`
 }
 
 // Client authentication methods (App.TokenEndpointAuthMethod; OIDC Core

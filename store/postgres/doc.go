@@ -77,7 +77,9 @@
 // apps.token_endpoint_auth_method, apps.jwks and apps.jwks_uri (text,
 // empty by default),
 // apps.pkce_required (boolean, false) and apps.response_types (text[],
-// empty: all).
+// empty: all). Migration 10 adds apps.rp_signing_key (text, empty: the
+// app's sign-in stays World ID 3.0), a secret backups carry like
+// secret_hash.
 //
 // Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
 // JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero
