@@ -3,6 +3,7 @@ package record
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -135,6 +136,15 @@ func ValidAppID(id string) bool {
 func ValidRPID(id string) bool {
 	rest, ok := strings.CutPrefix(id, "rp_")
 	return ok && len(rest) == 16 && IsLowerHex(rest)
+}
+
+// RPIDNumber is an rp_id's 64-bit number, as World ID 4.0 proofs bind it
+// (the 16 hex digits after "rp_").
+func RPIDNumber(id string) (uint64, error) {
+	if !ValidRPID(id) {
+		return 0, fmt.Errorf("record: rp_id %q is not rp_ and 16 lowercase hex digits", id)
+	}
+	return strconv.ParseUint(id[len("rp_"):], 16, 64)
 }
 
 // IsLowerHex reports whether every byte of s is a lowercase hex digit
