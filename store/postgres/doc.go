@@ -77,7 +77,7 @@
 // apps.token_endpoint_auth_method, apps.jwks and apps.jwks_uri (text,
 // empty by default),
 // apps.pkce_required (boolean, false) and apps.response_types (text[],
-// empty: all). Migration 10 adds apps.rp_signing_key (text, empty: the
+// empty: all). Migration 11 adds apps.rp_signing_key (text, empty: the
 // app's sign-in stays World ID 3.0), a secret backups carry like
 // secret_hash.
 //
