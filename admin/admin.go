@@ -49,9 +49,11 @@ type Store interface {
 type Keys interface {
 	RotateKeys(ctx context.Context) error
 	// RevokeKey removes a key now; if it was signing, a new key signs
-	// from now on.
+	// from now on. A key revoked before is an error wrapping
+	// record.ErrKeyRevoked, an unknown one record.ErrNotFound.
 	RevokeKey(ctx context.Context, kid string) error
-	// KeyList describes every stored key, oldest first.
+	// KeyList describes every stored key, oldest first, then the revoked
+	// ones (state "revoked", RevokedAt).
 	KeyList(ctx context.Context) ([]record.KeyInfo, error)
 }
 

@@ -46,8 +46,10 @@
 //	DELETE /admin/apps/{app_id}/rp-signing-key   remove it: the app's sign-in is World ID 3.0 again
 //	POST /admin/apps/{app_id}/secret   rotate the client secret → {"app_id", "client_secret"}; the old one stops at once
 //	POST /admin/apps/{app_id}/disable  refuse sign-in and verify, make its tokens inactive; /enable undoes it
-//	GET  /admin/keys        list OIDC signing keys: kid, state, created_at, activates_at, retires_at
-//	POST /admin/keys/{kid}/revoke  remove a key now; a new one signs at once if it was signing
+//	GET  /admin/keys        list OIDC signing keys: kid, state (pending, active, retiring), created_at, activates_at,
+//	                        retires_at; then the revoked ones: kid, state revoked, revoked_at
+//	POST /admin/keys/{kid}/revoke  remove a key now; a new one signs at once if it was signing; a key
+//	                        revoked before is 409 conflict "… is already revoked"
 //	GET  /admin/backup      stream a backup (package backup) of the running server, data-dir key files included
 //	POST /admin/identities  insert an identity commitment into a tree: {"identifier", "environment", "identity_commitment"}
 //	                        or a batch, atomically: "identity_commitments" (1 to 800, distinct) instead

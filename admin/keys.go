@@ -25,11 +25,14 @@ func (a *api) listKeys(w http.ResponseWriter, r *http.Request) {
 
 // revokeKey removes a (compromised) signing key now: it leaves the JWKS,
 // the tokens it signed stop verifying, and if it was signing, a new key
-// signs from now on.
+// signs from now on. A key revoked before is a conflict.
 func (a *api) revokeKey(w http.ResponseWriter, r *http.Request) {
 	kid := r.PathValue("kid")
 	err := a.Keys.RevokeKey(r.Context(), kid)
-	if errors.Is(err, record.ErrNotFound) {
+	switch {
+	case errors.Is(err, record.ErrKeyRevoked):
+		err = &Error{http.StatusConflict, "conflict", fmt.Sprintf("signing key %q is already revoked", kid)}
+	case errors.Is(err, record.ErrNotFound):
 		err = &Error{http.StatusNotFound, "not_found", fmt.Sprintf("no signing key %q", kid)}
 	}
 	if err != nil {

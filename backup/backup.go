@@ -27,6 +27,7 @@ const (
 	TableActions        = "actions"         // record.Action
 	TableNullifiers     = "nullifiers"      // Nullifier
 	TableSigningKeys    = "signing_keys"    // record.SigningKey
+	TableRevokedKeys    = "revoked_keys"    // record.RevokedKey
 	TableSigninProgress = "signin_progress" // record.SigninProgress
 	TableSpentProofs    = "spent_proofs"    // SpentProof
 	TableAuthCodes      = "auth_codes"      // AuthCode
@@ -44,7 +45,7 @@ const (
 )
 
 // Tables lists every table in order.
-var Tables = []string{TableApps, TableActions, TableNullifiers, TableSigningKeys, TableSigninProgress,
+var Tables = []string{TableApps, TableActions, TableNullifiers, TableSigningKeys, TableRevokedKeys, TableSigninProgress,
 	TableSpentProofs, TableAuthCodes, TableRevokedGrants, TableLeaves, TableExternalRoots, TableTrustAnchors, TableSettings,
 	TableSignups, TableOrbKeys, TablePinnedSubs, TablePCPBindings, TableRefreshes, TableFiles}
 
@@ -368,6 +369,8 @@ func decodeRow(table string, raw json.RawMessage) (any, error) {
 		row = &Nullifier{}
 	case TableSigningKeys:
 		row = &record.SigningKey{}
+	case TableRevokedKeys:
+		row = &record.RevokedKey{}
 	case TableSigninProgress:
 		row = &record.SigninProgress{}
 	case TableSpentProofs:
@@ -416,6 +419,8 @@ func deref(p any) any {
 	case *Nullifier:
 		return *v
 	case *record.SigningKey:
+		return *v
+	case *record.RevokedKey:
 		return *v
 	case *record.SigninProgress:
 		return *v

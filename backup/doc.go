@@ -14,7 +14,8 @@
 // Tables; a row is the JSON encoding of the table's Go type (see Tables).
 //
 // The tables hold every durable record either backend keeps: apps, actions
-// and nullifiers, OIDC signing keys, sign-in progress, spent proofs,
+// and nullifiers, OIDC signing keys and the records of revoked ones (kid
+// and time, no key material), sign-in progress, spent proofs,
 // authorization codes and revoked grants, identity-tree leaves, external
 // roots (3.0 roots of trees kept elsewhere and World ID 4.0 registry
 // roots), World ID 4.0 trust anchors (issuer and OPRF keys), settings,

@@ -142,7 +142,9 @@
 // (inactive at /introspect, invalid_token at /userinfo); if it was signing,
 // a new key replaces it in the same store operation and signs at once,
 // without pre-publication (relying parties refetch the JWKS on an unknown
-// kid). KeyList describes the stored keys for the operator.
+// kid). The store keeps the revoked kid and the time, never the key
+// material; revoking it again is record.ErrKeyRevoked. KeyList describes
+// the stored keys, then the revoked ones, for the operator.
 //
 // # Apps
 //

@@ -1,6 +1,7 @@
 package oidc
 
 import (
+	"cmp"
 	"context"
 	"crypto/cipher"
 	"crypto/ecdsa"
@@ -188,8 +189,9 @@ func (p *Provider) Run(ctx context.Context) {
 // it leaves the JWKS and every token it signed stops verifying. If it was
 // the signing key (or the last one), a new key replaces it in the same
 // store operation and signs at once, without pre-publication: relying
-// parties that cached the JWKS refetch it on an unknown kid. An unknown
-// kid is an error wrapping record.ErrNotFound.
+// parties that cached the JWKS refetch it on an unknown kid. The store
+// keeps the kid and the time. A kid revoked before is an error wrapping
+// record.ErrKeyRevoked, another unknown kid record.ErrNotFound.
 func (p *Provider) RevokeKey(ctx context.Context, kid string) error {
 	if err := p.loadKeys(ctx); err != nil {
 		return err
@@ -206,20 +208,25 @@ func (p *Provider) RevokeKey(ctx context.Context, kid string) error {
 		}
 		replacement = &rec
 	}
-	if err := p.store.RevokeSigningKey(ctx, kid, replacement); err != nil {
+	if err := p.store.RevokeSigningKey(ctx, record.RevokedKey{ID: kid, RevokedAt: now}, replacement); err != nil {
 		return fmt.Errorf("oidc: revoke signing key %q: %w", kid, err)
 	}
 	return p.loadKeys(ctx)
 }
 
-// KeyList describes every stored key at p.now(), oldest first.
+// KeyList describes every stored key at p.now(), oldest first, then every
+// revoked key, in the order of revocation.
 func (p *Provider) KeyList(ctx context.Context) ([]record.KeyInfo, error) {
 	if err := p.loadKeys(ctx); err != nil {
 		return nil, err
 	}
+	revoked, err := p.store.RevokedKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("oidc: load revoked keys: %w", err)
+	}
 	keys := p.loadedKeys()
 	active := activeIndex(keys, p.now())
-	out := make([]record.KeyInfo, len(keys))
+	out := make([]record.KeyInfo, len(keys), len(keys)+len(revoked))
 	for i, k := range keys {
 		info := record.KeyInfo{KID: k.rec.ID, State: "active", CreatedAt: k.rec.CreatedAt.UTC(), ActivatesAt: k.activateAt.UTC()}
 		switch {
@@ -232,6 +239,12 @@ func (p *Provider) KeyList(ctx context.Context) ([]record.KeyInfo, error) {
 			info.RetiresAt = keys[i+1].activateAt.Add(keyRetention).UTC()
 		}
 		out[i] = info
+	}
+	slices.SortFunc(revoked, func(a, b record.RevokedKey) int {
+		return cmp.Or(a.RevokedAt.Compare(b.RevokedAt), strings.Compare(a.ID, b.ID))
+	})
+	for _, r := range revoked {
+		out = append(out, record.KeyInfo{KID: r.ID, State: "revoked", RevokedAt: r.RevokedAt.UTC()})
 	}
 	return out, nil
 }

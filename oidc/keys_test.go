@@ -213,7 +213,8 @@ func TestRunStops(t *testing.T) {
 
 // RevokeKey: a pending key goes without a replacement; the signing key is
 // replaced by one that signs at once; either way the key leaves the JWKS
-// and its tokens stop verifying. KeyList reports the states.
+// and its tokens stop verifying; a second revocation is told apart from an
+// unknown kid. KeyList reports the states, revoked keys included.
 func TestRevokeKey(t *testing.T) {
 	store, clock := newTestStore(t), &fakeClock{t: testStart}
 	p := newKeyProvider(t, store, clock)
@@ -249,7 +250,20 @@ func TestRevokeKey(t *testing.T) {
 	if _, err := p.parseAccessToken(issue(t, p)); err != nil {
 		t.Errorf("a token of the new key: %v", err)
 	}
-	if err := p.RevokeKey(ctx, first); !errors.Is(err, record.ErrNotFound) {
+	if err := p.RevokeKey(ctx, first); !errors.Is(err, record.ErrKeyRevoked) {
+		t.Errorf("revoke a revoked key: %v", err)
+	}
+	if err := p.RevokeKey(ctx, "nokid"); !errors.Is(err, record.ErrNotFound) {
 		t.Errorf("revoke an unknown key: %v", err)
+	}
+	// The revoked keys follow the stored one, in the order of revocation.
+	list, err = p.KeyList(ctx)
+	want := []record.KeyInfo{
+		{KID: signer.ID, State: "active", CreatedAt: clock.t, ActivatesAt: clock.t},
+		{KID: pending, State: "revoked", RevokedAt: testStart},
+		{KID: first, State: "revoked", RevokedAt: clock.t},
+	}
+	if err != nil || !slices.Equal(list, want) {
+		t.Errorf("KeyList after revocations = %+v, %v; want %+v", list, err, want)
 	}
 }

@@ -53,10 +53,13 @@ type Store interface {
 	// DeleteSigningKey removes the key with the given ID, or returns an
 	// error wrapping record.ErrNotFound.
 	DeleteSigningKey(ctx context.Context, id string) error
-	// RevokeSigningKey deletes the key with the given ID and, if
-	// replacement is not nil, stores it, atomically; an unknown ID is
-	// record.ErrNotFound and changes nothing.
-	RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error
+	// RevokeSigningKey deletes the key r.ID, records r (kept for good,
+	// without key material) and, if replacement is not nil, stores it,
+	// atomically. An ID already revoked is record.ErrKeyRevoked, another
+	// unknown ID record.ErrNotFound; either changes nothing.
+	RevokeSigningKey(ctx context.Context, r record.RevokedKey, replacement *record.SigningKey) error
+	// RevokedKeys returns the record of every revoked key, in any order.
+	RevokedKeys(ctx context.Context) ([]record.RevokedKey, error)
 
 	// SaveCode stores a new authorization code; an existing c.ID is
 	// record.ErrExists.

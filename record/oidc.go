@@ -10,6 +10,10 @@ import (
 // grant revoked (RFC 6749 §4.1.2, doc/design.md §4).
 var ErrCodeReused = errors.New("record: authorization code already redeemed")
 
+// ErrKeyRevoked is returned when a signing key that was already revoked is
+// revoked again.
+var ErrKeyRevoked = errors.New("record: signing key already revoked")
+
 // SigningKey is one RS256 key of the sign-in provider.
 type SigningKey struct {
 	// ID is the JWS "kid": the RFC 7638 JWK thumbprint of the public key.
@@ -22,17 +26,26 @@ type SigningKey struct {
 	ActivateAt time.Time `json:"activate_at"`
 }
 
-// KeyInfo describes a stored signing key for the operator (worldid keys
-// list).
+// RevokedKey is what remains of a revoked signing key: its ID and when it
+// was revoked. The private key is deleted by the revocation.
+type RevokedKey struct {
+	ID        string    `json:"id"`
+	RevokedAt time.Time `json:"revoked_at"`
+}
+
+// KeyInfo describes a stored or revoked signing key for the operator
+// (worldid keys list).
 type KeyInfo struct {
-	KID       string    `json:"kid"`
-	State     string    `json:"state"` // pending, active or retiring
-	CreatedAt time.Time `json:"created_at"`
-	// ActivatesAt is when it starts (or started) signing.
-	ActivatesAt time.Time `json:"activates_at"`
+	KID   string `json:"kid"`
+	State string `json:"state"` // pending, active, retiring or revoked
+	// CreatedAt and ActivatesAt (when it starts or started signing) are
+	// zero for a revoked key: only its kid and RevokedAt are kept.
+	CreatedAt   time.Time `json:"created_at,omitzero"`
+	ActivatesAt time.Time `json:"activates_at,omitzero"`
 	// RetiresAt is when it leaves the JWKS; zero while no successor is
 	// scheduled.
 	RetiresAt time.Time `json:"retires_at,omitzero"`
+	RevokedAt time.Time `json:"revoked_at,omitzero"`
 }
 
 // Sign-in progress states. A pending request is not stored at all (the

@@ -122,6 +122,10 @@ var exportTables = []exportTable{
 		k := row.(record.SigningKey)
 		return st.Insert(tableSigningKeys, k.ID, k)
 	}},
+	{tableRevokedKeys, backup.TableRevokedKeys, as[record.RevokedKey](nil), func(st engine.State, row any) error {
+		k := row.(record.RevokedKey)
+		return st.Insert(tableRevokedKeys, k.ID, k)
+	}},
 	{tableSignins, backup.TableSigninProgress, as[record.SigninProgress](nil), func(st engine.State, row any) error {
 		r := row.(record.SigninProgress)
 		return st.Insert(tableSignins, r.ID, r)

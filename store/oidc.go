@@ -17,11 +17,12 @@ import (
 // Sign-in (package oidc's Store). Bearer values (request ids, codes) arrive
 // already hashed: the keys below are their SHA-256, never the values.
 const (
-	tableSigningKeys = "oidc_keys"    // kid → record.SigningKey
-	tableSignins     = "oidc_signins" // request id hash → record.SigninProgress
-	tableProofs      = "oidc_proofs"  // proof key → expiry (time.Time)
-	tableCodes       = "oidc_codes"   // code hash → storedCode
-	tableRevoked     = "oidc_revoked" // grant id → retain-until (time.Time)
+	tableSigningKeys = "oidc_keys"         // kid → record.SigningKey
+	tableRevokedKeys = "oidc_revoked_keys" // kid → record.RevokedKey
+	tableSignins     = "oidc_signins"      // request id hash → record.SigninProgress
+	tableProofs      = "oidc_proofs"       // proof key → expiry (time.Time)
+	tableCodes       = "oidc_codes"        // code hash → storedCode
+	tableRevoked     = "oidc_revoked"      // grant id → retain-until (time.Time)
 )
 
 // storedCode is an authorization code and whether it was redeemed.
@@ -70,18 +71,33 @@ func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
 	})
 }
 
-// RevokeSigningKey deletes the key with the given ID and, if replacement
-// is not nil, stores it, in one Update; an unknown ID wraps
-// record.ErrNotFound and changes nothing.
-// SQL: DELETE FROM keys WHERE id = $1; INSERT …; one transaction.
-func (db *DB) RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error {
+// RevokedKeys returns the record of every revoked signing key, sorted by
+// ID.
+func (db *DB) RevokedKeys(_ context.Context) (keys []record.RevokedKey, err error) {
+	err = db.View(func(tx *engine.ReadTx) error {
+		keys, err = scanJSON[record.RevokedKey](tx, tableRevokedKeys, "")
+		return err
+	})
+	return keys, err
+}
+
+// RevokeSigningKey deletes the key r.ID, records r and, if replacement is
+// not nil, stores it, in one Update. A revoked ID wraps
+// record.ErrKeyRevoked, another unknown ID record.ErrNotFound; either
+// changes nothing.
+// SQL: DELETE FROM keys WHERE id = $1; INSERT INTO revoked_keys …;
+// INSERT …; one transaction.
+func (db *DB) RevokeSigningKey(ctx context.Context, r record.RevokedKey, replacement *record.SigningKey) error {
 	return db.Update(ctx, func(tx *engine.Tx) error {
-		if _, ok := tx.Get(tableSigningKeys, id); !ok {
-			return fmt.Errorf("store: signing key %q: %w", id, record.ErrNotFound)
+		if _, ok := tx.Get(tableRevokedKeys, r.ID); ok {
+			return fmt.Errorf("store: signing key %q: %w", r.ID, record.ErrKeyRevoked)
 		}
-		tx.Delete(tableSigningKeys, id)
-		if replacement == nil {
-			return nil
+		if _, ok := tx.Get(tableSigningKeys, r.ID); !ok {
+			return fmt.Errorf("store: signing key %q: %w", r.ID, record.ErrNotFound)
+		}
+		tx.Delete(tableSigningKeys, r.ID)
+		if err := tx.Insert(tableRevokedKeys, r.ID, r); err != nil || replacement == nil {
+			return err
 		}
 		return tx.Insert(tableSigningKeys, replacement.ID, *replacement)
 	})

@@ -239,9 +239,9 @@ func adminCommands() map[string]adminCommand {
 				list, err := c.Keys(ctx)
 				var b strings.Builder
 				tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "KID\tSTATE\tCREATED\tACTIVATES\tRETIRES")
+				fmt.Fprintln(tw, "KID\tSTATE\tCREATED\tACTIVATES\tRETIRES\tREVOKED")
 				for _, k := range list.Keys {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.KID, k.State, stamp(k.CreatedAt), stamp(k.ActivatesAt), stamp(k.RetiresAt))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.KID, k.State, stamp(k.CreatedAt), stamp(k.ActivatesAt), stamp(k.RetiresAt), stamp(k.RevokedAt))
 				}
 				tw.Flush()
 				return list, b.String(), err

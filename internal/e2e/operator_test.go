@@ -249,7 +249,18 @@ func operatorAppsAndKeys(t *testing.T, storeArgs []string) {
 	}
 	// "--": a kid is base64url and may begin with "-".
 	cli(0, "keys", "revoke", "--", kid)
-	cli(1, "keys", "revoke", "--", kid)
+	if out := cli(1, "keys", "revoke", "--", kid); !strings.Contains(out, "already revoked") {
+		t.Errorf("second revocation of %s:\n%s", kid, out)
+	}
+	// The revoked key stays listed, after the new signing key.
+	var after admin.KeyList
+	if err := json.Unmarshal([]byte(cli(0, "keys", "list", "-json")), &after); err != nil || len(after.Keys) != 2 ||
+		after.Keys[0].State != "active" || after.Keys[1].KID != kid || after.Keys[1].State != "revoked" || after.Keys[1].RevokedAt.IsZero() {
+		t.Errorf("keys list after revoking %s: %v %+v", kid, err, after)
+	}
+	if out := cli(0, "keys", "list"); !regexpLine(out, kid, "revoked") {
+		t.Errorf("keys list text after revoking %s:\n%s", kid, out)
+	}
 	if kids := jwksKids(t, p); slices.Contains(kids, kid) || len(kids) != 1 {
 		t.Errorf("JWKS after revoking %s: %v", kid, kids)
 	}

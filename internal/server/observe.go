@@ -155,7 +155,7 @@ func (r *storeReadings) read(ctx context.Context) {
 			continue
 		}
 		next := k.ActivatesAt.Add(r.rotation)
-		if i+1 < len(keys) {
+		if i+1 < len(keys) && keys[i+1].State == "pending" { // not a revoked key's record
 			next = keys[i+1].ActivatesAt
 		}
 		r.activated.Store(k.ActivatesAt.Unix())

@@ -44,6 +44,9 @@ var exportQueries = []struct {
 		err := r.Scan(&k.ID, &k.PrivateKey, (*unixNano)(&k.CreatedAt), (*unixNano)(&k.ActivateAt))
 		return k, err
 	}},
+	{backup.TableRevokedKeys, "revoked_keys", "SELECT id, revoked_ns FROM revoked_keys ORDER BY id", func(r pgx.CollectableRow) (any, error) {
+		return scanRevokedKey(r)
+	}},
 	{backup.TableSigninProgress, "signin_progress", "SELECT " + progressColumns + " FROM signin_progress ORDER BY id", func(r pgx.CollectableRow) (any, error) {
 		return scanProgress(r)
 	}},
@@ -279,6 +282,8 @@ func (l *loader) add(table string, row any) error {
 	case record.SigningKey:
 		q("INSERT INTO signing_keys (id, private_key, created_ns, activate_ns) VALUES ($1, $2, $3, $4)",
 			r.ID, r.PrivateKey, unixNano(r.CreatedAt), unixNano(r.ActivateAt))
+	case record.RevokedKey:
+		q("INSERT INTO revoked_keys (id, revoked_ns) VALUES ($1, $2)", r.ID, unixNano(r.RevokedAt))
 	case record.SigninProgress:
 		q("INSERT INTO signin_progress ("+progressColumns+") VALUES ($1, $2, $3, $4, $5, $6)",
 			r.ID, r.State, r.Subject, r.VerificationLevel, unixNano(r.AuthTime), unixNano(r.ExpiresAt))

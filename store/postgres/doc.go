@@ -77,9 +77,12 @@
 // apps.token_endpoint_auth_method, apps.jwks and apps.jwks_uri (text,
 // empty by default),
 // apps.pkce_required (boolean, false) and apps.response_types (text[],
-// empty: all). Migration 11 adds apps.rp_signing_key (text, empty: the
-// app's sign-in stays World ID 3.0), a secret backups carry like
-// secret_hash.
+// empty: all). Migration 10 adds revoked_keys (id PK, revoked_ns): the kid
+// and time of each revoked signing key, which RevokeSigningKey writes in
+// the statement that deletes the key (DELETE … RETURNING feeding an
+// INSERT), never its key material.
+// Migration 11 adds apps.rp_signing_key (text, empty: the app's sign-in
+// stays World ID 3.0), a secret backups carry like secret_hash.
 //
 // Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
 // JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero
@@ -103,6 +106,9 @@
 //	proof used once          primary key on spent_proofs
 //	code redeemed once       UPDATE … SET redeemed WHERE NOT redeemed AND expires_ns > now RETURNING;
 //	                         no row: INSERT INTO revoked_grants … SELECT … WHERE redeemed (a replay)
+//	signing key revoked once WITH gone AS (DELETE FROM signing_keys … RETURNING) INSERT INTO
+//	                         revoked_keys … FROM gone: a concurrent revocation waits for the row
+//	                         lock, deletes nothing, then finds the record (ErrKeyRevoked)
 //	revocation (RevokeGrant) INSERT INTO revoked_grants … ON CONFLICT DO UPDATE SET retain_ns =
 //	                         GREATEST(…): revoked access tokens' grants and ended login sessions
 //	one commitment per tree  unique (tree, commitment)

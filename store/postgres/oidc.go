@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,16 +62,35 @@ func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
 	return db.failRead(ctx, fmt.Sprintf("signing key %q", id), err)
 }
 
-// RevokeSigningKey deletes the key with the given ID and, if replacement
-// is not nil, stores it, in one transaction; an unknown ID wraps
-// record.ErrNotFound and changes nothing.
-func (db *DB) RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error {
+// RevokedKeys returns the record of every revoked signing key, sorted by
+// ID.
+func (db *DB) RevokedKeys(ctx context.Context) ([]record.RevokedKey, error) {
+	ctx, cancel := db.deadline(ctx, callTimeout)
+	defer cancel()
+	rows := db.query(ctx, "SELECT id, revoked_ns FROM revoked_keys ORDER BY id")
+	keys, err := pgx.CollectRows(rows, scanRevokedKey)
+	return keys, db.fail(ctx, err)
+}
+
+func scanRevokedKey(row pgx.CollectableRow) (k record.RevokedKey, err error) {
+	err = row.Scan(&k.ID, (*unixNano)(&k.RevokedAt))
+	return k, err
+}
+
+// RevokeSigningKey deletes the key r.ID, records r and, if replacement is
+// not nil, stores it, in one transaction. A revoked ID wraps
+// record.ErrKeyRevoked, another unknown ID record.ErrNotFound; either
+// changes nothing. One statement deletes and records: a concurrent
+// revocation of the same key waits for the row lock, then deletes
+// nothing and, in its next statement, sees the record.
+func (db *DB) RevokeSigningKey(ctx context.Context, r record.RevokedKey, replacement *record.SigningKey) error {
 	ctx, cancel := db.deadline(ctx, callTimeout)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "DELETE FROM signing_keys WHERE id = $1", id)
+		tag, err := tx.Exec(ctx, `WITH gone AS (DELETE FROM signing_keys WHERE id = $1 RETURNING id)
+			INSERT INTO revoked_keys (id, revoked_ns) SELECT id, $2 FROM gone`, r.ID, unixNano(r.RevokedAt))
 		if err == nil && tag.RowsAffected() == 0 {
-			return pgx.ErrNoRows
+			return revokedOrMissing(ctx, tx, r.ID)
 		}
 		if err != nil || replacement == nil {
 			return err
@@ -80,7 +100,17 @@ func (db *DB) RevokeSigningKey(ctx context.Context, id string, replacement *reco
 			k.ID, k.PrivateKey, unixNano(k.CreatedAt), unixNano(k.ActivateAt))
 		return err
 	})
-	return db.failRead(ctx, fmt.Sprintf("signing key %q", id), err)
+	return db.failRead(ctx, fmt.Sprintf("signing key %q", r.ID), err)
+}
+
+// revokedOrMissing is the error for a signing key id that is not stored:
+// record.ErrKeyRevoked if it was revoked, else pgx.ErrNoRows.
+func revokedOrMissing(ctx context.Context, tx pgx.Tx, id string) error {
+	var revoked bool
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM revoked_keys WHERE id = $1)", id).Scan(&revoked); err != nil || !revoked {
+		return cmp.Or(err, pgx.ErrNoRows)
+	}
+	return fmt.Errorf("store: signing key %q: %w", id, record.ErrKeyRevoked)
 }
 
 // progressColumns are the columns scanProgress reads, in its order.

@@ -152,6 +152,8 @@ func populate(t *testing.T, b BackupBackend) {
 	_, err := b.RecordVerification(ctx, staging.RPID, "", "staging", commitment(9), backupT0)
 	must(err)
 	must(b.AddSigningKey(ctx, oidcKey(1, backupT0), time.Time{}))
+	must(b.AddSigningKey(ctx, oidcKey(2, backupT0.Add(time.Hour)), backupT0))
+	must(b.RevokeSigningKey(ctx, backupRevokedKey, nil))
 	_, err = b.AdvanceSignin(ctx, oidcProgress(1, record.SigninApproved), "")
 	must(err)
 	must(b.UseProofOnce(ctx, "proof-1", backupT0.Add(time.Hour)))
@@ -181,6 +183,8 @@ func populate(t *testing.T, b BackupBackend) {
 	// A repeat refresh returns the credential a refresh kept.
 	must(b.RecordRefresh(ctx, record.Refresh{IDCommitment: commitment(1), Sub: commitment(5), At: backupT0.Truncate(time.Second).Add(time.Second), CredentialID: 7, Credential: `{"id":"7"}`}))
 }
+
+var backupRevokedKey = record.RevokedKey{ID: oidcKey(2, backupT0).ID, RevokedAt: backupT0}
 
 var backupAnchors = []record.TrustAnchor{
 	{Kind: record.AnchorIssuerKey, ID: "7", X: commitment(10), Y: commitment(11), At: backupT0},
@@ -241,6 +245,9 @@ func checkRestored(t *testing.T, ctx context.Context, src, dst BackupBackend) {
 	}
 	if rs, err := dst.Refreshes(ctx, commitment(1)); err != nil || len(rs) != 2 || rs[0].Credential != "" || rs[1].Credential != `{"id":"7"}` {
 		t.Errorf("refreshes after restore: %+v, %v", rs, err)
+	}
+	if keys, err := dst.RevokedKeys(ctx); err != nil || !slices.EqualFunc(keys, []record.RevokedKey{backupRevokedKey}, oidcEqualRevoked) {
+		t.Errorf("revoked signing keys after restore: %+v, %v", keys, err)
 	}
 	if revoked, err := dst.IsGrantRevoked(ctx, "grant-2"); err != nil || !revoked {
 		t.Errorf("revoked grant: %v, %v", revoked, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,7 +20,8 @@ type OIDCBackend interface {
 	SigningKeys(ctx context.Context) ([]record.SigningKey, error)
 	AddSigningKey(ctx context.Context, k record.SigningKey, pendingAfter time.Time) error
 	DeleteSigningKey(ctx context.Context, id string) error
-	RevokeSigningKey(ctx context.Context, id string, replacement *record.SigningKey) error
+	RevokedKeys(ctx context.Context) ([]record.RevokedKey, error)
+	RevokeSigningKey(ctx context.Context, r record.RevokedKey, replacement *record.SigningKey) error
 	SigninProgress(ctx context.Context, id string) (record.SigninProgress, error)
 	MarkScanned(ctx context.Context, id string, expiresAt time.Time) error
 	AdvanceSignin(ctx context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error)
@@ -44,6 +46,7 @@ func RunOIDC(t *testing.T, open OIDCOpener) {
 		{"SigningKeys", testSigningKeys},
 		{"ConcurrentFirstKey", testConcurrentFirstKey},
 		{"RevokeSigningKey", testRevokeSigningKey},
+		{"ConcurrentRevoke", testConcurrentRevoke},
 		{"SigninProgress", testSigninProgress},
 		{"ConcurrentAdvance", testConcurrentAdvance},
 		{"ScanMarks", testScanMarks},
@@ -478,24 +481,62 @@ func testRevokeSigningKey(t *testing.T, open OIDCOpener) {
 			t.Fatal(err)
 		}
 	}
+	revoked := func(id string, after time.Duration) record.RevokedKey {
+		return record.RevokedKey{ID: id, RevokedAt: oidcT0.Add(after)}
+	}
 	replacement := oidcKey(3, oidcT0.Add(5*time.Hour))
-	if err := b.RevokeSigningKey(ctx, "kid-9", &replacement); !errors.Is(err, record.ErrNotFound) {
+	if err := b.RevokeSigningKey(ctx, revoked("kid-9", 0), &replacement); !errors.Is(err, record.ErrNotFound) {
 		t.Fatalf("RevokeSigningKey(unknown): %v, want ErrNotFound", err)
 	}
 	// A replacement whose ID is taken fails the whole revocation.
 	taken := oidcKey(1, oidcT0)
-	if err := b.RevokeSigningKey(ctx, "kid-2", &taken); !errors.Is(err, record.ErrExists) {
+	if err := b.RevokeSigningKey(ctx, revoked("kid-2", 0), &taken); !errors.Is(err, record.ErrExists) {
 		t.Fatalf("RevokeSigningKey with a taken replacement ID: %v, want ErrExists", err)
 	}
-	if err := b.RevokeSigningKey(ctx, "kid-2", &replacement); err != nil {
+	if keys, err := b.RevokedKeys(ctx); err != nil || len(keys) != 0 {
+		t.Fatalf("RevokedKeys after failed revocations: %+v, %v", keys, err)
+	}
+	if err := b.RevokeSigningKey(ctx, revoked("kid-2", 5*time.Hour), &replacement); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.RevokeSigningKey(ctx, "kid-1", nil); err != nil {
+	if err := b.RevokeSigningKey(ctx, revoked("kid-1", 6*time.Hour), nil); err != nil {
 		t.Fatal(err)
+	}
+	// A second revocation is told apart from an unknown key, changes
+	// nothing and keeps the first time.
+	other := oidcKey(4, oidcT0)
+	if err := b.RevokeSigningKey(ctx, revoked("kid-2", 7*time.Hour), &other); !errors.Is(err, record.ErrKeyRevoked) {
+		t.Fatalf("RevokeSigningKey(revoked): %v, want ErrKeyRevoked", err)
 	}
 	b = reopen()
 	keys, err := b.SigningKeys(ctx)
 	if err != nil || len(keys) != 1 || !oidcEqualKeys(keys[0], replacement) {
 		t.Fatalf("after revoking kid-2 (replaced) and kid-1: %+v, %v", keys, err)
+	}
+	want := []record.RevokedKey{revoked("kid-1", 6*time.Hour), revoked("kid-2", 5*time.Hour)}
+	got, err := b.RevokedKeys(ctx)
+	slices.SortFunc(got, func(a, b record.RevokedKey) int { return strings.Compare(a.ID, b.ID) })
+	if err != nil || !slices.EqualFunc(got, want, oidcEqualRevoked) {
+		t.Fatalf("RevokedKeys = %+v, %v; want %+v", got, err, want)
+	}
+}
+
+func oidcEqualRevoked(a, b record.RevokedKey) bool {
+	return a.ID == b.ID && a.RevokedAt.Equal(b.RevokedAt)
+}
+
+// testConcurrentRevoke: of concurrent revocations of one key, exactly one
+// succeeds; the others are told it is already revoked.
+func testConcurrentRevoke(t *testing.T, open OIDCOpener) {
+	b, _ := open(t)
+	ctx := context.Background()
+	if err := b.AddSigningKey(ctx, oidcKey(1, oidcT0), time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	n := oidcRace(t, func(i int) error {
+		return b.RevokeSigningKey(ctx, record.RevokedKey{ID: "kid-1", RevokedAt: oidcT0.Add(time.Duration(i) * time.Second)}, nil)
+	}, oidcIsErr(record.ErrKeyRevoked))
+	if keys, _ := b.RevokedKeys(ctx); n != 1 || len(keys) != 1 {
+		t.Fatalf("%d revocations succeeded, %d recorded", n, len(keys))
 	}
 }
