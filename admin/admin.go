@@ -124,6 +124,10 @@ func (a *api) routes() http.Handler {
 		http.MethodPost:   a.updateApp,
 		http.MethodDelete: a.deleteApp,
 	})
+	a.route(mux, "/admin/apps/{app_id}/rp-signing-key", map[string]http.HandlerFunc{
+		http.MethodPut:    a.setRPSigningKey,
+		http.MethodDelete: a.clearRPSigningKey,
+	})
 	a.route(mux, "/admin/apps/{app_id}/secret", map[string]http.HandlerFunc{http.MethodPost: a.rotateSecret})
 	a.route(mux, "/admin/apps/{app_id}/disable", map[string]http.HandlerFunc{http.MethodPost: a.switchApp(false)})
 	a.route(mux, "/admin/apps/{app_id}/enable", map[string]http.HandlerFunc{http.MethodPost: a.switchApp(true)})

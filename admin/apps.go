@@ -39,6 +39,9 @@ type AppInfo struct {
 	State        string    `json:"state"`       // enabled or disabled
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at,omitzero"` // last operator change
+	// RPSigner is the Ethereum address of the app's World ID 4.0 RP
+	// signing key (rpkey.go); the key itself is never answered.
+	RPSigner string `json:"rp_signer,omitempty"`
 	SigninSettings
 }
 
@@ -188,7 +191,7 @@ func infoOf(app record.App) AppInfo {
 	}
 	return AppInfo{AppID: app.ID, RPID: app.RPID, Name: app.Name, RedirectURIs: app.RedirectURIs,
 		Environment: app.Environment(), State: state, CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt,
-		SigninSettings: signinSettingsOf(app)}
+		RPSigner: rpSignerOf(app), SigninSettings: signinSettingsOf(app)}
 }
 
 func badRequest(format string, args ...any) error {

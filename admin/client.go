@@ -51,6 +51,17 @@ func (c *Client) RotateSecret(ctx context.Context, appID string) (RotatedSecret,
 	return out, c.do(ctx, http.MethodPost, "/admin/apps/"+url.PathEscape(appID)+"/secret", nil, &out)
 }
 
+// SetRPSigningKey sets an app's World ID 4.0 RP signing key (hex); the
+// empty key removes it.
+func (c *Client) SetRPSigningKey(ctx context.Context, appID, key string) (AppInfo, error) {
+	var out AppInfo
+	path := "/admin/apps/" + url.PathEscape(appID) + "/rp-signing-key"
+	if key == "" {
+		return out, c.do(ctx, http.MethodDelete, path, nil, &out)
+	}
+	return out, c.do(ctx, http.MethodPut, path, RPSigningKeyRequest{Key: key}, &out)
+}
+
 // SetAppEnabled enables or disables an app.
 func (c *Client) SetAppEnabled(ctx context.Context, appID string, enabled bool) (AppInfo, error) {
 	var out AppInfo

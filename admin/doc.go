@@ -39,6 +39,11 @@
 //	                        absent, an app keeps the v1 contract, either secret method and every response type
 //	POST /admin/apps/{app_id}          update: {"name"} and/or {"redirect_uris"}
 //	DELETE /admin/apps/{app_id}        delete (its nullifiers stay recorded)
+//	PUT  /admin/apps/{app_id}/rp-signing-key   {"rp_signing_key": 64 hex digits, 0x optional}: the app's
+//	                        World ID 4.0 RP signing key (secp256k1, checked by bridge/rpsig); its sign-in
+//	                        requests then carry a signed 4.0 proof_request. Stored as lowercase hex (backups
+//	                        carry it); never answered: app info shows only its address as rp_signer
+//	DELETE /admin/apps/{app_id}/rp-signing-key   remove it: the app's sign-in is World ID 3.0 again
 //	POST /admin/apps/{app_id}/secret   rotate the client secret → {"app_id", "client_secret"}; the old one stops at once
 //	POST /admin/apps/{app_id}/disable  refuse sign-in and verify, make its tokens inactive; /enable undoes it
 //	GET  /admin/keys        list OIDC signing keys: kid, state (pending, active, retiring), created_at, activates_at,

@@ -3,6 +3,7 @@ package record
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -78,6 +79,12 @@ type App struct {
 	// spelling: "code", "id_token token", …); empty allows every
 	// supported one, as before the setting.
 	ResponseTypes []string `json:"response_types,omitempty"`
+	// RPSigningKey, when set, is the app's World ID 4.0 RP signing key:
+	// a secp256k1 private key as 64 lowercase hex digits (bridge/rpsig),
+	// set only by the operator. With it the sign-in's bridge requests
+	// also carry a signed 4.0 proof_request. It is a secret: never
+	// answered by the admin API or logged; backups carry it.
+	RPSigningKey string `json:"rp_signing_key,omitempty"`
 }
 
 // Client authentication methods (App.TokenEndpointAuthMethod; OIDC Core
@@ -129,6 +136,15 @@ func ValidAppID(id string) bool {
 func ValidRPID(id string) bool {
 	rest, ok := strings.CutPrefix(id, "rp_")
 	return ok && len(rest) == 16 && IsLowerHex(rest)
+}
+
+// RPIDNumber is an rp_id's 64-bit number, as World ID 4.0 proofs bind it
+// (the 16 hex digits after "rp_").
+func RPIDNumber(id string) (uint64, error) {
+	if !ValidRPID(id) {
+		return 0, fmt.Errorf("record: rp_id %q is not rp_ and 16 lowercase hex digits", id)
+	}
+	return strconv.ParseUint(id[len("rp_"):], 16, 64)
 }
 
 // IsLowerHex reports whether every byte of s is a lowercase hex digit

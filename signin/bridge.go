@@ -80,11 +80,14 @@ const (
 type bridgeRef struct {
 	ID  string `json:"i"`
 	Key []byte `json:"k"`
+	// Nonce is the signed nonce of the request's 4.0 proof_request
+	// (bridge4.go); empty: a 3.0 request only.
+	Nonce []byte `json:"n,omitempty"`
 }
 
 func (b *bridgeRef) valid() bool {
 	id, err := bridge.NormalizeRequestID(b.ID)
-	return err == nil && id == b.ID && len(b.Key) == len(bridge.Key{})
+	return err == nil && id == b.ID && len(b.Key) == len(bridge.Key{}) && (len(b.Nonce) == 0 || len(b.Nonce) == len([32]byte{}))
 }
 
 func (b *bridgeRef) key() bridge.Key { return bridge.Key(b.Key) }
@@ -135,14 +138,18 @@ func (f *Flow) createBridge(ctx context.Context, r *http.Request, req pendingReq
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.bridgeWait)
 	defer cancel()
-	c, err := f.bridge.Create(ctx, f.bridgeURL, f.rand, bridgeRequest(req, app))
+	breq, nonce, err := f.withProofRequest(bridgeRequest(req, app), req, app)
+	if err != nil {
+		return req, f.out.Internal("bridge: 4.0 proof request", err)
+	}
+	c, err := f.bridge.Create(ctx, f.bridgeURL, f.rand, breq)
 	if err != nil {
 		f.observe(EventBridgeCreateError)
 		f.log.Warn("signin: bridge: create", "err", err)
 		return req, errBridgeDown()
 	}
 	f.observe(EventBridgeCreateOK)
-	req.Bridge = &bridgeRef{ID: c.RequestID, Key: c.Key[:]}
+	req.Bridge = &bridgeRef{ID: c.RequestID, Key: c.Key[:], Nonce: nonce}
 	return req, nil
 }
 
@@ -278,14 +285,8 @@ func (f *Flow) answered(ctx context.Context, req pendingRequest, p client.Polled
 	case bridge.KindError:
 		f.observe(EventWalletError)
 		return waitState{State: stateWalletError, Message: walletErrorMessage(p.Response.ErrorCode)}, nil
-	case bridge.KindV4:
-		f.observe(EventRefused)
-		return waitState{State: stateRefused, Message: "The wallet answered with a World ID 4.0 proof, which this sign-in does not accept. Try again."}, nil
 	}
-	s, e := proofOf(p.Response)
-	if e == nil {
-		e = f.approve(ctx, walletRequest{ID: req.ID, Expires: req.Expires, ClientID: req.ClientID}, s)
-	}
+	e := f.approveAnswer(ctx, req, p)
 	switch {
 	case e == nil:
 		f.observe(EventApproved)
@@ -301,6 +302,19 @@ func (f *Flow) answered(ctx context.Context, req pendingRequest, p client.Polled
 	}
 	f.observe(EventRefused)
 	return waitState{State: stateRefused, Message: "World ID did not accept the wallet's proof for this sign-in. Try again."}, nil
+}
+
+// approveAnswer checks a 4.0 answer (bridge4.go) or a 3.0 one and
+// approves the sign-in.
+func (f *Flow) approveAnswer(ctx context.Context, req pendingRequest, p client.Polled) *oauth.Error {
+	if p.Kind == bridge.KindV4 {
+		return f.approveV4(ctx, req, *p.Response.ProofResponse)
+	}
+	s, e := proofOf(p.Response)
+	if e != nil {
+		return e
+	}
+	return f.approve(ctx, walletRequest{ID: req.ID, Expires: req.Expires, ClientID: req.ClientID}, s)
 }
 
 // proofOf reads a World ID 3.0 answer's proof fields as the wallet form's

@@ -164,7 +164,8 @@
 //   - States (JSON {"state","message"}): pending, scanned, done (approved:
 //     the page reloads and finishes), refused (a proof that does not
 //     verify, for another app, signal or action, an answer that does not
-//     decrypt or parse, or a World ID 4.0 answer), wallet_error (the
+//     decrypt or parse, or a World ID 4.0 answer to a 3.0-only request),
+//     wallet_error (the
 //     wallet's error_code, said in plain words), unavailable (the relay
 //     cannot be reached; the page keeps polling), cancelled, finished,
 //     expired. A bridge request the relay no longer knows (expired, or
@@ -179,6 +180,30 @@
 //   - Options.Observe is told started, scanned, approved, refused,
 //     wallet_error, finished, cancelled, expired, bridge_create_ok,
 //     bridge_create_error, bridge_poll_ok and bridge_poll_error.
+//
+// # World ID 4.0
+//
+// When the app has an RP signing key (record.App.RPSigningKey, set by the
+// operator) and Options.CheckerV4 is set, the bridge request also carries
+// a World ID 4.0 proof_request, built as IDKit 4 builds it (worldcoin/idkit
+// rust/core/src/bridge.rs IDKitRequest::create): id "req_" + 32 random hex
+// digits, version 1, proof_type uniqueness, rp_id and oprf_key_id the
+// app's rp_id, action hashToField("") (the sign-in's empty action, as
+// FieldElement::from_arbitrary_raw_bytes), session_id null, and
+// created_at, expires_at (300 s later), nonce and signature from
+// bridge/rpsig (signed over the empty action), asking for proof_of_human
+// (issuer_schema_id 1) with the sign-in's signal unhashed; the request
+// sets allow_legacy_proofs, so a World App without 4.0 answers the 3.0
+// request beside it. The nonce is sealed in the page's token. A 4.0
+// answer must be one uniqueness item of proof_of_human with five proof
+// words and a nullifier in the field; it is checked by Options.CheckerV4
+// (the checker /api/v4/verify uses) with the app's rp_id and environment,
+// that action, the sealed nonce and the signal's hash, and approves the
+// sign-in at level orb with the 4.0 nullifier (canonical hex) as the
+// subject. That nullifier is not the 3.0 nullifier hash: the same person
+// gets another sub through 4.0 than through 3.0. The answer's id is not
+// compared (the signed nonce binds the proof). Without a key, or without
+// CheckerV4, the request is 3.0 only and a 4.0 answer is refused.
 //
 // # worldid:// links (a flow without a bridge)
 //
@@ -196,8 +221,8 @@
 //
 // # Not done
 //
-// No sessions or consent memory (every sign-in is a fresh proof), no
-// World ID 4.0 requests or proofs (a 4.0 answer is refused), no per-app
+// No sessions or consent memory (every sign-in is a fresh proof), no 4.0
+// session proofs or credentials other than proof_of_human, no per-app
 // verification level; the creation rate and the poll table are per
 // replica.
 package signin

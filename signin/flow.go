@@ -86,13 +86,17 @@ type Provider interface {
 // Now are required.
 type Options struct {
 	// Issuer is the provider's base URL ({base_url}, as oidc.Options).
-	Issuer   string
-	Store    Store
-	Checker  Checker
-	Provider Provider
-	Rand     io.Reader // crypto/rand.Reader in production
-	Now      func() time.Time
-	Log      *slog.Logger // nil discards
+	Issuer  string
+	Store   Store
+	Checker Checker
+	// CheckerV4, if set, verifies World ID 4.0 answers (bridge4.go):
+	// the bridge requests of apps with an RP signing key then carry a
+	// 4.0 proof_request. nil: every sign-in is World ID 3.0.
+	CheckerV4 CheckerV4
+	Provider  Provider
+	Rand      io.Reader // crypto/rand.Reader in production
+	Now       func() time.Time
+	Log       *slog.Logger // nil discards
 
 	// SimulatorPath, when set, is the developer simulator's page
 	// (internal/simulator): the wait page links to it, with the wallet
@@ -124,6 +128,7 @@ type Flow struct {
 	issuer     string
 	store      Store
 	checker    Checker
+	checkerV4  CheckerV4
 	provider   Provider
 	rand       io.Reader
 	now        func() time.Time
@@ -160,7 +165,7 @@ func New(o Options) (*Flow, error) {
 	if bc == nil {
 		bc = &client.Client{}
 	}
-	return &Flow{issuer: o.Issuer, store: o.Store, checker: o.Checker, provider: o.Provider, rand: o.Rand, now: o.Now, log: log,
+	return &Flow{issuer: o.Issuer, store: o.Store, checker: o.Checker, checkerV4: o.CheckerV4, provider: o.Provider, rand: o.Rand, now: o.Now, log: log,
 		out: oauth.Responder{Log: log, Prefix: "signin: ", Rand: o.Rand}, simPath: o.SimulatorPath, simAllowed: o.SimulatorAllowed,
 		bridgeURL: strings.TrimSuffix(o.BridgeURL, "/"), bridge: bc, bridgeWait: cmp.Or(o.BridgeTimeout, defaultBridgeTimeout), createLimit: ratelimit.New(rate, maxCreateKeys),
 		polls: newPolls(maxPolled), observer: o.Observe}, nil

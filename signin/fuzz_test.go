@@ -3,9 +3,11 @@ package signin
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"worldid/bridge"
 	"worldid/internal/oauth"
 )
 
@@ -89,4 +91,26 @@ func must[T any](v T, err error) T {
 
 func isLowerHex(s string, n int) bool {
 	return len(s) == n && strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// FuzzAnswerV4 feeds arbitrary 4.0 answers to answerV4: never a panic,
+// and an accepted answer is one proof_of_human item with five proof words
+// and a subject in canonical form.
+func FuzzAnswerV4(f *testing.F) {
+	f.Add(`{"id":"req_1","version":1,"responses":[{"identifier":"proof_of_human","issuer_schema_id":1,"proof":["1","2","3","4","0x5"],"nullifier":"` + testNullifier + `","expires_at_min":1}]}`)
+	f.Add(`{"id":"x","responses":[{"identifier":"proof_of_human","issuer_schema_id":1,"proof":["1"],"nullifier":"0x` + strings.Repeat("f", 64) + `"}]}`)
+	f.Add(`{"session_id":"s","responses":[]}`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		var r bridge.ProofResponse
+		if json.Unmarshal([]byte(raw), &r) != nil {
+			return
+		}
+		item, sub, e := answerV4(r)
+		if e != nil {
+			return
+		}
+		if item.Identifier != credentialV4 || len(item.Proof) != 5 || len(sub) != 66 || !isLowerHex(sub[2:], 64) {
+			t.Fatalf("accepted %q: %+v %s", raw, item, sub)
+		}
+	})
 }

@@ -270,6 +270,17 @@ func (f *Flow) serveComplete(w http.ResponseWriter, r *http.Request) {
 // approve checks the state, then the proof against the request's signal,
 // and records the approval.
 func (f *Flow) approve(ctx context.Context, req walletRequest, s submission) *oauth.Error {
+	return f.approveChecked(ctx, req, s.sub, s.level, func(app record.App) error {
+		return f.checker.CheckClaim(ctx, record.Claim{
+			Identifier: s.level, Environment: app.Environment(), AppID: req.ClientID, Action: "",
+			MerkleRoot: s.merkleRoot, NullifierHash: s.nullifierHash, SignalHash: signalHash(signalOf(req.ID)), Proof: s.proof,
+		})
+	})
+}
+
+// approveChecked approves req for the subject sub at level when check
+// accepts the proof for the request's app (a 3.0 or 4.0 check).
+func (f *Flow) approveChecked(ctx context.Context, req walletRequest, sub, level string, check func(record.App) error) *oauth.Error {
 	id := progressID(req.ID)
 	cur, err := f.store.SigninProgress(ctx, id)
 	if err != nil && !errors.Is(err, record.ErrNotFound) {
@@ -287,11 +298,7 @@ func (f *Flow) approve(ctx context.Context, req walletRequest, s submission) *oa
 	if err != nil {
 		return f.out.Internal("complete: load app", err)
 	}
-	signalHash := signalHash(signalOf(req.ID))
-	err = f.checker.CheckClaim(ctx, record.Claim{
-		Identifier: s.level, Environment: app.Environment(), AppID: req.ClientID, Action: "",
-		MerkleRoot: s.merkleRoot, NullifierHash: s.nullifierHash, SignalHash: signalHash, Proof: s.proof,
-	})
+	err = check(app)
 	if pe, ok := errors.AsType[*record.ProofError](err); ok {
 		return errAccessDenied("the World ID proof did not verify (" + pe.Code + ")")
 	}
@@ -301,7 +308,7 @@ func (f *Flow) approve(ctx context.Context, req walletRequest, s submission) *oa
 	// The approval is the one write: the signal is unique to the request
 	// and a request is approved at most once, so a proof can approve only
 	// this request, once; a crash after it leaves the request approved.
-	approved := record.SigninProgress{ID: id, State: record.SigninApproved, Subject: s.sub, VerificationLevel: s.level,
+	approved := record.SigninProgress{ID: id, State: record.SigninApproved, Subject: sub, VerificationLevel: level,
 		AuthTime: f.now(), ExpiresAt: progressExpiry(req.Expires)}
 	// A scanned state is recorded only by versions that stored the mark.
 	cur, err = f.store.AdvanceSignin(ctx, approved, "", record.SigninScanned)

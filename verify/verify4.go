@@ -3,8 +3,6 @@ package verify
 import (
 	"context"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 
 	"worldid/record"
@@ -25,7 +23,7 @@ const messageSession = "Session proof verified successfully"
 // verifyV4 checks 4.0 items against the app's rp_id. Uniqueness proofs are
 // recorded exactly as 3.0 proofs are; session proofs only verify.
 func (h *Handler) verifyV4(ctx context.Context, app record.App, req *request) (any, *Error) {
-	rpID, err := strconv.ParseUint(strings.TrimPrefix(app.RPID, "rp_"), 16, 64)
+	rpID, err := record.RPIDNumber(app.RPID)
 	if err != nil {
 		h.log.Error("verify: app has a malformed rp_id", "app", app.ID, "rp_id", app.RPID)
 		return nil, &Error{Status: http.StatusInternalServerError, Code: codeInternal, Detail: "Internal server error."}

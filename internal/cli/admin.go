@@ -161,8 +161,9 @@ func adminCommands() map[string]adminCommand {
 				return s, fmt.Sprintf("client_secret %s   (shown once: store it now; the old secret no longer works)\n", s.ClientSecret), err
 			},
 		},
-		"app disable": appSwitch(false),
-		"app enable":  appSwitch(true),
+		"app rp-signing-key": rpSigningKeyCommand(),
+		"app disable":        appSwitch(false),
+		"app enable":         appSwitch(true),
 		"app delete": {
 			args: "APP_ID",
 			call: func(ctx context.Context, c *admin.Client, args []string) (any, string, error) {

@@ -190,6 +190,27 @@ func operatorAppsAndKeys(t *testing.T, storeArgs []string) {
 	app.ClientSecret = rotated.ClientSecret
 	rp = connectRelyingParty(t, ctx, p, app)
 
+	// A World ID 4.0 RP signing key, read from a file: never shown or
+	// logged; the sign-in request then also carries a signed 4.0
+	// proof_request, and our wallet's 3.0 answer still signs in
+	// (allow_legacy_proofs).
+	const rpKey = "abababababababababababababababababababababababababababababababab"
+	keyFile := filepath.Join(t.TempDir(), "rp.key")
+	if err := os.WriteFile(keyFile, []byte(rpKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := cli(0, "app", "rp-signing-key", "-key-file", keyFile, portalAppID); !strings.Contains(out, "signer 0x") || strings.Contains(out, rpKey) {
+		t.Fatalf("rp-signing-key: %s", out)
+	}
+	if out := cli(0, "app", "list", "-json"); !strings.Contains(out, `"rp_signer":"0x`) || strings.Contains(out, rpKey) {
+		t.Fatalf("app list shows the key or no signer: %s", out)
+	}
+	cli(1, "app", "rp-signing-key", portalAppID)
+	codeFlow(t, ctx, rp, w)
+	if strings.Contains(p.stderr.String(), rpKey) {
+		t.Fatal("the server log holds the RP signing key")
+	}
+
 	// Disable: sign-in, token and verify refuse; issued tokens are inactive.
 	userinfo := func() int {
 		return call(http.MethodGet, p.public+"/userinfo", "", "", "Authorization", "Bearer "+tok.AccessToken)(t).status

@@ -81,6 +81,8 @@
 // and time of each revoked signing key, which RevokeSigningKey writes in
 // the statement that deletes the key (DELETE … RETURNING feeding an
 // INSERT), never its key material.
+// Migration 11 adds apps.rp_signing_key (text, empty: the app's sign-in
+// stays World ID 3.0), a secret backups carry like secret_hash.
 //
 // Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
 // JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero

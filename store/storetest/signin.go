@@ -19,6 +19,7 @@ func testSigninSettings(t *testing.T, open Opener) {
 	c := testApp(2, 2)
 	c.Profile, c.ResponseTypes = record.ProfileCurrent, []string{"id_token"}
 	c.TokenEndpointAuthMethod, c.JWKSURI = record.AuthPrivateKeyJWT, "https://app2.example/jwks.json"
+	c.RPSigningKey = "0101010101010101010101010101010101010101010101010101010101010101"
 	if err := b.ImportApps(ctx, []record.App{c}, true); err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func equalApps(a, b record.App) bool {
 		a.Staging == b.Staging && a.Disabled == b.Disabled && a.UpdatedAt.Equal(b.UpdatedAt) &&
 		a.Profile == b.Profile && slices.Equal(a.PostLogoutRedirectURIs, b.PostLogoutRedirectURIs) &&
 		a.TokenEndpointAuthMethod == b.TokenEndpointAuthMethod && a.JWKS == b.JWKS && a.JWKSURI == b.JWKSURI && a.PKCERequired == b.PKCERequired &&
-		slices.Equal(a.ResponseTypes, b.ResponseTypes)
+		slices.Equal(a.ResponseTypes, b.ResponseTypes) && a.RPSigningKey == b.RPSigningKey
 }
 
 func mustCreate(t *testing.T, b Backend, a record.App) {
