@@ -6,25 +6,28 @@ import (
 	"strings"
 	"testing"
 
+	"worldid/bridge"
 	"worldid/record"
 )
 
-// A staging app signs in on the staging trees and its wallet request says
-// so; a production app's request names no environment.
+// A staging app signs in on the staging trees and its connect URL opens
+// the staging World App; a production app's opens the production one.
 func TestStagingAppSignIn(t *testing.T) {
 	f := newFixture(t)
-	if d, _ := f.walletRequest(f.waitPage(f.authorize(authorizeQuery()))); d.Environment != "" {
-		t.Errorf("a production app's wallet request names environment %q", d.Environment)
+	if conn := walletConnect(t, f.waitPage(f.authorize(authorizeQuery()))); conn.Base != bridge.ProductionVerify {
+		t.Errorf("a production app's connect URL opens %q", conn.Base)
 	}
 	f.app.Staging = true
 	f.store.putApp(f.app)
-	if d, _ := f.walletRequest(f.waitPage(f.authorize(authorizeQuery()))); d.Environment != "staging" {
-		t.Errorf("staging app's wallet request: environment %q", d.Environment)
+	if conn := walletConnect(t, f.waitPage(f.authorize(authorizeQuery()))); conn.Base != bridge.StagingVerify {
+		t.Errorf("staging app's connect URL opens %q", conn.Base)
 	}
 	// (The fake checker accepts production claims only; what matters is
 	// the claim it was asked to check.)
-	_, form := f.walletSubmission(f.waitPage(f.authorize(authorizeQuery())), "orb")
-	f.postForm("/authorize/complete", form, nil)
+	b := f.authorize(authorizeQuery())
+	conn, req := f.scan(f.waitPage(b))
+	f.answer(conn, proofAnswer(t, req, "orb"))
+	f.poll(b)
 	if c := f.checker.last(); c.Environment != "staging" || c.AppID != testClientID {
 		t.Errorf("proof checked as %s for %s", c.Environment, c.AppID)
 	}
@@ -41,12 +44,13 @@ func TestDisabledApp(t *testing.T) {
 	if w := f.postForm("/token", tokenForm, auth); w.Code != 200 || decodeJSON(w.Body, &tok) != nil {
 		t.Fatalf("token: %s", describe(w))
 	}
-	// Disabled between authorize and the wallet's submission.
-	page := f.waitPage(f.authorize(authorizeQuery()))
+	// Disabled between authorize and the wallet's answer.
+	disabled := f.authorize(authorizeQuery())
+	conn, req := f.scan(f.waitPage(disabled))
 	setDisabled(f, true)
-	_, form := f.walletSubmission(page, "orb")
-	if w := f.postForm("/authorize/complete", form, nil); w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "access_denied") {
-		t.Errorf("completing a sign-in of a disabled app: %s", describe(w))
+	f.answer(conn, proofAnswer(t, req, "orb"))
+	if s := f.poll(disabled); s != "refused" {
+		t.Errorf("the wallet's answer for a disabled app: status %q", s)
 	}
 	// Disabled between the wallet's approval and the browser's finish.
 	setDisabled(f, false)

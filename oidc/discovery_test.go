@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/oidc")
@@ -25,7 +26,7 @@ func TestDiscoveryGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	register(t, p, store, &fakeChecker{}, mux)
+	register(t, p, store, &fakeChecker{}, mux, newTestRelay(t, time.Now))
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
 		w := httptest.NewRecorder()
 		mux.ServeHTTP(w, httptest.NewRequest(method, "/.well-known/openid-configuration", nil))

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -49,9 +50,9 @@ func newRelyingParty(t *testing.T, f *fixture, style oauth2.AuthStyle, scopes ..
 
 // authorize plays browser and wallet over HTTP: the browser (with a
 // cookie jar) opens authURL and lands on the wait page; the wallet reads
-// the request from the page's link, fetches its details and posts the
-// proof; the browser reloads its wait page and gets the response, which is
-// returned without following it.
+// the bridge request of the page's connect URL and answers it; the browser
+// reloads its wait page, whose load asks the bridge, and gets the
+// response, which is returned without following it.
 func (rp *relyingParty) authorize(t *testing.T, authURL, level string) *http.Response {
 	t.Helper()
 	browser := &http.Client{Transport: rp.client.Transport, Jar: must(cookiejar.New(nil)),
@@ -61,32 +62,20 @@ func (rp *relyingParty) authorize(t *testing.T, authURL, level string) *http.Res
 			}
 			return nil
 		}}
+	// Shown a second ago, so that the reload below may ask the relay.
+	rp.f.clock.Advance(-time.Second)
 	page := must(browser.Get(authURL))
+	rp.f.clock.Advance(time.Second)
 	body := string(must(io.ReadAll(page.Body)))
 	page.Body.Close()
 	if page.StatusCode != http.StatusOK || page.Request.URL.Path != "/authorize/wait" {
 		t.Fatalf("authorize: %d %s %s", page.StatusCode, page.Request.URL, body)
 	}
-	link := walletParams(t, body)
-	details := must(rp.client.Get(link.Get("server") + "/authorize/request?" + url.Values{"request": {link.Get("request")}}.Encode()))
-	var d walletDetails
-	if err := decodeJSON(details.Body, &d); err != nil || details.StatusCode != http.StatusOK {
-		t.Fatalf("wallet request: %d %v", details.StatusCode, err)
+	conn, req := rp.f.scan(body)
+	if req.AppID != testClientID || req.Action != "" || conn.ReturnTo != page.Request.URL.String() {
+		t.Fatalf("bridge request %+v from %+v", req, conn)
 	}
-	details.Body.Close()
-	if d.Submit != rp.f.issuer+"/authorize/complete" || d.AppID != testClientID || d.Action != "" || !strings.Contains(body, d.MatchCode) {
-		t.Fatalf("wallet request details: %+v", d)
-	}
-	form := url.Values{
-		"request": {d.Request}, "proof": {fakeProof(keccakHashToField([]byte(d.Signal)))},
-		"merkle_root": {"0x01"}, "nullifier_hash": {testNullifier}, "verification_level": {level},
-	}
-	done := must(rp.client.PostForm(d.Submit, form))
-	answer := string(must(io.ReadAll(done.Body)))
-	done.Body.Close()
-	if done.StatusCode != http.StatusOK || answer != `{"status":"approved","return_to":"rp.example"}`+"\n" {
-		t.Fatalf("complete: %d %s", done.StatusCode, answer)
-	}
+	rp.f.answer(conn, proofAnswer(t, req, level))
 	resp := must(browser.Get(page.Request.URL.String()))
 	t.Cleanup(func() { resp.Body.Close() })
 	return resp

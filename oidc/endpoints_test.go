@@ -569,7 +569,7 @@ func TestCORSAndDeprecation(t *testing.T) {
 			t.Fatalf("%s preflight: %s", path, describe(w))
 		}
 	}
-	for _, path := range []string{"/.well-known/openid-configuration", "/jwks", "/authorize", "/authorize/complete", "/token", "/introspect", "/userinfo"} {
+	for _, path := range []string{"/.well-known/openid-configuration", "/jwks", "/authorize", "/authorize/status", "/token", "/introspect", "/userinfo"} {
 		w := f.do(http.MethodGet, path, nil, nil)
 		if w.Header().Get("Deprecation") != "@1769817600" || w.Header().Get("Sunset") != "Sat, 31 Jan 2026 00:00:00 GMT" {
 			t.Fatalf("%s: %v", path, w.Header())

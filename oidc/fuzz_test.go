@@ -118,8 +118,8 @@ func FuzzParseBearer(f *testing.F) {
 func FuzzEndpoints(f *testing.F) {
 	fx := newFixture(f)
 	// The provider's routes and the sign-in flow's (package signin).
-	paths := []string{pathDiscovery, pathJWKS, pathAuthorize, "/authorize/complete", pathToken, pathIntrospect, pathUserinfo,
-		"/authorize/wait", "/authorize/status", "/authorize/cancel", "/authorize/request"}
+	paths := []string{pathDiscovery, pathJWKS, pathAuthorize, "/authorize/retry", pathToken, pathIntrospect, pathUserinfo,
+		"/authorize/wait", "/authorize/status", "/authorize/cancel"}
 	methods := []string{http.MethodGet, http.MethodPost, http.MethodOptions, http.MethodPut, http.MethodHead}
 	f.Add(uint8(2), uint8(0), authorizeQuery().Encode(), "", "", "")
 	f.Add(uint8(2), uint8(1), "", "application/x-www-form-urlencoded", authorizeQuery().Encode(), "")

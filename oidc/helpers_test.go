@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -20,8 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/sha3"
-
+	"worldid/bridge"
+	"worldid/bridge/client"
+	"worldid/bridge/relay"
+	"worldid/internal/leaf/ratelimit"
 	"worldid/internal/oauth"
 	"worldid/record"
 	"worldid/signin"
@@ -229,17 +232,6 @@ func (c *fakeChecker) last() record.Claim {
 
 func fakeProof(signalHash [32]byte) string { return "proof-for-" + hex.EncodeToString(signalHash[:]) }
 
-// keccakHashToField is an independent hashToField (doc/crypto.md §g):
-// Keccak-256 shifted right by 8 bits.
-func keccakHashToField(b []byte) [32]byte {
-	h := sha3.NewLegacyKeccak256()
-	h.Write(b)
-	d := h.Sum(nil)
-	var out [32]byte
-	copy(out[1:], d[:31])
-	return out
-}
-
 // fakeClock is the injected clock.
 type fakeClock struct {
 	mu sync.Mutex
@@ -283,6 +275,7 @@ type fixture struct {
 	store   *testStore
 	checker *fakeChecker
 	clock   *fakeClock
+	relay   *testRelay
 	mux     *http.ServeMux
 	srv     *httptest.Server
 	issuer  string
@@ -307,7 +300,8 @@ func newFixture(t testing.TB, opts ...func(*Options)) *fixture {
 	if f.p, err = New(o); err != nil {
 		t.Fatal(err)
 	}
-	register(t, f.p, f.store, f.checker, f.mux)
+	f.relay = newTestRelay(t, f.clock.Now)
+	register(t, f.p, f.store, f.checker, f.mux, f.relay)
 	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 	return f
@@ -325,9 +319,10 @@ func (f *fixture) storedCode(code string) record.AuthCode {
 
 // register puts p and a sign-in flow on its store and checker on mux, as
 // the wiring does: the provider's tests drive sign-ins end to end.
-func register(t testing.TB, p *Provider, store signin.Store, checker signin.Checker, mux *http.ServeMux) {
+func register(t testing.TB, p *Provider, store signin.Store, checker signin.Checker, mux *http.ServeMux, rl *testRelay) {
 	t.Helper()
-	flow, err := signin.New(signin.Options{Issuer: p.issuer, Store: store, Checker: checker, Provider: p, Rand: rand.Reader, Now: p.now})
+	flow, err := signin.New(signin.Options{Issuer: p.issuer, Store: store, Checker: checker, Provider: p, Rand: rand.Reader, Now: p.now,
+		BridgeURL: testBridgeURL, Bridge: rl.client, CreateRate: ratelimit.Rate{Burst: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,20 +336,6 @@ const (
 	finishGrace    = 60 * time.Second
 	maxBody        = 64 << 10 // internal/oauth's body limit
 )
-
-// walletDetails is GET /authorize/request's answer, as a wallet reads it.
-type walletDetails struct {
-	Request     string `json:"request"`
-	AppID       string `json:"app_id"`
-	AppName     string `json:"app_name"`
-	ReturnHost  string `json:"return_host"`
-	MatchCode   string `json:"match_code"`
-	Action      string `json:"action"`
-	Signal      string `json:"signal"`
-	ExpiresAt   string `json:"expires_at"`
-	Submit      string `json:"submit"`
-	Environment string `json:"environment,omitempty"`
-}
 
 // do runs one request through the mux (no network).
 func (f *fixture) do(method, target string, body io.Reader, header map[string]string) *httptest.ResponseRecorder {
@@ -381,20 +362,53 @@ func authorizeQuery() url.Values {
 	}
 }
 
-var walletLinkRE = regexp.MustCompile(`<a id="wallet-link" class="button" href="([^"]+)">`)
+var walletLinkRE = regexp.MustCompile(`<a id="wallet-link"[^>]* href="([^"]+)"`)
 
-// walletParams extracts the wallet link's query from a wait page.
-func walletParams(t testing.TB, page string) url.Values {
+// walletConnect extracts the connect URL of the page's bridge request
+// (the "Open World App" button's) from a wait page.
+func walletConnect(t testing.TB, page string) bridge.Connect {
 	t.Helper()
 	m := walletLinkRE.FindAllStringSubmatch(page, -1)
 	if len(m) != 1 {
 		t.Fatalf("want exactly one wallet link, got %d in\n%s", len(m), page)
 	}
-	link, err := url.Parse(html.UnescapeString(m[0][1]))
-	if err != nil || link.Scheme != "worldid" || link.Host != "signin" {
+	conn, err := bridge.ParseConnect(html.UnescapeString(m[0][1]))
+	if err != nil || conn.Bridge != testBridgeURL {
 		t.Fatalf("wallet link %q: %v", m[0][1], err)
 	}
-	return link.Query()
+	return conn
+}
+
+// testBridgeURL is where the in-process relay answers.
+const testBridgeURL = "http://bridge.test"
+
+// testRelay is the built-in Wallet Bridge relay (in memory) served in
+// process: the sign-in flow creates its requests there and the tests'
+// wallet answers them as World App does.
+type testRelay struct {
+	h      http.Handler
+	client *client.Client
+}
+
+func newTestRelay(t testing.TB, now func() time.Time) *testRelay {
+	t.Helper()
+	rl, err := relay.New(relay.Options{Store: relay.NewMemory(1<<10, 1<<24), Now: now, Rand: rand.Reader, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	rl.Register(mux, "")
+	r := &testRelay{h: mux}
+	r.client = &client.Client{HTTP: &http.Client{Transport: r}}
+	return r
+}
+
+func (r *testRelay) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	r.h.ServeHTTP(rec, req)
+	res := rec.Result()
+	res.Request = req
+	return res, nil
 }
 
 // testNullifier is a valid field element in canonical form.
@@ -403,12 +417,15 @@ const testNullifier = "0x0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b
 // browser is the state of one user agent: its cookies and the wait page
 // it was sent to.
 type browser struct {
-	cookie  string // Cookie header
-	waitURL string // path and query of the wait page
+	cookie  string         // Cookie header
+	waitURL string         // path and query of the wait page
+	conn    bridge.Connect // the connect URL on the wait page
 }
 
 // authorize runs GET /authorize as a browser and returns it at its wait
-// page.
+// page, whose first showing created the page's bridge request. The page is
+// shown a second before now, so that a status poll now may ask the relay
+// (at most one ask per second per sign-in).
 func (f *fixture) authorize(q url.Values) browser {
 	f.t.Helper()
 	w := f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, nil)
@@ -423,7 +440,16 @@ func (f *fixture) authorize(q url.Values) browser {
 	if len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteLaxMode || cookies[0].Path != "/" {
 		f.t.Fatalf("binding cookie: %v", w.Header()["Set-Cookie"])
 	}
-	return browser{cookie: cookies[0].Name + "=" + cookies[0].Value, waitURL: loc.RequestURI()}
+	b := browser{cookie: cookies[0].Name + "=" + cookies[0].Value, waitURL: loc.RequestURI()}
+	f.clock.Advance(-time.Second)
+	defer f.clock.Advance(time.Second)
+	w = f.open(b)
+	if w.Code != http.StatusSeeOther {
+		f.t.Fatalf("first showing: %s", describe(w))
+	}
+	b.waitURL = must(url.Parse(w.Header().Get("Location"))).RequestURI()
+	b.conn = walletConnect(f.t, f.waitPage(b))
+	return b
 }
 
 // open loads the browser's wait page (which finishes an approved sign-in).
@@ -435,51 +461,85 @@ func (f *fixture) open(b browser) *httptest.ResponseRecorder {
 func (f *fixture) waitPage(b browser) string {
 	f.t.Helper()
 	w := f.open(b)
-	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `id="match-code"`) {
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `id="wallet-link"`) {
 		f.t.Fatalf("wait page: %s", describe(w))
 	}
 	return w.Body.String()
 }
 
-// walletRequest fetches the details of the request on a wait page, as the
-// wallet does after scanning.
-func (f *fixture) walletRequest(page string) (walletDetails, *httptest.ResponseRecorder) {
+// scan reads the bridge request of a wait page, as World App does after
+// scanning its QR code.
+func (f *fixture) scan(page string) (bridge.Connect, bridge.Request) {
 	f.t.Helper()
-	link := walletParams(f.t, page)
-	if link.Get("server") != f.issuer {
-		f.t.Fatalf("wallet link server %q", link.Get("server"))
-	}
-	w := f.do(http.MethodGet, "/authorize/request?"+url.Values{"request": {link.Get("request")}}.Encode(), nil, nil)
-	var d walletDetails
-	if w.Code == http.StatusOK {
-		if err := decodeJSON(w.Body, &d); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	return d, w
+	conn := walletConnect(f.t, page)
+	return conn, f.fetch(conn)
 }
 
-// walletSubmission is what a wallet posts for the request of a wait page.
-func (f *fixture) walletSubmission(page, level string) (walletDetails, url.Values) {
+// fetch reads the bridge request of a connect URL, as World App does.
+func (f *fixture) fetch(conn bridge.Connect) bridge.Request {
 	f.t.Helper()
-	d, w := f.walletRequest(page)
-	if w.Code != http.StatusOK {
-		f.t.Fatalf("wallet request: %s", describe(w))
+	req, err := f.relay.client.Fetch(f.t.Context(), conn)
+	if err != nil {
+		f.t.Fatalf("wallet: fetch: %v", err)
 	}
-	sh := keccakHashToField([]byte(d.Signal))
-	return d, url.Values{
-		"request": {d.Request}, "proof": {fakeProof(sh)},
-		"merkle_root": {"0x01"}, "nullifier_hash": {testNullifier}, "verification_level": {level},
+	return req
+}
+
+// proofAnswer is the wallet's answer to req: a proof the fake checker
+// accepts for the request's signal hash.
+func proofAnswer(t testing.TB, req bridge.Request, level string) bridge.Response {
+	t.Helper()
+	sh, err := hex.DecodeString(strings.TrimPrefix(req.Signal, "0x"))
+	if err != nil || len(sh) != 32 {
+		t.Fatalf("signal %q", req.Signal)
+	}
+	return bridge.Response{Proof: fakeProof([32]byte(sh)), MerkleRoot: "0x01", NullifierHash: testNullifier, VerificationLevel: level}
+}
+
+// answer puts the wallet's answer at the relay.
+func (f *fixture) answer(conn bridge.Connect, resp bridge.Response) {
+	f.t.Helper()
+	if err := f.relay.client.Answer(f.t.Context(), conn, rand.Reader, resp); err != nil {
+		f.t.Fatalf("wallet: answer: %v", err)
 	}
 }
 
-// approve runs the wallet's side for the browser's request and requires
-// the approval.
+// poll is the browser's next status poll, a second later: the flow asks
+// the relay at most once a second per sign-in.
+func (f *fixture) poll(b browser) string {
+	f.t.Helper()
+	f.clock.Advance(time.Second)
+	return f.status(b)
+}
+
+// retry is the page's "Try again" (a fresh bridge request for the same
+// sign-in), a second before now as authorize's first showing; it returns
+// the browser at the new page.
+func (f *fixture) retry(b browser) browser {
+	f.t.Helper()
+	f.clock.Advance(-time.Second)
+	defer f.clock.Advance(time.Second)
+	w := f.postForm("/authorize/retry", url.Values{"r": {waitToken(b)}}, map[string]string{"Cookie": b.cookie})
+	if w.Code != http.StatusSeeOther {
+		f.t.Fatalf("retry: %s", describe(w))
+	}
+	b.waitURL = must(url.Parse(w.Header().Get("Location"))).RequestURI()
+	b.conn = walletConnect(f.t, f.waitPage(b))
+	return b
+}
+
+// waitToken is the sealed request of the browser's wait page.
+func waitToken(b browser) string {
+	return must(url.ParseQuery(must(url.Parse(b.waitURL)).RawQuery)).Get("r")
+}
+
+// approve runs the wallet's side for the browser's request and the
+// browser's poll that records the approval, and requires it.
 func (f *fixture) approve(b browser, level string) {
 	f.t.Helper()
-	_, form := f.walletSubmission(f.waitPage(b), level)
-	if w := f.postForm("/authorize/complete", form, nil); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"status":"approved"`) {
-		f.t.Fatalf("complete: %s", describe(w))
+	f.answer(b.conn, proofAnswer(f.t, f.fetch(b.conn), level))
+	if s := f.status(b); s != "done" {
+		f.t.Fatalf("status after the wallet's answer %q", s)
 	}
 }
 

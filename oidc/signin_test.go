@@ -2,6 +2,7 @@ package oidc
 
 import (
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"html"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"worldid/backup"
+	"worldid/bridge"
 	"worldid/internal/leaf/qr"
 	"worldid/record"
 )
@@ -78,26 +80,32 @@ func TestWaitPage(t *testing.T) {
 			t.Errorf("wait page lacks %q", want)
 		}
 	}
-	// The QR code is the wallet link, drawn server-side.
-	link := walletParams(t, body)
-	raw := "worldid://signin?" + link.Encode()
+	// The button is the connect URL of the page's bridge request, returning
+	// to this page; the QR code is the same without return_to (it is read
+	// on another device), drawn server-side.
+	conn := walletConnect(t, body)
+	if conn.ReturnTo != f.issuer+b.waitURL || conn.Base != bridge.ProductionVerify {
+		t.Fatalf("connect URL %+v", conn)
+	}
+	scanned := conn
+	scanned.ReturnTo = ""
+	raw := scanned.String()
 	q := must(qr.Encode([]byte(raw)))
 	if !strings.Contains(body, q.SVG("qr", "QR code of the sign-in request")) {
-		t.Fatal("the page's QR code is not the wallet link's")
+		t.Fatal("the page's QR code is not the connect URL's")
 	}
 	if q.Version() > 10 {
-		t.Errorf("QR code version %d for a %d-byte link", q.Version(), len(raw))
+		t.Errorf("QR code version %d for a %d-byte connect URL", q.Version(), len(raw))
 	}
-	d, _ := f.walletRequest(body)
-	if !strings.Contains(body, `<strong id="match-code">`+d.MatchCode+`</strong>`) || len(d.MatchCode) != 5 {
-		t.Fatalf("match code %q not on the page", d.MatchCode)
-	}
-	// Reloading shows the same request, now scanned.
+	// Reloading after the wallet read the request shows the same request,
+	// now scanned.
+	f.scan(body)
+	f.clock.Advance(time.Second)
 	again := f.waitPage(b)
-	if !strings.Contains(again, "Confirm the sign-in in World App.") || walletParams(t, again).Get("request") == "" {
+	if !strings.Contains(again, "Confirm the sign-in in World App.") {
 		t.Fatal("reloaded page is not the scanned request")
 	}
-	if d2, _ := f.walletRequest(again); d2.MatchCode != d.MatchCode || d2.Signal != d.Signal {
+	if walletConnect(t, again) != conn {
 		t.Fatal("reload started another request")
 	}
 }
@@ -134,13 +142,11 @@ func TestSigninLifecycle(t *testing.T) {
 	if s := f.status(b); s != "pending" {
 		t.Fatalf("status %q", s)
 	}
-	page := f.waitPage(b)
-	d, form := f.walletSubmission(page, "orb")
-	if d.AppID != testClientID || d.AppName != "Test <RP>" || d.ReturnHost != "rp.example" || d.Action != "" ||
-		!isLowerHex(d.Signal, 64) || d.Submit != f.issuer+"/authorize/complete" || d.ExpiresAt != "2025-06-01T12:10:00Z" {
-		t.Fatalf("details %+v", d)
+	conn, req := f.scan(f.waitPage(b))
+	if req.AppID != testClientID || req.Action != "" || len(req.Signal) != 66 || !isLowerHex(req.Signal[2:], 64) {
+		t.Fatalf("bridge request %+v", req)
 	}
-	if s := f.status(b); s != "scanned" {
+	if s := f.poll(b); s != "scanned" {
 		t.Fatalf("status after scan %q", s)
 	}
 	// The read is marked (the status above) without a durable record
@@ -148,29 +154,33 @@ func TestSigninLifecycle(t *testing.T) {
 	if f.store.lsn() != lsn {
 		t.Fatal("the wallet's read stored a record")
 	}
-	// A proof that does not verify is refused and consumes nothing.
-	bad := url.Values{}
-	for k, v := range form {
-		bad[k] = v
-	}
-	bad.Set("proof", "0x1234")
-	wantError(t, f.postForm("/authorize/complete", bad, nil), 403, "access_denied", "access_denied")
-	if s := f.status(b); s != "scanned" {
+	// A proof that does not verify is refused and consumes nothing: Try
+	// again asks the wallet anew for the same sign-in.
+	bad := proofAnswer(t, req, "orb")
+	bad.Proof = "0x1234"
+	f.answer(conn, bad)
+	if s := f.poll(b); s != "refused" {
 		t.Fatalf("status after a bad proof %q", s)
 	}
-	w := f.postForm("/authorize/complete", form, nil)
-	if w.Code != 200 || w.Body.String() != `{"status":"approved","return_to":"rp.example"}`+"\n" || w.Header().Get("Location") != "" {
-		t.Fatalf("complete: %s", describe(w))
-	}
-	if c := f.checker.last(); c.SignalHash != keccakHashToField([]byte(d.Signal)) || c.AppID != testClientID || c.Identifier != "orb" {
-		t.Fatalf("claim %+v", c)
-	}
-	wantError(t, f.postForm("/authorize/complete", form, nil), 409, "already_completed", "invalid_request")
-	if s := f.status(b); s != "done" {
+	b = f.retry(b)
+	conn, req = b.conn, f.fetch(b.conn)
+	good := proofAnswer(t, req, "orb")
+	f.answer(conn, good)
+	if s := f.poll(b); s != "done" {
 		t.Fatalf("status after approval %q", s)
 	}
-	// Another browser: no cookie, or its own cookie for another request.
+	approvedAt := f.clock.Now()
+	if c := f.checker.last(); "0x"+hex.EncodeToString(c.SignalHash[:]) != req.Signal || c.AppID != testClientID || c.Identifier != "orb" {
+		t.Fatalf("claim %+v", c)
+	}
+	// The same proof answered for another sign-in is refused there.
 	other := f.authorize(authorizeQuery())
+	otherConn, _ := f.scan(f.waitPage(other))
+	f.answer(otherConn, good)
+	if s := f.poll(other); s != "refused" {
+		t.Fatalf("a replayed proof: status %q", s)
+	}
+	// Another browser: no cookie, or its own cookie for another request.
 	for _, cookie := range []string{"", other.cookie, strings.SplitN(b.cookie, "=", 2)[0] + "=" + strings.SplitN(other.cookie, "=", 2)[1]} {
 		wantPage(t, f.do(http.MethodGet, b.waitURL, nil, map[string]string{"Cookie": cookie}), 403, "other_browser")
 	}
@@ -182,35 +192,32 @@ func TestSigninLifecycle(t *testing.T) {
 		t.Fatalf("finish: %v", v)
 	}
 	c := f.storedCode(v.Get("code"))
-	if c.Subject != testNullifier || c.VerificationLevel != "orb" || !c.AuthTime.Equal(testStart) {
+	if c.Subject != testNullifier || c.VerificationLevel != "orb" || !c.AuthTime.Equal(approvedAt) {
 		t.Fatalf("code %+v", c)
 	}
 	// Exactly once.
 	wantPage(t, f.open(b), 400, "already_completed")
-	wantError(t, f.postForm("/authorize/complete", form, nil), 409, "already_completed", "invalid_request")
-	if _, w := f.walletRequest(page); w.Code != 409 {
-		t.Fatalf("wallet request after finish: %s", describe(w))
+	if s := f.status(b); s != "finished" {
+		t.Fatalf("status after the finish %q", s)
 	}
 }
 
 func TestCancel(t *testing.T) {
 	f := newFixture(t)
 	b := f.authorize(authorizeQuery())
-	page := f.waitPage(b)
-	_, form := f.walletSubmission(page, "orb")
-	token := must(url.ParseQuery(must(url.Parse(b.waitURL)).RawQuery)).Get("r")
-	cancel := url.Values{"r": {token}}
+	conn, req := f.scan(f.waitPage(b))
+	cancel := url.Values{"r": {waitToken(b)}}
 	wantPage(t, f.postForm("/authorize/cancel", cancel, nil), 403, "other_browser")
 	wantRedirectError(t, f.postForm("/authorize/cancel", cancel, map[string]string{"Cookie": b.cookie}), modeQuery, "access_denied", "st-1")
-	w := f.postForm("/authorize/complete", form, nil)
-	wantError(t, w, 409, "cancelled", "access_denied")
-	if _, w := f.walletRequest(page); w.Code != 409 {
-		t.Fatalf("wallet request after cancel: %s", describe(w))
+	// The wallet's answer after the cancel approves nothing.
+	f.answer(conn, proofAnswer(t, req, "orb"))
+	if s := f.poll(b); s != "cancelled" {
+		t.Fatalf("status %q", s)
 	}
 	wantPage(t, f.postForm("/authorize/cancel", cancel, map[string]string{"Cookie": b.cookie}), 400, "already_completed")
 	wantPage(t, f.open(b), 400, "already_completed")
-	if s := f.status(b); s != "cancelled" {
-		t.Fatalf("status %q", s)
+	if f.store.rows(backup.TableAuthCodes) != 0 {
+		t.Fatal("a cancelled sign-in issued a code")
 	}
 }
 
@@ -220,9 +227,10 @@ func TestExpiredRequest(t *testing.T) {
 	q.Set("code_challenge", pkceChallenge(testVerifier))
 	q.Set("code_challenge_method", "S256")
 	b := f.authorize(q)
-	_, form := f.walletSubmission(f.waitPage(b), "orb")
+	conn, req := f.scan(f.waitPage(b))
 	f.clock.Advance(signinLifetime)
-	wantError(t, f.postForm("/authorize/complete", form, nil), 400, "expired", "invalid_request")
+	// The wallet answers too late (if the relay still takes the answer).
+	_ = f.relay.client.Answer(t.Context(), conn, rand.Reader, proofAnswer(t, req, "orb"))
 	w := f.open(b)
 	if w.Code != http.StatusGone || !strings.Contains(w.Body.String(), "expired") {
 		t.Fatal(describe(w))
@@ -255,10 +263,7 @@ func TestExpiredRequest(t *testing.T) {
 func TestRequestTokensBadInput(t *testing.T) {
 	f := newFixture(t)
 	b := f.authorize(authorizeQuery())
-	page := f.waitPage(b)
-	_, form := f.walletSubmission(page, "orb")
-	browserToken := must(url.ParseQuery(must(url.Parse(b.waitURL)).RawQuery)).Get("r")
-	walletToken := form.Get("request")
+	browserToken := waitToken(b)
 	flip := func(s string) string {
 		i := len(s) - 3
 		c := byte('A')
@@ -267,22 +272,8 @@ func TestRequestTokensBadInput(t *testing.T) {
 		}
 		return s[:i] + string(c) + s[i+1:]
 	}
-	for name, token := range map[string]string{
-		"garbage": "x", "no dot": strings.ReplaceAll(walletToken, ".", ""), "tampered": flip(walletToken),
-		"other kid": "ZZZZZZZZ" + walletToken[8:], "browser token": browserToken, "padded": walletToken + "=",
-	} {
-		t.Run("wallet "+name, func(t *testing.T) {
-			bad := url.Values{}
-			for k, v := range form {
-				bad[k] = v
-			}
-			bad.Set("request", token)
-			wantError(t, f.postForm("/authorize/complete", bad, nil), 400, "invalid_request", "invalid_request")
-			w := f.do(http.MethodGet, "/authorize/request?"+url.Values{"request": {token}}.Encode(), nil, nil)
-			wantError(t, w, 400, "invalid_request", "invalid_request")
-		})
-	}
-	for name, token := range map[string]string{"garbage": "x", "tampered": flip(browserToken), "wallet token": walletToken} {
+	for name, token := range map[string]string{"garbage": "x", "tampered": flip(browserToken), "no dot": strings.ReplaceAll(browserToken, ".", ""),
+		"other kid": "ZZZZZZZZ" + browserToken[8:], "padded": browserToken + "="} {
 		t.Run("browser "+name, func(t *testing.T) {
 			wantPage(t, f.do(http.MethodGet, "/authorize/wait?r="+url.QueryEscape(token), nil, map[string]string{"Cookie": b.cookie}), 400, "invalid_request")
 		})
@@ -290,70 +281,58 @@ func TestRequestTokensBadInput(t *testing.T) {
 	wantPage(t, f.do(http.MethodGet, "/authorize/wait", nil, nil), 400, "required")
 	wantPage(t, f.do(http.MethodGet, b.waitURL+"&r=x", nil, map[string]string{"Cookie": b.cookie}), 400, "invalid_request")
 	// None of that consumed anything.
-	if w := f.postForm("/authorize/complete", form, nil); w.Code != 200 {
-		t.Fatal(describe(w))
-	}
+	f.approve(b, "orb")
 	responseParams(t, f.open(b), modeQuery)
 }
 
-func TestCompleteErrors(t *testing.T) {
+// TestAnswerErrors: a malformed or refused wallet answer is refused and
+// consumes nothing (Try again then signs in); a checker that cannot decide
+// keeps the answer, which approves once the checker is back.
+func TestAnswerErrors(t *testing.T) {
 	f := newFixture(t)
-	newSubmission := func() url.Values {
-		_, form := f.walletSubmission(f.waitPage(f.authorize(authorizeQuery())), "orb")
-		return form
-	}
 	for _, tc := range []struct {
-		name   string
-		edit   func(url.Values)
-		status int
-		code   string
+		name string
+		edit func(*bridge.Response)
 	}{
-		{"no request", func(v url.Values) { v.Del("request") }, 400, "required"},
-		{"no proof", func(v url.Values) { v.Del("proof") }, 400, "required"},
-		{"no merkle_root", func(v url.Values) { v.Del("merkle_root") }, 400, "required"},
-		{"no nullifier_hash", func(v url.Values) { v.Del("nullifier_hash") }, 400, "required"},
-		{"no verification_level", func(v url.Values) { v.Del("verification_level") }, 400, "required"},
-		{"two proofs", func(v url.Values) { v.Add("proof", "x") }, 400, "invalid_request"},
-		{"signal_hash sent", func(v url.Values) { v.Set("signal_hash", "0x01") }, 400, "invalid_request"},
-		{"request oversize", func(v url.Values) { v.Set("request", strings.Repeat("a", 1024+1)) }, 400, "invalid_request"},
-		{"nullifier = p", func(v url.Values) {
-			v.Set("nullifier_hash", "0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001")
-		}, 400, "invalid_request"},
-		{"nullifier not hex", func(v url.Values) { v.Set("nullifier_hash", "0xzz") }, 400, "invalid_request"},
-		{"root too long", func(v url.Values) { v.Set("merkle_root", "0x"+strings.Repeat("0", 65)) }, 400, "invalid_request"},
-		{"level document", func(v url.Values) { v.Set("verification_level", "document") }, 400, "invalid_request"},
-		{"proof oversize", func(v url.Values) { v.Set("proof", strings.Repeat("0", 4096+1)) }, 400, "invalid_request"},
+		{"no proof", func(r *bridge.Response) { r.Proof = "" }},
+		{"no merkle_root", func(r *bridge.Response) { r.MerkleRoot = "" }},
+		{"no nullifier_hash", func(r *bridge.Response) { r.NullifierHash = "" }},
+		{"no verification_level", func(r *bridge.Response) { r.VerificationLevel = "" }},
+		{"nullifier = p", func(r *bridge.Response) {
+			r.NullifierHash = "0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001"
+		}},
+		{"nullifier not hex", func(r *bridge.Response) { r.NullifierHash = "0xzz" }},
+		{"root too long", func(r *bridge.Response) { r.MerkleRoot = "0x" + strings.Repeat("0", 65) }},
+		{"level document", func(r *bridge.Response) { r.VerificationLevel = "document" }},
+		{"proof oversize", func(r *bridge.Response) { r.Proof = strings.Repeat("0", 4096+1) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			form := newSubmission()
-			good := url.Values{}
-			for k, v := range form {
-				good[k] = v
+			b := f.authorize(authorizeQuery())
+			conn, req := f.scan(f.waitPage(b))
+			resp := proofAnswer(t, req, "orb")
+			tc.edit(&resp)
+			f.answer(conn, resp)
+			if s := f.poll(b); s != "refused" {
+				t.Fatalf("status %q", s)
 			}
-			tc.edit(form)
-			wantError(t, f.postForm("/authorize/complete", form, nil), tc.status, tc.code, "invalid_request")
-			if w := f.postForm("/authorize/complete", good, nil); w.Code != 200 {
-				t.Fatalf("a malformed completion consumed the request: %s", describe(w))
+			f.approve(f.retry(b), "orb")
+		})
+	}
+	for _, err := range []error{errors.New("disk on fire"), record.ErrUnavailable} {
+		t.Run("checker "+err.Error(), func(t *testing.T) {
+			b := f.authorize(authorizeQuery())
+			conn, req := f.scan(f.waitPage(b))
+			f.checker.err = err
+			f.answer(conn, proofAnswer(t, req, "orb"))
+			if s := f.poll(b); s != "unavailable" {
+				t.Fatalf("status while the checker is down %q", s)
+			}
+			f.checker.err = nil
+			if s := f.poll(b); s != "done" {
+				t.Fatalf("status once the checker is back %q", s)
 			}
 		})
 	}
-	t.Run("content type", func(t *testing.T) {
-		w := f.do(http.MethodPost, "/authorize/complete", strings.NewReader(newSubmission().Encode()), map[string]string{"Content-Type": "application/json"})
-		wantError(t, w, 415, "invalid_content_type", "invalid_request")
-	})
-	t.Run("method", func(t *testing.T) {
-		wantError(t, f.do(http.MethodGet, "/authorize/complete", nil, nil), 405, "method_not_allowed", "invalid_request")
-	})
-	t.Run("checker down", func(t *testing.T) {
-		f.checker.err = errors.New("disk on fire")
-		defer func() { f.checker.err = nil }()
-		wantError(t, f.postForm("/authorize/complete", newSubmission(), nil), 500, "internal", "server_error")
-	})
-	t.Run("checker unavailable", func(t *testing.T) {
-		f.checker.err = record.ErrUnavailable
-		defer func() { f.checker.err = nil }()
-		wantError(t, f.postForm("/authorize/complete", newSubmission(), nil), 503, "unavailable", "temporarily_unavailable")
-	})
 }
 
 // TestAcrossProviders: a second provider on the same store (a replica, or
@@ -365,7 +344,7 @@ func TestAcrossProviders(t *testing.T) {
 	page := f.waitPage(b)
 	replica := must(New(Options{Issuer: f.issuer, Store: f.store, Rand: rand.Reader, Now: f.clock.Now}))
 	mux := http.NewServeMux()
-	register(t, replica, f.store, f.checker, mux)
+	register(t, replica, f.store, f.checker, mux, f.relay)
 	do := func(method, target string, body url.Values, cookie string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(method, target, strings.NewReader(body.Encode()))
 		if body != nil {
@@ -376,10 +355,7 @@ func TestAcrossProviders(t *testing.T) {
 		mux.ServeHTTP(w, r)
 		return w
 	}
-	link := walletParams(t, page)
-	if w := do(http.MethodGet, "/authorize/request?"+url.Values{"request": {link.Get("request")}}.Encode(), nil, ""); w.Code != 200 {
-		t.Fatal(describe(w))
-	}
+	conn, req := f.scan(page)
 	// The stored key rotates: the next key signs from now on, the old one
 	// stays published.
 	next := must(newSigningKey(testStart, testStart.Add(time.Minute)))
@@ -393,8 +369,10 @@ func TestAcrossProviders(t *testing.T) {
 	if replica.keySet().signer.rec.ID != next.ID {
 		t.Fatal("the new key does not sign")
 	}
-	_, form := f.walletSubmission(page, "device")
-	if w := do(http.MethodPost, "/authorize/complete", form, ""); w.Code != 200 {
+	// The replica's poll sees the wallet's answer and records the approval.
+	f.answer(conn, proofAnswer(t, req, "device"))
+	status := strings.Replace(b.waitURL, "/authorize/wait", "/authorize/status", 1)
+	if w := do(http.MethodGet, status, nil, b.cookie); w.Code != 200 || !strings.Contains(w.Body.String(), `"state":"done"`) {
 		t.Fatal(describe(w))
 	}
 	v := responseParams(t, f.open(b), modeQuery)
@@ -430,12 +408,14 @@ func TestEmailDomain(t *testing.T) {
 func TestApprovedInTheLastSeconds(t *testing.T) {
 	f := newFixture(t)
 	late, later := f.authorize(authorizeQuery()), f.authorize(authorizeQuery())
-	_, form1 := f.walletSubmission(f.waitPage(late), "orb")
-	_, form2 := f.walletSubmission(f.waitPage(later), "orb")
+	conn1, req1 := f.scan(f.waitPage(late))
+	conn2, req2 := f.scan(f.waitPage(later))
 	f.clock.Advance(signinLifetime - time.Second)
-	for _, form := range []url.Values{form1, form2} {
-		if w := f.postForm("/authorize/complete", form, nil); w.Code != http.StatusOK {
-			t.Fatalf("complete: %s", describe(w))
+	f.answer(conn1, proofAnswer(t, req1, "orb"))
+	f.answer(conn2, proofAnswer(t, req2, "orb"))
+	for _, b := range []browser{late, later} {
+		if s := f.status(b); s != "done" {
+			t.Fatalf("status in the last second %q", s)
 		}
 	}
 	f.clock.Advance(finishGrace / 2)
@@ -522,8 +502,7 @@ func TestBindingCookieCleared(t *testing.T) {
 		f.approve(b, "device")
 		cleared("form_post finish", f.open(b), b)
 		b = f.authorize(authorizeQuery())
-		token := must(url.ParseQuery(must(url.Parse(b.waitURL)).RawQuery)).Get("r")
-		cleared("cancel", f.postForm("/authorize/cancel", url.Values{"r": {token}}, map[string]string{"Cookie": b.cookie}), b)
+		cleared("cancel", f.postForm("/authorize/cancel", url.Values{"r": {waitToken(b)}}, map[string]string{"Cookie": b.cookie}), b)
 		if w := f.open(b); len(w.Result().Cookies()) != 1 {
 			t.Errorf("%s: a cancelled request's page does not expire its cookie: %q", issuer, w.Header()["Set-Cookie"])
 		}

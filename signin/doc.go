@@ -21,9 +21,9 @@
 //	POST           /authorize/cancel                    Cancel → error=access_denied to the app
 //	POST           /authorize/retry                     Try again: a fresh bridge request, same sign-in
 //
-// Without Options.BridgeURL (only the provider's package tests build such
-// a flow; the server always sets one), /authorize/retry is replaced by the
-// former private wallet protocol (below, "worldid:// links").
+// The wallet talks to the relay only (below, "Wallet Bridge"): this
+// server has no wallet routes of its own, and Options.BridgeURL and
+// Options.Bridge are required.
 //
 // # Interfaces
 //
@@ -41,9 +41,8 @@
 // oidc/seal.go; the token layouts are in tokens.go). The browser token (in
 // the wait page's URL) holds the whole request, a random 128-bit request
 // id, the expiry (10 minutes), the SHA-256 of a 256-bit binding secret
-// and, once the page was shown, its bridge request (relay id and AES key);
-// a flow without a bridge also seals a wallet token (the id, expiry,
-// client_id and the redirect URI's host) into its worldid:// link. The sealing key is
+// and, once the page was shown, its bridge request (relay id and AES key).
+// The sealing key is
 // HKDF-SHA256 of the provider's current RSA signing key's PKCS #8 bytes, which every
 // replica loads from the store: any replica, before or after a restart,
 // opens a token, and a token names its key by the first 8 characters of
@@ -59,8 +58,7 @@
 // lost mark only keeps the page from saying "confirm in your wallet".
 // The proof's signal is the hex
 // SHA-256 of a label and the id (64 lowercase hex digits, no "0x", so SDKs
-// hash it as text; the bridge request carries its hash); the worldid://
-// link's match code is 5 characters of another hash of it.
+// hash it as text; the bridge request carries its hash).
 //
 // # Wait page
 //
@@ -155,8 +153,7 @@
 //     bounded in-memory table of 65,536 bridge ids: last call and last
 //     outcome; no goroutine). "retrieved" marks the request scanned
 //     (Store.MarkScanned, no durable write); "completed" is decrypted and
-//     verified exactly as the wallet route did (Checker with the app's
-//     environment, AppID = client_id, action "", the signal's hash, level
+//     verified (Checker with the app's environment, AppID = client_id, action "", the signal's hash, level
 //     orb or device) and approves the request in one atomic step; nothing
 //     is written before. An answer whose check failed for want of the
 //     store or checker is kept in memory and checked again on the next
@@ -204,20 +201,6 @@
 // gets another sub through 4.0 than through 3.0. The answer's id is not
 // compared (the signed nonce binds the proof). Without a key, or without
 // CheckerV4, the request is 3.0 only and a 4.0 answer is refused.
-//
-// # worldid:// links (a flow without a bridge)
-//
-// Only when Options.BridgeURL is empty (the provider's package tests), the
-// wait page carries worldid://signin?request=<wallet token>&server=<issuer>
-// and a match code, and the wallet routes are served:
-// GET /authorize/request?request=… returns
-// {"request","app_id","app_name","return_host","match_code","action"
-// (always ""),"signal","expires_at","submit"} and marks the request
-// scanned; POST /authorize/complete takes exactly request, proof,
-// merkle_root, nullifier_hash and verification_level (form-encoded) and
-// answers 200 {"status":"approved","return_to":"<host>"}, or 400, 403
-// access_denied, 409 cancelled or already_completed, 500/503. These are
-// kept until those tests drive the bridge; the server never serves them.
 //
 // # Not done
 //

@@ -82,8 +82,8 @@ type Provider interface {
 	Route(mux *http.ServeMux, path string, flags oauth.RouteFlags, m oauth.Methods)
 }
 
-// Options configures a Flow. Issuer, Store, Checker, Provider, Rand and
-// Now are required.
+// Options configures a Flow. Issuer, Store, Checker, Provider, Rand, Now,
+// BridgeURL and Bridge are required.
 type Options struct {
 	// Issuer is the provider's base URL ({base_url}, as oidc.Options).
 	Issuer  string
@@ -105,12 +105,9 @@ type Options struct {
 	SimulatorAllowed func(*http.Request) bool
 
 	// BridgeURL is the Wallet Bridge relay the wait pages create their
-	// requests at (doc.go "Wallet Bridge"). Empty: no bridge, and the wait
-	// page carries this server's own worldid:// wallet link instead (kept
-	// only for the provider's package tests; the server always sets one).
+	// requests at (doc.go "Wallet Bridge").
 	BridgeURL string
-	// Bridge is the relay client; nil: a client without its own timeout
-	// (every call is bounded by BridgeTimeout).
+	// Bridge is the relay client; its calls are bounded by BridgeTimeout.
 	Bridge *client.Client
 	// BridgeTimeout bounds each call to the relay; 0: 5 s. A slower relay
 	// is "unavailable" to the page.
@@ -147,8 +144,9 @@ type Flow struct {
 
 // New validates o and returns a Flow.
 func New(o Options) (*Flow, error) {
-	if o.Issuer == "" || o.Store == nil || o.Checker == nil || o.Provider == nil || o.Rand == nil || o.Now == nil {
-		return nil, errors.New("signin: Options.Issuer, Store, Checker, Provider, Rand and Now are required")
+	if o.Issuer == "" || o.Store == nil || o.Checker == nil || o.Provider == nil || o.Rand == nil || o.Now == nil ||
+		o.BridgeURL == "" || o.Bridge == nil {
+		return nil, errors.New("signin: Options.Issuer, Store, Checker, Provider, Rand, Now, BridgeURL and Bridge are required")
 	}
 	if (o.SimulatorPath == "") != (o.SimulatorAllowed == nil) {
 		return nil, errors.New("signin: Options.SimulatorPath and SimulatorAllowed go together")
@@ -161,38 +159,27 @@ func New(o Options) (*Flow, error) {
 	if rate == (ratelimit.Rate{}) {
 		rate = DefaultCreateRate
 	}
-	bc := o.Bridge
-	if bc == nil {
-		bc = &client.Client{}
-	}
 	return &Flow{issuer: o.Issuer, store: o.Store, checker: o.Checker, checkerV4: o.CheckerV4, provider: o.Provider, rand: o.Rand, now: o.Now, log: log,
 		out: oauth.Responder{Log: log, Prefix: "signin: ", Rand: o.Rand}, simPath: o.SimulatorPath, simAllowed: o.SimulatorAllowed,
-		bridgeURL: strings.TrimSuffix(o.BridgeURL, "/"), bridge: bc, bridgeWait: cmp.Or(o.BridgeTimeout, defaultBridgeTimeout), createLimit: ratelimit.New(rate, maxCreateKeys),
+		bridgeURL: strings.TrimSuffix(o.BridgeURL, "/"), bridge: o.Bridge, bridgeWait: cmp.Or(o.BridgeTimeout, defaultBridgeTimeout), createLimit: ratelimit.New(rate, maxCreateKeys),
 		polls: newPolls(maxPolled), observer: o.Observe}, nil
 }
 
 // Route paths.
 const (
-	pathWait          = "/authorize/wait"
-	pathStatus        = "/authorize/status"
-	pathCancel        = "/authorize/cancel"
-	pathRetry         = "/authorize/retry"
-	pathWalletRequest = "/authorize/request"
-	pathComplete      = "/authorize/complete"
+	pathWait   = "/authorize/wait"
+	pathStatus = "/authorize/status"
+	pathCancel = "/authorize/cancel"
+	pathRetry  = "/authorize/retry"
 )
 
 // Register adds the sign-in routes to mux, through the provider's route
-// wrapper: with a bridge, Try again; without, the worldid:// wallet's.
+// wrapper.
 func (f *Flow) Register(mux *http.ServeMux) {
 	f.provider.Route(mux, pathWait, oauth.PageRoute, oauth.Methods{http.MethodGet: f.serveWait})
 	f.provider.Route(mux, pathStatus, oauth.APIRoute, oauth.Methods{http.MethodGet: f.serveStatus})
 	f.provider.Route(mux, pathCancel, oauth.PageRoute, oauth.Methods{http.MethodPost: f.serveCancel})
-	if f.bridgeURL != "" {
-		f.provider.Route(mux, pathRetry, oauth.PageRoute, oauth.Methods{http.MethodPost: f.serveRetry})
-		return
-	}
-	f.provider.Route(mux, pathWalletRequest, oauth.APIRoute, oauth.Methods{http.MethodGet: f.serveWalletRequest})
-	f.provider.Route(mux, pathComplete, oauth.APIRoute, oauth.Methods{http.MethodPost: f.serveComplete})
+	f.provider.Route(mux, pathRetry, oauth.PageRoute, oauth.Methods{http.MethodPost: f.serveRetry})
 }
 
 func (f *Flow) random(n int) ([]byte, error) {

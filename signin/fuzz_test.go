@@ -14,48 +14,37 @@ import (
 // testNullifier is a valid field element in canonical form.
 const testNullifier = "0x0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
 
-func FuzzParseSubmission(f *testing.F) {
-	f.Add("request=" + strings.Repeat("ab", 32) + "&proof=0x00&merkle_root=0x01&nullifier_hash=" + testNullifier + "&verification_level=orb")
-	f.Add("request=x&request=y")
-	f.Add("merkle_root=%20%200X1f%20")
-	f.Fuzz(func(t *testing.T, raw string) {
-		v, e := oauth.ParseQuery(raw)
+// FuzzParseProof: a wallet answer's proof fields are accepted only in
+// their bounds, with a canonical nullifier hash as the subject.
+func FuzzParseProof(f *testing.F) {
+	f.Add("0x00", "0x01", testNullifier, "orb")
+	f.Add(strings.Repeat("0", 4097), "0x01", testNullifier, "device")
+	f.Add("0x00", "%20%200X1f%20", "0X"+strings.Repeat("f", 64), "document")
+	f.Fuzz(func(t *testing.T, proof, root, nullifier, level string) {
+		s, e := parseProof(proof, root, nullifier, level)
 		if e != nil {
 			return
 		}
-		s, e := parseSubmission(v)
-		if e != nil {
-			return
-		}
-		if s.request == "" || len(s.request) > maxWalletToken || (s.level != oauth.LevelOrb && s.level != oauth.LevelDevice) || len(s.sub) != 66 || !isLowerHex(s.sub[2:], 64) {
-			t.Fatalf("accepted %q: %+v", raw, s)
+		if len(s.proof) > maxProofBytes || (s.level != oauth.LevelOrb && s.level != oauth.LevelDevice) || len(s.sub) != 66 || !isLowerHex(s.sub[2:], 64) {
+			t.Fatalf("accepted %q %q %q %q: %+v", proof, root, nullifier, level, s)
 		}
 	})
 }
 
-// FuzzOpenTokens feeds arbitrary plaintexts to both request-token
-// parsers through a provider whose sealing is the identity: never a
-// panic, a browser token opens only with an id and binding of the right
-// size, and a wallet token opens only when it is the canonical encoding
-// of what it opened to.
+// FuzzOpenTokens feeds arbitrary plaintexts to the request-token parser
+// through a provider whose sealing is the identity: never a panic, and a
+// browser token opens only with an id and binding of the right size.
 func FuzzOpenTokens(f *testing.F) {
 	fl := &Flow{provider: plainSealer{}}
 	id := bytes.Repeat([]byte{1}, requestIDBytes)
 	f.Add(must(fl.sealPending(pendingRequest{ID: id, Binding: make([]byte, bindingBytes), Expires: 1, Request: oauth.Request{ClientID: "app"}})))
-	f.Add(must(fl.sealWallet(walletRequest{ID: id, Expires: 1, ClientID: "app", ReturnHost: "rp.example"})))
 	f.Add(must(fl.sealPending(pendingRequest{ID: id, Binding: make([]byte, bindingBytes), Expires: 1, Request: oauth.Request{ClientID: "app"},
 		Bridge: &bridgeRef{ID: "0f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b", Key: make([]byte, 32)}})))
 	f.Add("browser.e30")
-	f.Add("wallet.AAAA")
 	f.Fuzz(func(t *testing.T, token string) {
 		if req, err := fl.openPending(token); err == nil && (len(req.ID) != requestIDBytes || len(req.Binding) != bindingBytes ||
 			req.Bridge != nil && !req.Bridge.valid()) {
 			t.Fatalf("opened %q to %+v", token, req)
-		}
-		if req, err := fl.openWallet(token); err == nil {
-			if again := must(fl.sealWallet(req)); again != token {
-				t.Fatalf("wallet token %q opened to %+v, which seals to %q", token, req, again)
-			}
 		}
 	})
 }

@@ -29,14 +29,12 @@ type waitPageData struct {
 	QR                            template.HTML // server-rendered SVG (internal/leaf/qr) of the connect URL; empty without one
 	// ConnectURL is the "Open World App" button's connect URL (with
 	// return_to, the same-device flow).
-	ConnectURL                  template.URL
-	MatchCode                   string // empty with a bridge: World App shows none
-	Token, CancelURL, StatusURL string
-	RetryURL                    string // "" without a bridge
-	State, Message              string // the initial state (waitState)
-	ExpiresUnix                 int64
-	Expires                     string // RFC 3339, UTC
-	SimulatorURL                string // "" unless the developer simulator serves this client
+	ConnectURL                            template.URL
+	Token, CancelURL, StatusURL, RetryURL string
+	State, Message                        string // the initial state (waitState)
+	ExpiresUnix                           int64
+	Expires                               string // RFC 3339, UTC
+	SimulatorURL                          string // "" unless the developer simulator serves this client
 }
 
 // scopeDescriptions say what each scope the provider grants gives the app.
@@ -63,24 +61,18 @@ func (f *Flow) renderWait(w http.ResponseWriter, r *http.Request, req pendingReq
 		f.out.ErrorPage(w, f.out.Internal("wait: redirect_uri", err))
 		return
 	}
-	qrText, button, match, err := f.walletLinks(req, app, token, target.Host)
-	if err != nil {
-		f.out.ErrorPage(w, f.out.Internal("wait: wallet link", err))
-		return
-	}
+	qrText, button := f.walletLinks(req, app, token)
 	var grants []string
 	for s := range strings.SplitSeq(req.Scope, " ") {
 		grants = append(grants, scopeDescriptions[s])
 	}
 	data := waitPageData{
 		AppName: app.Name, ClientID: app.ID, ReturnHost: target.Host, Grants: grants,
-		ConnectURL: template.URL(button), MatchCode: match,
-		Token: token, CancelURL: f.issuer + pathCancel, StatusURL: f.issuer + pathStatus + "?" + url.Values{"r": {token}}.Encode(),
-		State: pageState(st.State), Message: st.Message,
+		ConnectURL: template.URL(button),
+		Token:      token, CancelURL: f.issuer + pathCancel, StatusURL: f.issuer + pathStatus + "?" + url.Values{"r": {token}}.Encode(),
+		RetryURL: f.issuer + pathRetry,
+		State:    pageState(st.State), Message: st.Message,
 		ExpiresUnix: req.Expires, Expires: req.expiresAt().UTC().Format(time.RFC3339),
-	}
-	if f.bridgeURL != "" {
-		data.RetryURL = f.issuer + pathRetry
 	}
 	if qrText != "" {
 		code, err := qr.Encode([]byte(qrText))
@@ -100,22 +92,13 @@ func (f *Flow) renderWait(w http.ResponseWriter, r *http.Request, req pendingReq
 	})
 }
 
-// walletLinks are the QR code's text and the button's link: with a bridge,
-// the connect URL of the page's bridge request (the button's with
-// return_to, this page; the QR code's without, as it is read on another
-// device, which could not finish here); none if it could not be created.
-// Without a bridge, the worldid:// link and its match code.
-func (f *Flow) walletLinks(req pendingRequest, app record.App, token, returnHost string) (qrText, button, match string, err error) {
-	if f.bridgeURL != "" {
-		if req.Bridge == nil {
-			return "", "", "", nil
-		}
-		return f.connect(app, req.Bridge, ""), f.connect(app, req.Bridge, f.waitURL(token)), "", nil
+// walletLinks are the QR code's text and the button's link: the connect
+// URL of the page's bridge request (the button's with return_to, this
+// page; the QR code's without, as it is read on another device, which
+// could not finish here); none if it could not be created.
+func (f *Flow) walletLinks(req pendingRequest, app record.App, token string) (qrText, button string) {
+	if req.Bridge == nil {
+		return "", ""
 	}
-	walletToken, err := f.sealWallet(walletRequest{ID: req.ID, Expires: req.Expires, ClientID: req.ClientID, ReturnHost: returnHost})
-	if err != nil {
-		return "", "", "", err
-	}
-	link := f.walletLink(walletToken)
-	return link, link, matchCode(req.ID), nil
+	return f.connect(app, req.Bridge, ""), f.connect(app, req.Bridge, f.waitURL(token))
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,18 +16,16 @@ import (
 )
 
 // Pending sign-ins are not stored (doc.go "Pending sign-ins"): the
-// browser's wait-page URL and the wallet's link each carry the request
-// sealed by the provider (Provider.Seal: AES-256-GCM under a key derived
+// browser's wait-page URL carries the request sealed by the provider (Provider.Seal: AES-256-GCM under a key derived
 // from its signing key, which every replica loads from the store). The
 // store only learns of a request when the wallet or the browser acts on it
 // (record.SigninProgress).
 const (
 	requestIDBytes = 16
 	bindingBytes   = 32
-	// Purposes (the sealing's additional data) of the two token kinds,
-	// so that one cannot be used as the other.
+	// purposeBrowser is the sealing's additional data of the browser's
+	// token, so that no value sealed for another purpose can be used as one.
 	purposeBrowser = "browser"
-	purposeWallet  = "wallet"
 )
 
 var errBadToken = errors.New("signin: request token is malformed or was not issued here")
@@ -58,20 +55,6 @@ func progressID(id []byte) string { return oauth.HashHex(string(id)) }
 // request id, so that a proof belongs to exactly one request.
 func signalOf(id []byte) string { return oauth.HashHex("worldid sign-in signal\x00" + string(id)) }
 
-// matchAlphabet has no 0/O, 1/I/L: the code is read off one screen and
-// compared with another.
-const matchAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
-
-// matchCode is the 5-character code the wait page and the wallet both show.
-func matchCode(id []byte) string {
-	sum := sha256.Sum256(append([]byte("worldid sign-in match\x00"), id...))
-	var b strings.Builder
-	for _, c := range sum[:5] {
-		b.WriteByte(matchAlphabet[int(c)%len(matchAlphabet)])
-	}
-	return b.String()
-}
-
 func (f *Flow) sealPending(r pendingRequest) (string, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -90,45 +73,6 @@ func (f *Flow) openPending(token string) (pendingRequest, error) {
 		r.Bridge != nil && !r.Bridge.valid() {
 		return r, errBadToken
 	}
-	return r, nil
-}
-
-// walletRequest is the wallet's token, kept small because it is the bulk
-// of the QR code: id ‖ expiry (8 bytes) ‖ len(client_id) ‖ client_id ‖
-// return host.
-type walletRequest struct {
-	ID         []byte
-	Expires    int64
-	ClientID   string
-	ReturnHost string
-}
-
-func (f *Flow) sealWallet(r walletRequest) (string, error) {
-	if len(r.ClientID) > 255 {
-		return "", errors.New("signin: client_id longer than 255 bytes")
-	}
-	b := append([]byte{}, r.ID...)
-	b = binary.BigEndian.AppendUint64(b, uint64(r.Expires))
-	b = append(b, byte(len(r.ClientID)))
-	b = append(b, r.ClientID...)
-	b = append(b, r.ReturnHost...)
-	return f.provider.Seal(purposeWallet, b)
-}
-
-func (f *Flow) openWallet(token string) (walletRequest, error) {
-	var r walletRequest
-	b, err := f.provider.Open(purposeWallet, token)
-	if err != nil {
-		return r, err
-	}
-	if len(b) < requestIDBytes+9 || len(b) < requestIDBytes+9+int(b[requestIDBytes+8]) {
-		return r, errBadToken
-	}
-	r.ID = b[:requestIDBytes]
-	r.Expires = int64(binary.BigEndian.Uint64(b[requestIDBytes:]))
-	n := int(b[requestIDBytes+8])
-	rest := b[requestIDBytes+9:]
-	r.ClientID, r.ReturnHost = string(rest[:n]), string(rest[n:])
 	return r, nil
 }
 

@@ -146,7 +146,7 @@ func (f *Flow) serveWait(w http.ResponseWriter, r *http.Request) {
 		f.endedPage(ctx, w, req, cur.State)
 	case cur.State == record.SigninCancelled, cur.State == record.SigninFinished:
 		f.endedPage(ctx, w, req, cur.State)
-	case f.bridgeURL != "" && req.Bridge == nil:
+	case req.Bridge == nil:
 		// Shown for the first time: the page gets its bridge request.
 		f.showBridge(w, r, req, q.Get("r"))
 	default:
@@ -245,7 +245,7 @@ func (f *Flow) serveStatus(w http.ResponseWriter, r *http.Request) {
 // the relay (pollBridge); one whose creation failed is unavailable.
 func (f *Flow) statusOf(ctx context.Context, req pendingRequest, state string) waitState {
 	switch {
-	case state != statePending && state != record.SigninScanned || f.bridgeURL == "":
+	case state != statePending && state != record.SigninScanned:
 		return waitState{State: pageState(state)}
 	case req.Bridge == nil:
 		return waitState{State: stateUnavailable, Message: errBridgeDown().Detail}

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
-	"slices"
-	"strconv"
-	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
@@ -17,126 +13,20 @@ import (
 	"worldid/semaphore"
 )
 
-// The wallet's side of a sign-in (doc.go "Wallet protocol"): it reads the
-// request's details, proves, and posts the proof. It never receives the
-// authorization response; the browser that started the sign-in does.
+// The wallet's answer (doc.go "Wallet Bridge"): its World ID 3.0 proof is
+// read at the boundary, checked against the request's signal, and
+// approves the request once. The wallet never receives the authorization
+// response; the browser that started the sign-in does.
 
-const (
-	// maxProofBytes bounds the posted proof; every encoding of
-	// doc/crypto.md §g fits in well under 2 KiB.
-	maxProofBytes = 4096
-	// maxWalletToken bounds the wallet token (about 150 characters).
-	maxWalletToken = 1024
-	// walletScheme is the deep link the wait page and its QR code carry.
-	walletScheme = "worldid://signin?"
-)
+// maxProofBytes bounds the wallet's proof; every encoding of
+// doc/crypto.md §g fits in well under 2 KiB.
+const maxProofBytes = 4096
 
-// walletLink is the deep link of a pending request: the wallet token and
-// the server to ask for its details.
-func (f *Flow) walletLink(token string) string {
-	return walletScheme + url.Values{"request": {token}, "server": {f.issuer}}.Encode()
-}
-
-// walletDetails answers GET /authorize/request: what the wallet shows and
-// needs to prove.
-type walletDetails struct {
-	Request    string `json:"request"`
-	AppID      string `json:"app_id"`
-	AppName    string `json:"app_name"`
-	ReturnHost string `json:"return_host"`
-	MatchCode  string `json:"match_code"`
-	Action     string `json:"action"`
-	Signal     string `json:"signal"`
-	ExpiresAt  string `json:"expires_at"` // RFC 3339, UTC
-	Submit     string `json:"submit"`
-	// Environment is "staging" for a staging app, whose proofs come from
-	// the staging trees; absent for production.
-	Environment string `json:"environment,omitempty"`
-}
-
-// serveWalletRequest returns the details of a pending request and marks it
-// scanned, so that the wait page asks the user to confirm in the wallet.
-func (f *Flow) serveWalletRequest(w http.ResponseWriter, r *http.Request) {
-	q, e := oauth.ParseQuery(r.URL.RawQuery)
-	if e != nil {
-		f.out.WriteError(w, e)
-		return
-	}
-	params, e := oauth.StrictParams(q)
-	if e != nil {
-		f.out.WriteError(w, e)
-		return
-	}
-	req, e := f.walletRequestOf(params["request"])
-	if e != nil {
-		f.out.WriteError(w, e)
-		return
-	}
-	ctx := r.Context()
-	app, err := f.store.App(ctx, req.ClientID)
-	if errors.Is(err, record.ErrNotFound) {
-		f.out.WriteError(w, errAccessDenied("the client was deleted by the operator"))
-		return
-	}
-	if err != nil {
-		f.out.WriteError(w, f.out.Internal("wallet request: load app", err))
-		return
-	}
-	if e := f.markScanned(ctx, req); e != nil {
-		f.out.WriteError(w, e)
-		return
-	}
-	f.out.WriteJSON(w, http.StatusOK, walletDetails{
-		Request: params["request"], AppID: app.ID, AppName: app.Name, ReturnHost: req.ReturnHost,
-		MatchCode: matchCode(req.ID), Action: "", Signal: signalOf(req.ID),
-		ExpiresAt: time.Unix(req.Expires, 0).UTC().Format(time.RFC3339), Submit: f.issuer + pathComplete,
-		Environment: stagingOnly(app),
-	})
-}
-
-// stagingOnly is "staging" for a staging app and "" for production, whose
-// environment the wallet assumes.
-func stagingOnly(app record.App) string {
-	if app.Staging {
-		return app.Environment()
-	}
-	return ""
-}
-
-// markScanned marks the first scan, which writes nothing durable (a
-// lost mark only keeps the page from saying "confirm in your wallet");
-// later reads of a scanned request do nothing, and a cancelled or
-// completed one is refused.
-func (f *Flow) markScanned(ctx context.Context, req walletRequest) *oauth.Error {
-	id := progressID(req.ID)
-	cur, err := f.store.SigninProgress(ctx, id)
-	switch {
-	case errors.Is(err, record.ErrNotFound):
-		if err := f.store.MarkScanned(ctx, id, progressExpiry(req.Expires)); err != nil {
-			f.log.Warn("signin: wallet request: mark scanned", "err", err)
-		}
-		return nil
-	case err != nil:
-		return f.out.Internal("wallet request: read progress", err)
-	case cur.State == record.SigninScanned:
-		return nil
-	}
-	return f.progressError(cur, record.ErrExists)
-}
-
-// walletRequestOf opens a wallet token that has not expired.
-func (f *Flow) walletRequestOf(token string) (walletRequest, *oauth.Error) {
-	if token == "" {
-		return walletRequest{}, oauth.ErrRequired("request")
-	}
-	req, err := f.openWallet(token)
-	if err != nil {
-		return req, oauth.ErrInvalid("request", "the sign-in request is unknown or damaged")
-	}
-	if !f.now().Before(time.Unix(req.Expires, 0)) {
-		return req, errExpired()
-	}
-	return req, nil
+// walletRequest is what the approval of a request needs of it.
+type walletRequest struct {
+	ID       []byte
+	Expires  int64
+	ClientID string
 }
 
 // progressError explains why a wallet action cannot proceed: the request
@@ -153,13 +43,8 @@ func (f *Flow) progressError(cur record.SigninProgress, err error) *oauth.Error 
 	return oauth.NewError(http.StatusConflict, "already_completed", "invalid_request", "request", "the sign-in request was already completed")
 }
 
-func errExpired() *oauth.Error {
-	return oauth.NewError(http.StatusBadRequest, "expired", "invalid_request", "request", "the sign-in request expired; start again in the browser")
-}
-
-// submission is the wallet's POST to /authorize/complete.
+// submission is the proof of a wallet's answer.
 type submission struct {
-	request       string // the wallet token
 	proof         string
 	merkleRoot    [32]byte
 	nullifierHash [32]byte
@@ -167,37 +52,7 @@ type submission struct {
 	level         string
 }
 
-var submissionFields = []string{"request", "proof", "merkle_root", "nullifier_hash", "verification_level"}
-
-// parseSubmission checks the wallet's form: exactly the five fields, each
-// once; request at most 1 KiB; field elements in VerifyHex syntax
-// and below p (doc/crypto.md §a, §g); verification_level orb or device.
-func parseSubmission(v url.Values) (submission, *oauth.Error) {
-	var s submission
-	params, e := oauth.StrictParams(v)
-	if e != nil {
-		return s, e
-	}
-	for name := range params {
-		if !slices.Contains(submissionFields, name) {
-			return s, oauth.ErrInvalid(name, "unknown parameter "+strconv.Quote(name))
-		}
-	}
-	for _, name := range submissionFields {
-		if params[name] == "" {
-			return s, oauth.ErrRequired(name)
-		}
-	}
-	if len(params["request"]) > maxWalletToken {
-		return s, oauth.ErrInvalid("request", "request is longer than 1024 bytes")
-	}
-	s, e = parseProof(params["proof"], params["merkle_root"], params["nullifier_hash"], params["verification_level"])
-	s.request = params["request"]
-	return s, e
-}
-
-// parseProof checks a World ID 3.0 proof's fields, from the wallet's form
-// or a bridge answer: proof at most 4 KiB; field elements in VerifyHex
+// parseProof checks a World ID 3.0 answer's proof fields: proof at most 4 KiB; field elements in VerifyHex
 // syntax and below p (doc/crypto.md §a, §g); level orb or device.
 func parseProof(proof, merkleRoot, nullifierHash, level string) (submission, *oauth.Error) {
 	var s submission
@@ -231,40 +86,6 @@ func parseFE(name, s string) ([32]byte, fr.Element, *oauth.Error) {
 		return b, x, oauth.ErrInvalid(name, name+" is not less than the field modulus")
 	}
 	return b, x, nil
-}
-
-// approval is the wallet's answer to a completed proof.
-type approval struct {
-	Status   string `json:"status"`    // "approved"
-	ReturnTo string `json:"return_to"` // the host the browser returns to
-}
-
-// serveComplete takes the wallet's proof for a pending request. Nothing is
-// consumed until the proof verifies: a malformed form, an unknown, expired,
-// cancelled or completed request, or a proof that does not verify leaves
-// the request pending (the wallet may retry). A verified proof approves
-// the request, once; the browser then finishes it.
-func (f *Flow) serveComplete(w http.ResponseWriter, r *http.Request) {
-	v, e := oauth.ReadForm(w, r)
-	if e != nil {
-		f.out.WriteError(w, e)
-		return
-	}
-	s, e := parseSubmission(v)
-	if e != nil {
-		f.out.WriteError(w, e)
-		return
-	}
-	req, e := f.walletRequestOf(s.request)
-	if e != nil {
-		f.out.WriteError(w, e)
-		return
-	}
-	if e := f.approve(r.Context(), req, s); e != nil {
-		f.out.WriteError(w, e)
-		return
-	}
-	f.out.WriteJSON(w, http.StatusOK, approval{Status: record.SigninApproved, ReturnTo: req.ReturnHost})
 }
 
 // approve checks the state, then the proof against the request's signal,
@@ -326,4 +147,13 @@ func errAccessDenied(detail string) *oauth.Error {
 func signalHash(signal string) [32]byte {
 	h := semaphore.HashSignal(signal)
 	return h.Bytes()
+}
+
+// stagingOnly is "staging" for a staging app and "" for production, whose
+// environment the wallet assumes.
+func stagingOnly(app record.App) string {
+	if app.Staging {
+		return app.Environment()
+	}
+	return ""
 }

@@ -293,7 +293,7 @@ func TestBrowserSignIn(t *testing.T) {
 	t.Parallel()
 	e := newBrowserEnv(t)
 	// Without -simulator there is no simulator, even for loopback.
-	if r := call(http.MethodGet, e.p.public+"/simulator?link=worldid://signin", "", "")(t); r.status != http.StatusNotFound {
+	if r := call(http.MethodGet, e.p.public+"/simulator?link="+url.QueryEscape("https://world.org/verify?t=wld"), "", "")(t); r.status != http.StatusNotFound {
 		t.Fatalf("simulator without -simulator: %d", r.status)
 	}
 
@@ -423,10 +423,10 @@ func TestBrowserExpiredRequest(t *testing.T) {
 	defer cancelAlloc()
 	tab, cancelTab := chromedp.NewContext(alloc)
 	defer cancelTab()
-	if err := chromedp.Do(tab, chromedp.Navigate(h.authorizeURL()), chromedp.WaitVisible(chromedp.ID("match-code"))); err != nil {
+	if err := chromedp.Do(tab, chromedp.Navigate(h.authorizeURL()), chromedp.WaitVisible(chromedp.ID("wallet-link"))); err != nil {
 		t.Fatal(err)
 	}
-	first, _ := chromedp.Run(tab, chromedp.Text(chromedp.ID("match-code")))
+	first, _ := chromedp.Run(tab, chromedp.AttributeValue(chromedp.ID("wallet-link"), "href"))
 	h.clock.Add(11 * time.Minute)
 	// The polling script notices by itself.
 	if err := chromedp.Do(tab, chromedp.WaitVisible(chromedp.ID("restart"))); err != nil {
@@ -435,14 +435,14 @@ func TestBrowserExpiredRequest(t *testing.T) {
 	if text, _ := chromedp.Run(tab, chromedp.Text(chromedp.CSS("h1"))); !strings.Contains(text, "expired") {
 		t.Fatalf("expired page heading %q", text)
 	}
-	if err := chromedp.Do(tab, chromedp.Click(chromedp.ID("restart")), chromedp.WaitVisible(chromedp.ID("match-code"))); err != nil {
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.ID("restart")), chromedp.WaitVisible(chromedp.ID("wallet-link"))); err != nil {
 		t.Fatal(err)
 	}
-	second, _ := chromedp.Run(tab, chromedp.Text(chromedp.ID("match-code")))
+	second, _ := chromedp.Run(tab, chromedp.AttributeValue(chromedp.ID("wallet-link"), "href"))
 	loc, _ := chromedp.Run(tab, chromedp.Location())
 	u, err := url.Parse(loc)
-	if err != nil || u.Path != "/authorize/wait" || second == first {
-		t.Fatalf("starting again led to %s with match code %q (was %q)", loc, second, first)
+	if err != nil || u.Path != "/authorize/wait" || !second.Exists || second.Value == first.Value {
+		t.Fatalf("starting again led to %s with connect URL %q (was %q)", loc, second.Value, first.Value)
 	}
 }
 
@@ -456,7 +456,7 @@ func TestBrowserSimulator(t *testing.T) {
 		t.Errorf("no start-up warning:\n%s", out)
 	}
 	// A client that came through a proxy is not served.
-	if r := call(http.MethodGet, e.p.public+"/simulator?link=worldid://signin", "", "", "X-Forwarded-For", "192.0.2.7")(t); r.status != http.StatusNotFound {
+	if r := call(http.MethodGet, e.p.public+"/simulator?link="+url.QueryEscape("https://world.org/verify?t=wld"), "", "", "X-Forwarded-For", "192.0.2.7")(t); r.status != http.StatusNotFound {
 		t.Fatalf("simulator through a proxy: %d", r.status)
 	}
 	waiting, _ := e.tab(t)

@@ -18,7 +18,11 @@ import (
 	"time"
 	"worldid/admin"
 	"worldid/babyjub"
+	"worldid/bridge"
+	"worldid/bridge/client"
+	"worldid/bridge/relay"
 	"worldid/field"
+	"worldid/internal/leaf/ratelimit"
 	"worldid/internal/wallet"
 	worldoidc "worldid/oidc"
 	"worldid/record"
@@ -195,7 +199,8 @@ func tally(out []verifyOutcome) map[string]int {
 // ---- Sign-in: an in-process provider on a real store ----
 
 // signinHarness is an OpenID provider and its sign-in flow on a real store with a settable
-// clock and a checker that accepts every proof.
+// clock and a checker that accepts every proof; the built-in Wallet Bridge
+// relay (in memory) is served on the same listener, as -bridge-url self does.
 type signinHarness struct {
 	srv    *httptest.Server
 	db     *store.DB
@@ -218,7 +223,13 @@ func newSigninHarness(t *testing.T) *signinHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flow, err := signin.New(signin.Options{Issuer: h.srv.URL, Store: h.db, Checker: acceptingChecker{}, Provider: h.p, Rand: rand.Reader, Now: h.clock.Now})
+	rl, err := relay.New(relay.Options{Store: relay.NewMemory(1<<12, 1<<26), Now: h.clock.Now, Rand: rand.Reader, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl.Register(mux, "")
+	flow, err := signin.New(signin.Options{Issuer: h.srv.URL, Store: h.db, Checker: acceptingChecker{}, Provider: h.p, Rand: rand.Reader, Now: h.clock.Now,
+		BridgeURL: h.srv.URL, Bridge: &client.Client{}, CreateRate: ratelimit.Rate{Burst: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,16 +244,18 @@ func (h *signinHarness) authorizeURL() string {
 	return h.srv.URL + "/authorize?" + v.Encode()
 }
 
-// complete submits the wallet's form for a pending request; the proof
-// fields are placeholders the accepting checker takes.
-func (h *signinHarness) complete(request, nullifier string) (reply, error) {
-	form := url.Values{"request": {request}, "proof": {"0x00"}, "merkle_root": {"0x01"}, "nullifier_hash": {nullifier}, "verification_level": {"orb"}}
-	req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/authorize/complete", strings.NewReader(form.Encode()))
+// answer is the wallet's answer to the page's bridge request, through the
+// relay; the proof fields are placeholders the accepting checker takes.
+func (h *signinHarness) answer(ctx context.Context, b pendingBrowser, nullifier string) error {
+	conn, err := bridge.ParseConnect(b.connect)
 	if err != nil {
-		return reply{}, err
+		return err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return roundTrip(req)
+	var wc client.Client
+	if _, err := wc.Fetch(ctx, conn); err != nil {
+		return err
+	}
+	return wc.Answer(ctx, conn, rand.Reader, bridge.Response{Proof: "0x00", MerkleRoot: "0x01", NullifierHash: nullifier, VerificationLevel: "orb"})
 }
 
 // codeOf is the code of a successful redirect, or "".
@@ -264,14 +277,13 @@ func (h *signinHarness) signIn(nullifier string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	r, err := h.complete(b.link.Get("request"), nullifier)
-	if err != nil {
+	if err := h.answer(context.Background(), b, nullifier); err != nil {
 		return "", err
 	}
-	if r.status != http.StatusOK {
-		return "", fmt.Errorf("complete: %d %s", r.status, r.body)
-	}
-	if r, err = b.finish(); err != nil {
+	// The flow asks the relay at most once a second per sign-in.
+	h.clock.Add(time.Second)
+	r, err := b.finishWhenDone()
+	if err != nil {
 		return "", err
 	}
 	if code := codeOf(r); code != "" {
@@ -354,23 +366,45 @@ func TestConcurrentSingleUseCodes(t *testing.T) {
 			t.Errorf("userinfo with the tokens of a replayed code: %d", r.status)
 		}
 	})
-	t.Run("one sign-in request, many submissions and finishes", func(t *testing.T) {
+	t.Run("one sign-in request, many answers, polls and finishes", func(t *testing.T) {
 		pending := pendingSignin(t, h.authorizeURL())
 		replies := make([]reply, n)
-		nullifier := randomFE()
-		together(n, func(i int) { replies[i], _ = h.complete(pending.link.Get("request"), nullifier) })
-		approved := 0
-		for i, r := range replies {
+		conn, err := bridge.ParseConnect(pending.connect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wc client.Client
+		if _, err := wc.Fetch(t.Context(), conn); err != nil {
+			t.Fatal(err)
+		}
+		answers := make([]error, n)
+		together(n, func(i int) {
+			answers[i] = wc.Answer(t.Context(), conn, rand.Reader, bridge.Response{Proof: "0x00", MerkleRoot: "0x01", NullifierHash: randomFE(), VerificationLevel: "orb"})
+		})
+		accepted := 0
+		for i, err := range answers {
+			var se *client.StatusError
 			switch {
-			case r.status == http.StatusOK:
-				approved++
-			case r.status == http.StatusConflict && r.errorCode() == "already_completed":
+			case err == nil:
+				accepted++
+			case errors.As(err, &se) && se.Status == http.StatusConflict:
 			default:
-				t.Errorf("submission %d: %d %s", i, r.status, r.body)
+				t.Errorf("answer %d: %v", i, err)
 			}
 		}
-		if approved != 1 {
-			t.Fatalf("%d submissions approved, want 1", approved)
+		if accepted != 1 {
+			t.Fatalf("%d answers accepted, want 1", accepted)
+		}
+		h.clock.Add(time.Second)
+		states := make([]string, n)
+		together(n, func(i int) { states[i], _ = pending.state() })
+		for i, s := range states {
+			if s != "pending" && s != "done" {
+				t.Errorf("poll %d: %q", i, s)
+			}
+		}
+		if s, err := pending.awaitState(); s != "done" || err != nil {
+			t.Fatalf("after the polls: %q %v", s, err)
 		}
 		together(n, func(i int) { replies[i], _ = pending.finish() })
 		var codes []string

@@ -216,7 +216,7 @@ func newStatusStub(t *testing.T) *statusStub {
 			// The wait page's fields (package signin fills them).
 			return map[string]any{"Title": h.Title, "Nonce": h.Nonce, "Style": h.Style, "Refresh": 0,
 				"AppName": "Stub RP", "ClientID": "app_stub", "ReturnHost": "rp.example", "Grants": []string{"a pairwise identifier"},
-				"QR": template.HTML(code.SVG("qr", "QR code")), "ConnectURL": template.URL(connect), "MatchCode": "",
+				"QR": template.HTML(code.SVG("qr", "QR code")), "ConnectURL": template.URL(connect),
 				"Token": "tok", "CancelURL": "/cancel", "StatusURL": "/status", "RetryURL": "/retry", "State": "pending", "Message": "",
 				"Expires": exp.UTC().Format(time.RFC3339), "ExpiresUnix": exp.Unix(), "SimulatorURL": ""}
 		})

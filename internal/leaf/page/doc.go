@@ -11,7 +11,7 @@
 // visible focus ring on every control. The wait page shows the app's name,
 // the host it returns to, the status line (role=status, aria-live=polite:
 // announced), the QR code, "Open World App" (the connect URL; first on a
-// narrow or touch screen, after the QR code otherwise), the match code,
+// narrow or touch screen, after the QR code otherwise),
 // Cancel (above the fold on 1280×800, 1366×768 and 390×844), the expiry,
 // what the app receives and the warning never to scan a code someone sent.
 // Its script polls the status route and shows each state's line

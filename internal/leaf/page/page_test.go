@@ -46,7 +46,7 @@ func TestRenderCSP(t *testing.T) {
 	m := nonceRE.FindStringSubmatch(w.Body.String())
 	csp := w.Header().Get("Content-Security-Policy")
 	if w.Code != http.StatusGone || m == nil || !strings.Contains(csp, "style-src 'nonce-"+m[1]+"'") || strings.Contains(csp, "script-src") ||
-		!strings.Contains(csp, "default-src 'none'") || !strings.Contains(w.Body.String(), "&lt;detail&gt;") || !strings.Contains(w.Body.String(), "#match-code{") {
+		!strings.Contains(csp, "default-src 'none'") || !strings.Contains(w.Body.String(), "&lt;detail&gt;") || !strings.Contains(w.Body.String(), ".qr-frame{") {
 		t.Fatalf("%d %q\n%s", w.Code, csp, w.Body)
 	}
 	if w.Header().Get("Cache-Control") != "no-store" {
@@ -69,7 +69,6 @@ type waitData struct {
 	Grants                        []string
 	QR                            template.HTML
 	ConnectURL                    template.URL
-	MatchCode                     string
 	Token, CancelURL, StatusURL   string
 	RetryURL                      string
 	State, Message                string
@@ -82,7 +81,7 @@ const testQR = `<svg xmlns="http://www.w3.org/2000/svg" id="qr" role="img" aria-
 
 func sampleWait(state, message string) waitData {
 	return waitData{AppName: "Example <App>", ClientID: "app_1", ReturnHost: "rp.example", Grants: []string{"a pairwise identifier"},
-		QR: testQR, ConnectURL: "https://world.org/verify?t=wld&i=abc&k=key", MatchCode: "K7Q2P", Token: "tok",
+		QR: testQR, ConnectURL: "https://world.org/verify?t=wld&i=abc&k=key", Token: "tok",
 		CancelURL: "/authorize/cancel", StatusURL: "/authorize/status?r=tok", RetryURL: "/authorize/retry",
 		State: state, Message: message, Expires: "2026-11-28T00:10:00Z", ExpiresUnix: 1795824600}
 }
@@ -151,7 +150,7 @@ func TestWaitPageStates(t *testing.T) {
 			`<a id="wallet-link" class="button" href="https://world.org/verify?t=wld&amp;i=abc&amp;k=key">Open World App</a>`,
 			`<button id="cancel" class="secondary" type="submit">Cancel</button>`, `<div class="qr-frame"><svg`,
 			`<time id="expires" datetime="2026-11-28T00:10:00Z">00:10 UTC</time>`, `exp= 1795824600 *1000`,
-			`<input type="hidden" name="r" value="tok">`, `<strong id="match-code">K7Q2P</strong>`} {
+			`<input type="hidden" name="r" value="tok">`} {
 			if !strings.Contains(body, want) {
 				t.Errorf("%q: page lacks %s", tc.state, want)
 			}
@@ -159,16 +158,16 @@ func TestWaitPageStates(t *testing.T) {
 	}
 }
 
-// TestWaitPageOptional: without a retry route, match code, simulator,
+// TestWaitPageOptional: without a retry route, simulator,
 // QR code or connect URL (no bridge request yet) the page has none of
 // their elements and still renders.
 func TestWaitPageOptional(t *testing.T) {
 	body := render(t, http.StatusOK, Wait, func(h Head) any {
 		d := sampleWait("unavailable", "")
-		d.Head, d.RetryURL, d.MatchCode, d.QR, d.ConnectURL = h, "", "", "", ""
+		d.Head, d.RetryURL, d.QR, d.ConnectURL = h, "", "", ""
 		return d
 	})
-	for _, absent := range []string{`id="retry`, `id="match-code"`, `id="simulator"`, `class="qr-frame"`, `id="wallet-link"`} {
+	for _, absent := range []string{`id="retry`, `id="simulator"`, `class="qr-frame"`, `id="wallet-link"`} {
 		if strings.Contains(body, absent) {
 			t.Errorf("page has %s", absent)
 		}

@@ -11,7 +11,7 @@ import (
 // format information that names the chosen mask, and an SVG
 // that draws exactly its dark modules; longer inputs give ErrTooLong.
 func FuzzEncode(f *testing.F) {
-	for _, seed := range []string{"", "a", "worldid://signin?request=x", strings.Repeat("\xff", 200), strings.Repeat("0", 2331), strings.Repeat("0", 2332)} {
+	for _, seed := range []string{"", "a", "https://world.org/verify?t=wld&i=x", strings.Repeat("\xff", 200), strings.Repeat("0", 2331), strings.Repeat("0", 2332)} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

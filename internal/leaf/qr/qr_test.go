@@ -116,7 +116,7 @@ func TestQRDecodes(t *testing.T) {
 		t.Skip("zbarimg not installed (apt-get install zbar-tools); TestQRMatchesReference still checks every module")
 	}
 	for _, n := range []int{1, 40, 200, 400, 1000} {
-		data := []byte(strings.Repeat("worldid://signin?request=Zx9.", n)[:n])
+		data := []byte(strings.Repeat("https://world.org/verify?t=wld&i=Zx9-", n)[:n])
 		q, err := Encode(data)
 		if err != nil {
 			t.Fatal(err)
@@ -154,7 +154,7 @@ var svgPath = regexp.MustCompile(`<path fill="#000" d="([^"]*)"/>`)
 
 // TestQRSVG checks that the SVG draws exactly the dark modules.
 func TestQRSVG(t *testing.T) {
-	q := must(Encode([]byte("worldid://signin?request=x")))
+	q := must(Encode([]byte("https://world.org/verify?t=wld&i=x")))
 	m := svgPath.FindStringSubmatch(q.SVG("qr", "QR code"))
 	if m == nil || strings.Contains(q.SVG("qr", "QR code"), "style") {
 		t.Fatalf("svg: %s", q.SVG("qr", "QR code"))
