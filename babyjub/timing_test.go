@@ -85,8 +85,26 @@ func TestSignTiming(t *testing.T) {
 
 // checkTiming times op(class, i) timingSamples times for each class in a
 // random order and fails if Welch's t of the cropped classes exceeds the
-// threshold.
+// threshold in each of timingAttempts runs: a burst of load on a shared
+// machine can push one run over it, a leak pushes every run (a planted
+// branch on the scalar's digits gives |t| ≈ 48).
 func checkTiming(t *testing.T, rng *rand.Rand, op func(class, i int)) {
+	var worst float64
+	for range timingAttempts {
+		tv := timingT(t, rng, op)
+		if math.Abs(tv) <= timingThreshold {
+			return
+		}
+		worst = max(worst, math.Abs(tv))
+	}
+	t.Errorf("timing depends on the input class: |t| > %d in %d runs of %d (largest %.1f)", timingThreshold, timingAttempts, timingAttempts, worst)
+}
+
+// timingAttempts is how many runs must all exceed the threshold to fail.
+const timingAttempts = 3
+
+// timingT is one run of checkTiming: Welch's t of the two classes.
+func timingT(t *testing.T, rng *rand.Rand, op func(class, i int)) float64 {
 	order := make([]int, 2*timingSamples)
 	for i := timingSamples; i < len(order); i++ {
 		order[i] = 1
@@ -105,9 +123,7 @@ func checkTiming(t *testing.T, rng *rand.Rand, op func(class, i int)) {
 	a, b := below(times[0], limit), below(times[1], limit)
 	tv := welchT(a, b)
 	t.Logf("fixed %.0f ns, random %.0f ns (means of %d and %d kept), t = %.2f", mean(a), mean(b), len(a), len(b), tv)
-	if math.Abs(tv) > timingThreshold {
-		t.Errorf("timing depends on the input class: |t| = %.1f > %d", math.Abs(tv), timingThreshold)
-	}
+	return tv
 }
 
 func percentile(xs []float64, p float64) float64 {
