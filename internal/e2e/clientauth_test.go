@@ -33,7 +33,7 @@ func TestPrivateKeyJWTThroughTheBinary(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	p := startProc(t, t.TempDir())
+	p := startProc(t, hardenedDataDir(t))
 	key, jwks := newClientKey(t)
 	app, err := p.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "pkjwt RP", RedirectURIs: []string{e2eRedirect},
 		SigninSettings: admin.SigninSettings{Profile: "current", TokenEndpointAuthMethod: "private_key_jwt", JWKS: jwks}})

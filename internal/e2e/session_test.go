@@ -24,7 +24,7 @@ func TestLoginSessionThroughTheBinary(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dataDir := t.TempDir()
+	dataDir := hardenedDataDir(t)
 	p := startProc(t, dataDir)
 	rp := newRelyingParty(t, ctx, p)
 	w := newWallet(t, ctx, p, [2]string{"orb", "production"})
