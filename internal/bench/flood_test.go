@@ -49,7 +49,10 @@ func TestFloodProcess(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"/api/v1/refresh", "/authorize", "/api/v4/verify/rp_00", "/api/v1/inclusion-proof"} {
-		if paths[p] == 0 {
+		mu.Lock()
+		n := paths[p]
+		mu.Unlock()
+		if n == 0 {
 			t.Errorf("nothing reached %s", p)
 		}
 	}
