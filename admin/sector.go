@@ -20,7 +20,7 @@ import (
 // The first app of a sector (a host) proves for its own app_id; the apps
 // that join the sector later prove for that app's (record.App.SectorAppID,
 // ProofAppID), so the sector's apps share subjects. The rules that keep
-// that safe are checkSectors'.
+// that safe are checkPlacement's and deletableFromSector's.
 
 // CheckSector fetches the sector identifier document at uri and checks
 // that it lists every one of redirectURIs (oidc.Provider's
@@ -90,40 +90,35 @@ func joinSector(apps []record.App, app *record.App) {
 	}
 }
 
-// checkSectors refuses a set of apps that would let a subject link apps
-// outside one registered sector: every app naming a SectorAppID names an
-// app of the set that proves for its own id, in the same sector, and all
-// the apps of a sector prove for one app_id in one environment.
-func checkSectors(apps []record.App) error {
-	byID := make(map[string]record.App, len(apps))
-	for _, app := range apps {
-		byID[app.ID] = app
-	}
-	first := map[string]record.App{} // sector host → an app of it
-	for _, app := range apps {
-		if app.SectorAppID != "" {
-			anchor, ok := byID[app.SectorAppID]
-			if !ok || anchor.SectorAppID != "" || anchor.SectorHost() != app.SectorHost() {
-				return &Error{http.StatusConflict, "conflict", fmt.Sprintf(
-					"app %s signs in with the subjects of app %s, which must stay registered in the sector %s; change or delete %s first",
-					app.ID, app.SectorAppID, app.SectorHost(), app.ID)}
-			}
-		}
-		host := app.SectorHost()
-		if host == "" {
-			continue
-		}
-		other, seen := first[host]
+// checkPlacement refuses to store app among others when its subjects
+// could link apps outside one registered sector: the app whose app_id it
+// proves for must be one of others, proving for its own id, in the same
+// sector; no other app may keep proving for app's id unless app stays in
+// their sector; and a sector's apps are all production or all staging.
+func checkPlacement(others []record.App, app record.App) error {
+	host := app.SectorHost()
+	for _, other := range others {
 		switch {
-		case !seen:
-			first[host] = app
-		case other.ProofAppID() != app.ProofAppID():
-			return &Error{http.StatusConflict, "conflict", fmt.Sprintf("apps %s and %s of the sector %s would sign in with different subjects", other.ID, app.ID, host)}
-		case other.Staging != app.Staging:
+		case other.ID == app.SectorAppID && (other.SectorAppID != "" || other.SectorHost() != host):
+			return &Error{http.StatusConflict, "conflict", fmt.Sprintf("app %s is not the first app of the sector %s", other.ID, host)}
+		case other.SectorAppID == app.ID && other.SectorHost() != host:
+			return sectorAppNeeded(other)
+		case host != "" && other.SectorHost() == host && other.Staging != app.Staging:
 			return badRequest("the apps of the sector %s must all be production or all staging", host)
 		}
 	}
+	if app.SectorAppID != "" && !slices.ContainsFunc(others, func(o record.App) bool { return o.ID == app.SectorAppID }) {
+		return &Error{http.StatusConflict, "conflict", fmt.Sprintf("app %s, whose subjects the sector %s shares, is not registered", app.SectorAppID, host)}
+	}
 	return nil
+}
+
+// sectorAppNeeded is the refusal to move or delete the app whose app_id
+// member proves for.
+func sectorAppNeeded(member record.App) error {
+	return &Error{http.StatusConflict, "conflict", fmt.Sprintf(
+		"app %s signs in with the subjects of app %s, which must stay registered in the sector %s; change or delete %s first",
+		member.ID, member.SectorAppID, member.SectorHost(), member.ID)}
 }
 
 // placeInSector checks app's sector document, joins it to its sector
@@ -134,7 +129,7 @@ func (a *api) placeInSector(ctx context.Context, others []record.App, app *recor
 		return err
 	}
 	joinSector(others, app)
-	return checkSectors(append(slices.Clone(others), *app))
+	return checkPlacement(others, *app)
 }
 
 // registerSector places a new app among the stored ones.
@@ -176,7 +171,12 @@ func (a *api) deletableFromSector(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return checkSectors(slices.DeleteFunc(stored, func(s record.App) bool { return s.ID == id }))
+	for _, app := range stored {
+		if app.SectorAppID == id {
+			return sectorAppNeeded(app)
+		}
+	}
+	return nil
 }
 
 // recheckSector checks the sector document of the stored app id against
