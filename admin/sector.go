@@ -14,7 +14,8 @@ import (
 
 // Sector identifiers (OIDC Core §8.1; doc/interfaces.md §2.4.2). An app
 // registers one (SigninSettings.SectorIdentifierURI) at creation or import;
-// it is then fixed, since changing it would change the app's subjects.
+// no update changes it, since that would change the app's subjects (only a
+// replacing import sets another).
 // Registration and every change of the app's redirect URIs fetch its
 // document (Options.CheckSector) and require it to list every redirect URI.
 // The first app of a sector (a host) proves for its own app_id; the apps
