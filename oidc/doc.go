@@ -83,7 +83,8 @@
 // # Tokens
 //
 // Hand-written JWTs (jwt.go). ID token: RS256 (typ "JWT"): iss, sub (the
-// nullifier hash, "0x" + 64 lowercase hex: pairwise by construction), aud
+// nullifier hash of the proof for the app's record.App.ProofAppID, "0x" +
+// 64 lowercase hex: pairwise per app, or per sector, by construction), aud
 // (client_id), exp (3600 s), iat, auth_time, jti, nonce when given,
 // c_hash / at_hash where OIDC Core §3.3.2.11 requires them (front-channel
 // responses that issue a code or access token alongside), the
@@ -180,9 +181,12 @@
 // No consent memory, no refresh tokens, no dynamic client registration,
 // no request objects (refused, see above), no encrypted or symmetric
 // tokens, no caching of a client's jwks_uri (fetched per authentication),
-// no device authorization grant, no pairwise sector identifiers
-// beyond today's per-app subject. A login session is silent only for
-// prompt=none and names one app (session.go).
+// no device authorization grant. Sector identifiers (sector.go) are
+// checked when the operator registers an app, never at sign-in; the
+// subject a sector shares comes from the wallet's proof for the sector's
+// app (record.App.ProofAppID, doc/interfaces.md §2.4.2), never from a
+// server-side derivation. A login session is silent only for prompt=none
+// and names one app (session.go), also within a sector.
 //
 // Login sessions, logout and revocation (session.go, logout.go,
 // revoke.go): a completed sign-in sets a sealed session cookie

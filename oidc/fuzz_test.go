@@ -1,6 +1,7 @@
 package oidc
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -228,6 +229,33 @@ func FuzzParseLogout(f *testing.F) {
 		}
 		if n, e := parseMaxAge(maxAge); e == nil && (n < -1 || n > maxMaxAge || (maxAge != "" && n < 0)) {
 			t.Fatalf("max_age %q parsed as %d", maxAge, n)
+		}
+	})
+}
+
+// FuzzParseSectorDocument: an accepted sector identifier document is a
+// JSON array whose every listed URI is absolute and has no fragment, and
+// it lists at least one.
+func FuzzParseSectorDocument(f *testing.F) {
+	f.Add([]byte(`["https://a.example/cb","https://b.example/cb","com.example.app:/cb"]`))
+	f.Add([]byte(`["https://a.example/cb#x"]`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"redirect_uris":["https://a.example/cb"]}`))
+	f.Add([]byte(`["https://a.example/cb",1]`))
+	f.Add([]byte(`["\u0068ttps://a.example/cb"] x`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		listed, err := parseSectorDocument(body)
+		if err != nil {
+			return
+		}
+		var all []string
+		if json.Unmarshal(body, &all) != nil || len(listed) == 0 {
+			t.Fatalf("accepted %q, which is not a non-empty array of strings", body)
+		}
+		for _, s := range all {
+			if u, err := url.Parse(s); !listed[s] || err != nil || !u.IsAbs() || strings.Contains(s, "#") {
+				t.Fatalf("accepted %q with element %q", body, s)
+			}
 		}
 	})
 }

@@ -83,6 +83,9 @@
 // INSERT), never its key material.
 // Migration 11 adds apps.rp_signing_key (text, empty: the app's sign-in
 // stays World ID 3.0), a secret backups carry like secret_hash.
+// Migration 13 adds apps.sector_identifier_uri and apps.sector_app_id
+// (text, empty: the app proves for its own app_id, its subjects as
+// before; record.App.ProofAppID).
 //
 // Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
 // JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero
