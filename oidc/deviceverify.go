@@ -84,7 +84,9 @@ func parseDeviceEntry(params map[string]string) (deviceEntry, *oauth.Error) {
 	if d.typed == "" {
 		return d, oauth.ErrRequired("user_code")
 	}
-	d.userCode, _ = parseUserCode(d.typed)
+	if code, ok := parseUserCode(d.typed); ok {
+		d.userCode = code
+	}
 	return d, nil
 }
 

@@ -64,5 +64,8 @@ func parseUserCode(s string) (string, bool) {
 		}
 		b.WriteByte(c)
 	}
-	return b.String(), b.Len() == userCodeLen
+	if b.Len() != userCodeLen {
+		return "", false
+	}
+	return b.String(), true
 }
