@@ -35,6 +35,24 @@ const (
 	userCodeTries = 4
 )
 
+// Device grant events (Options.ObserveDevice): a grant started, a wrong
+// or unknown user code entered, the grant approved or denied at the
+// verification page, a poll answered slow_down, the tokens issued.
+const (
+	DeviceEventStarted  = "started"
+	DeviceEventBadCode  = "bad_code"
+	DeviceEventApproved = "approved"
+	DeviceEventDenied   = "denied"
+	DeviceEventSlowDown = "slow_down"
+	DeviceEventRedeemed = "redeemed"
+)
+
+func (p *Provider) observe(event string) {
+	if p.observeDevice != nil {
+		p.observeDevice(event)
+	}
+}
+
 // deviceAuthResponse is RFC 8628 §3.2.
 type deviceAuthResponse struct {
 	DeviceCode              string `json:"device_code"`
@@ -95,6 +113,7 @@ func (p *Provider) newDeviceGrant(ctx context.Context, clientID, scope string) (
 		if err != nil {
 			return deviceAuthResponse{}, err
 		}
+		p.observe(DeviceEventStarted)
 		shown := formatUserCode(userCode)
 		return deviceAuthResponse{
 			DeviceCode: deviceCode, UserCode: shown,

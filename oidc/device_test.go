@@ -136,7 +136,8 @@ func (f *fixture) pollDevice(deviceCode, id, secret string) *httptest.ResponseRe
 }
 
 func TestDeviceFlow(t *testing.T) {
-	f := newFixture(t)
+	var events []string // the handlers run on the test's goroutine (fixture.do)
+	f := newFixture(t, func(o *Options) { o.ObserveDevice = func(e string) { events = append(events, e) } })
 	resp := f.deviceAuth(t)
 	if len(resp.DeviceCode) != 43 || !regexp.MustCompile(`^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$`).MatchString(resp.UserCode) ||
 		resp.VerificationURI != f.issuer+"/device" || resp.VerificationURIComplete != f.issuer+"/device?user_code="+resp.UserCode ||
@@ -188,6 +189,9 @@ func TestDeviceFlow(t *testing.T) {
 	again := f.enterCode(t, "/device", resp.UserCode)
 	if again.Code != http.StatusBadRequest || !strings.Contains(again.Body.String(), "No device is waiting for that code") {
 		t.Fatalf("spent user code: %s", describe(again))
+	}
+	if got := strings.Join(events, ","); got != "started,slow_down,slow_down,approved,redeemed,bad_code" {
+		t.Fatalf("device events %s", got)
 	}
 }
 

@@ -53,6 +53,9 @@ func (p *Provider) serveDeviceToken(w http.ResponseWriter, r *http.Request, app 
 		outcome = p.out.Internal("token: poll device grant", err)
 	}
 	if outcome != nil {
+		if outcome.OAuth == "slow_down" {
+			p.observe(DeviceEventSlowDown)
+		}
 		p.out.WriteError(w, outcome)
 		return
 	}
@@ -67,6 +70,7 @@ func (p *Provider) serveDeviceToken(w http.ResponseWriter, r *http.Request, app 
 		p.out.WriteError(w, p.out.Internal("token: sign", err))
 		return
 	}
+	p.observe(DeviceEventRedeemed)
 	p.out.WriteJSON(w, http.StatusOK, resp)
 }
 

@@ -44,10 +44,11 @@ const (
 	maxGuessKeys = 100_000
 )
 
-// Device page outcomes (the template's Result).
+// Device page outcomes (the template's Result); a decision's is also its
+// event.
 const (
-	deviceApproved = "approved"
-	deviceDenied   = "denied"
+	deviceApproved = DeviceEventApproved
+	deviceDenied   = DeviceEventDenied
 	deviceExpired  = "expired"
 	deviceUsed     = "used"
 )
@@ -172,12 +173,14 @@ func (p *Provider) serveDeviceEntry(w http.ResponseWriter, r *http.Request, s Si
 		return
 	}
 	if d.userCode == "" {
+		p.observe(DeviceEventBadCode)
 		p.deviceForm(w, http.StatusBadRequest, devicePageData{UserCode: d.typed, Message: msgBadUserCode})
 		return
 	}
 	g, err := p.store.DeviceGrantByUserCode(r.Context(), oauth.HashHex(d.userCode))
 	switch {
 	case errors.Is(err, record.ErrNotFound), err == nil && (g.State != record.DevicePending || !p.now().Before(g.ExpiresAt)):
+		p.observe(DeviceEventBadCode)
 		p.deviceForm(w, http.StatusBadRequest, devicePageData{UserCode: d.typed, Message: msgUnknownUserCode})
 		return
 	case err != nil:
@@ -241,11 +244,14 @@ func (p *Provider) approveDevice(ctx context.Context, req oauth.Request, approve
 func (p *Provider) decideDevice(ctx context.Context, id string, d record.DeviceGrant) (string, error) {
 	now := p.now()
 	var result string
+	var decided bool
 	_, err := p.store.UpdateDeviceGrant(ctx, id, func(g *record.DeviceGrant) bool {
-		var write bool
-		result, write = decide(g, d, now)
-		return write
+		result, decided = decide(g, d, now)
+		return decided
 	})
+	if err == nil && decided {
+		p.observe(result) // DeviceEventApproved or DeviceEventDenied
+	}
 	if errors.Is(err, record.ErrNotFound) {
 		return deviceExpired, nil
 	}

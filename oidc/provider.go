@@ -155,6 +155,10 @@ type Options struct {
 	// per client address (deviceverify.go); the zero Rate is
 	// DefaultDeviceEntryRate, a negative Burst disables it.
 	DeviceEntryRate ratelimit.Rate
+	// ObserveDevice, if set, is told each event of a device grant
+	// (Device* event constants, device.go), e.g. to count them; it must
+	// not block.
+	ObserveDevice func(event string)
 
 	// JWKSClient fetches apps' jwks_uri (nil: the SSRF-guarded client of
 	// jwksuri.go; tests pass one that reaches their loopback server).
@@ -183,6 +187,7 @@ type Provider struct {
 	keys            keyRing
 	deviceEntries   *ratelimit.Limiter // per client address
 	deviceGuesses   *ratelimit.Limiter // per replica
+	observeDevice   func(string)
 }
 
 // New validates o, loads the signing keys from the store (creating the
@@ -207,6 +212,7 @@ func New(o Options) (*Provider, error) {
 		emailDomain:     o.EmailDomain,
 		sessionLifetime: o.SessionLifetime,
 		jwksClient:      o.JWKSClient,
+		observeDevice:   o.ObserveDevice,
 	}
 	entryRate := o.DeviceEntryRate
 	if entryRate == (ratelimit.Rate{}) {
