@@ -310,3 +310,13 @@ func TestDeviceEntryRate(t *testing.T) {
 	f.clock.Advance(time.Minute)
 	f.startedBrowser(f.enterCode(t, "/device", resp.UserCode))
 }
+
+func TestDeviceFormCookieHTTPS(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Issuer = "https://id.example" })
+	w := f.do(http.MethodGet, "/device", nil, nil)
+	c := w.Result().Cookies()
+	if len(c) != 1 || c[0].Name != "__Host-worldid-device" || !c[0].Secure || c[0].Path != "/" || c[0].Domain != "" ||
+		!strings.Contains(w.Body.String(), `action="https://id.example/device"`) {
+		t.Fatalf("device page over https: %v %s", w.Header()["Set-Cookie"], describe(w))
+	}
+}

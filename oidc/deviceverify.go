@@ -128,7 +128,7 @@ func (p *Provider) deviceForm(w http.ResponseWriter, status int, data devicePage
 		return
 	}
 	data.CSRF, data.Action = base64.RawURLEncoding.EncodeToString(raw), p.issuer+pathDevice
-	http.SetCookie(w, &http.Cookie{Name: p.deviceCookieName(), Value: data.CSRF, Path: pathDevice, MaxAge: int(deviceLifetime.Seconds()),
+	http.SetCookie(w, &http.Cookie{Name: p.deviceCookieName(), Value: data.CSRF, Path: "/", MaxAge: int(deviceLifetime.Seconds()),
 		HttpOnly: true, Secure: p.secure(), SameSite: http.SameSiteStrictMode})
 	p.renderDevice(w, status, data)
 }
@@ -140,11 +140,12 @@ func (p *Provider) renderDevice(w http.ResponseWriter, status int, data devicePa
 	})
 }
 
-// deviceCookieName: __Secure- when the issuer is https (the cookie's
-// Path=/device rules out __Host-).
+// deviceCookieName: __Host- when the issuer is https (RFC 6265bis
+// §4.1.3.2), as the other cookies; Path=/ also reaches the page behind a
+// proxy that strips a path prefix of the issuer.
 func (p *Provider) deviceCookieName() string {
 	if p.secure() {
-		return "__Secure-" + deviceCSRFCookie
+		return "__Host-" + deviceCSRFCookie
 	}
 	return deviceCSRFCookie
 }
