@@ -153,7 +153,8 @@ type Options struct {
 
 	// DeviceEntryRate limits the user codes entered at the device page
 	// per client address (deviceverify.go); the zero Rate is
-	// DefaultDeviceEntryRate, a negative Burst disables it.
+	// DefaultDeviceEntryRate, a negative Burst disables it and the
+	// per-replica bound.
 	DeviceEntryRate ratelimit.Rate
 	// ObserveDevice, if set, is told each event of a device grant
 	// (Device* event constants, device.go), e.g. to count them; it must
