@@ -515,6 +515,10 @@ func (p *Provider) validateClient(ctx context.Context, clientID, redirectURI str
 // The parameters of a successful AuthorizationResponse carry the login
 // session, which Respond sets as the session cookie instead of sending it.
 func (p *Provider) Respond(w http.ResponseWriter, req oauth.Request, params url.Values) {
+	if req.Device != "" {
+		p.respondDevice(w, req, params) // deviceverify.go
+		return
+	}
 	target, err := url.Parse(req.RedirectURI)
 	if err != nil {
 		p.out.ErrorPage(w, p.out.Internal("respond: redirect_uri", err))
@@ -585,6 +589,9 @@ func (p *Provider) formPostPage(w http.ResponseWriter, target *url.URL, params u
 // link of an expired sign-in. The relying party's state, nonce and PKCE
 // challenge are kept, so its callback accepts the new response.
 func (p *Provider) RestartURL(req oauth.Request) string {
+	if req.Device != "" {
+		return p.issuer + pathDevice // the user enters the device's code again
+	}
 	v := url.Values{"client_id": {req.ClientID}, "redirect_uri": {req.RedirectURI}, "response_type": {req.ResponseType},
 		"response_mode": {req.Mode}, "scope": {req.Scope}}
 	for name, val := range map[string]string{"state": req.State, "nonce": req.Nonce, "code_challenge": req.CodeChallenge} {

@@ -259,3 +259,45 @@ func FuzzParseSectorDocument(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseDeviceForms: the device grant's parsers (the verification
+// page's form and user code, the device_code poll) accept only what the
+// handlers rely on: 8 letters of the alphabet, whatever the case, dashes
+// and spaces around them, and a device code and CSRF token that are set.
+func FuzzParseDeviceForms(f *testing.F) {
+	f.Add("csrf=abc&user_code=BCDF-GHJK")
+	f.Add("csrf=abc&user_code=bcdf+ghjk")
+	f.Add("user_code=ABCD-EFGH")
+	f.Add("csrf=x&user_code=" + strings.Repeat("B", 40))
+	f.Add("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code&device_code=abc")
+	f.Fuzz(func(t *testing.T, raw string) {
+		v, e := oauth.ParseQuery(raw)
+		if e != nil {
+			return
+		}
+		params, e := oauth.StrictParams(v)
+		if e != nil {
+			return
+		}
+		if req, e := parseDeviceTokenRequest(params); e == nil && req.deviceCode == "" {
+			t.Fatal("empty device_code accepted")
+		}
+		d, e := parseDeviceEntry(params)
+		if e != nil {
+			return
+		}
+		if d.csrf == "" || d.typed == "" {
+			t.Fatalf("entry %+v accepted", d)
+		}
+		if d.userCode == "" {
+			return
+		}
+		if len(d.userCode) != userCodeLen || strings.Trim(d.userCode, userCodeAlphabet) != "" ||
+			strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(d.typed)) != d.userCode {
+			t.Fatalf("user code %q from %q", d.userCode, d.typed)
+		}
+		if again, ok := parseUserCode(formatUserCode(d.userCode)); !ok || again != d.userCode {
+			t.Fatalf("formatted code %q does not parse back", formatUserCode(d.userCode))
+		}
+	})
+}

@@ -49,6 +49,10 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 		p.out.WriteError(w, e)
 		return
 	}
+	if params["grant_type"] == grantDeviceCode {
+		p.serveDeviceToken(w, r, app, params) // devicetoken.go
+		return
+	}
 	req, e := parseTokenRequest(params)
 	if e != nil {
 		p.out.WriteError(w, e)
@@ -78,7 +82,7 @@ func parseTokenRequest(params map[string]string) (tokenRequest, *oauth.Error) {
 	case grantAuthorizationCode:
 	default:
 		return req, oauth.NewError(http.StatusBadRequest, "invalid_grant_type", "unsupported_grant_type", "grant_type",
-			"grant_type must be authorization_code")
+			"grant_type must be authorization_code or "+grantDeviceCode)
 	}
 	if req.code = params["code"]; req.code == "" {
 		return req, oauth.ErrRequired("code")
@@ -210,6 +214,9 @@ func (p *Provider) AuthorizationResponse(ctx context.Context, req oauth.Request,
 	}
 	if !satisfies(approved.VerificationLevel, req.ACR) {
 		return oauth.ErrorParams(errACRUnmet(approved.VerificationLevel, req.ACR), req.State), nil
+	}
+	if req.Device != "" {
+		return p.approveDevice(ctx, req, approved) // deviceverify.go
 	}
 	rawGrant, err := p.random(16)
 	if err != nil {

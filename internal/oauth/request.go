@@ -24,6 +24,11 @@ type Request struct {
 	// ACR is the weakest verification level the request's acr_values
 	// accept ("" when it named none the provider knows).
 	ACR string `json:"a,omitempty"`
+	// Device, when set, makes this the sign-in of a device grant (RFC
+	// 8628; oidc/deviceverify.go): the grant's ID, which the approval
+	// decides; the browser is shown the outcome instead of being
+	// redirected.
+	Device string `json:"d,omitempty"`
 }
 
 // Verification levels: the identifiers whose proofs can sign in (the

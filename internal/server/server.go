@@ -229,7 +229,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	listenerURL := strings.SplitN(s.cfg.BaseURL, "://", 2)[0] + "://" + publicLn.Addr().String()
 	provider, err := oidc.New(oidc.Options{Issuer: s.cfg.BaseURL, Store: s.db, Rand: rand.Reader, Now: time.Now, Log: log,
 		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation, EmailDomain: cfg.EmailDomain,
-		SessionLifetime: sessionLifetime(cfg.SigninSession)})
+		SessionLifetime: sessionLifetime(cfg.SigninSession), ObserveDevice: mon.device})
 	if err != nil {
 		return nil, err
 	}

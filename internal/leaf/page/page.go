@@ -75,6 +75,7 @@ const (
 	Ended    = "ended"    // a sign-in that is over: finished, cancelled or expired (the latter two: "Start again")
 	Error    = "error"    // an error shown to the user
 	FormPost = "formpost" // the self-submitting form_post response
+	Device   = "device"   // the device grant's code entry form, or its outcome
 )
 
 // scriptPolicy is the script part of each page's CSP: only the form_post
@@ -85,6 +86,9 @@ const (
 var scriptPolicy = map[string]string{
 	FormPost: "script-src 'nonce-{nonce}'; ",
 	Wait:     "script-src 'nonce-{nonce}'; connect-src 'self'; ",
+	// The device page's form posts to itself, whose answer redirects
+	// to the wait page on the same origin.
+	Device: "form-action 'self'; ",
 }
 
 // Head is what the "head" template needs; each page's data embeds it.
