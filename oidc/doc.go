@@ -47,13 +47,15 @@
 // granted when asked, unknown scopes are ignored. prompt=none gives
 // login_required unless the browser's login session (session.go,
 // doc/interfaces.md §4.1.1) is for the same app, within max_age, for the
-// id_token_hint's subject and at the acr_values level; request, request_uri and
+// id_token_hint's subject and at the acr_values level; a request with
+// max_age and without prompt=login is answered from such a session too,
+// and otherwise goes to the wallet; request, request_uri and
 // registration give their *_not_supported errors, a refused request
 // object's response_mode, response_type and state (OIDC Core §6.1)
 // deciding where the error goes; acr_values is honoured (acr.go: the
 // proof must satisfy one known value, else access_denied); other OIDC
 // parameters (display, ui_locales, login_hint, claims) are ignored, and
-// every request but prompt=none is a fresh proof. Every authorization
+// every other request is a fresh proof. Every authorization
 // response carries iss (RFC 9207). Apps on the current profile get acr,
 // amr ["pop"], no legacy claims, 5-minute codes and ID tokens
 // (doc/interfaces.md §2.4.1).
@@ -181,8 +183,8 @@
 // no request objects (refused, see above), no encrypted or symmetric
 // tokens, no caching of a client's jwks_uri (fetched per authentication),
 // no device authorization grant, no pairwise sector identifiers
-// beyond today's per-app subject. A login session is silent only for
-// prompt=none and names one app (session.go).
+// beyond today's per-app subject. A login session answers only
+// prompt=none and max_age requests, and names one app (session.go).
 //
 // Login sessions, logout and revocation (session.go, logout.go,
 // revoke.go): a completed sign-in sets a sealed session cookie

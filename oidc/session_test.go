@@ -96,6 +96,10 @@ func TestSessionLoginRequired(t *testing.T) {
 	other.ID, other.RPID = "app_fedcba9876543210fedcba9876543210", "rp_fedcba9876543210"
 	f.store.putApp(other)
 	cookie, _, hint := f.sessionSignIn("device")
+	// max_age=0 is never satisfied, even within the second of auth_time.
+	if params := f.silent(cookie, func(q url.Values) { q.Set("max_age", "0") }); params.Get("error") != "login_required" {
+		t.Fatalf("max_age=0 at once: %v", params)
+	}
 	forged := strings.Replace(cookie, "=", "=x", 1)
 	for _, tc := range []struct {
 		name, cookie string
@@ -139,20 +143,51 @@ func (f *fixture) idToken(t testing.TB, sub string) string {
 	return must(f.p.signIDToken(f.p.keySet(), g, f.clock.Now(), "", ""))
 }
 
-// TestPromptLoginIsFresh: prompt=login and max_age go to the wallet even
-// with a session.
-func TestPromptLoginIsFresh(t *testing.T) {
+// TestSessionWithoutPromptNone: a request without prompt=none goes to the
+// wallet, unless it sends max_age (and not prompt=login) and the session
+// answers it as it would prompt=none: same app, young enough, the hint's
+// subject, the acr level (oidcc-max-age-10000 wants the first auth_time
+// back). Otherwise it is a fresh sign-in, never login_required.
+func TestSessionWithoutPromptNone(t *testing.T) {
 	f := newFixture(t)
-	cookie, _, _ := f.sessionSignIn("orb")
-	for _, edit := range []func(url.Values){
-		func(q url.Values) { q.Set("prompt", "login") },
-		func(q url.Values) { q.Set("max_age", "0") },
-	} {
+	other := f.app
+	other.ID, other.RPID = "app_fedcba9876543210fedcba9876543210", "rp_fedcba9876543210"
+	other.RedirectURIs = []string{testRedirect}
+	f.store.putApp(other)
+	cookie, first, hint := f.sessionSignIn("device")
+	f.clock.Advance(10 * time.Minute)
+	request := func(cookie string, edit func(url.Values)) *httptest.ResponseRecorder {
 		q := authorizeQuery()
+		q.Set("response_type", "id_token")
+		q.Set("nonce", "n-2")
 		edit(q)
-		w := f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, map[string]string{"Cookie": cookie})
-		if w.Code != http.StatusSeeOther || !strings.HasPrefix(w.Header().Get("Location"), f.issuer+"/authorize/wait?") {
-			t.Fatalf("not a fresh sign-in: %s", describe(w))
+		return f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, map[string]string{"Cookie": cookie})
+	}
+	w := request(cookie, func(q url.Values) { q.Set("max_age", "3600"); q.Set("id_token_hint", hint) })
+	params := responseParams(t, w, modeFragment)
+	c := idTokenClaimsOf(t, params.Get("id_token"))
+	if c["sub"] != first["sub"] || c["auth_time"] != first["auth_time"] || c["nonce"] != "n-2" || params.Get("state") != "st-1" {
+		t.Fatalf("max_age within the session: %v, first %v", c, first)
+	}
+	for name, tc := range map[string]struct {
+		cookie string
+		edit   func(url.Values)
+	}{
+		"no max_age":                {cookie, func(url.Values) {}},
+		"prompt=login":              {cookie, func(q url.Values) { q.Set("prompt", "login") }},
+		"prompt=login with max_age": {cookie, func(q url.Values) { q.Set("prompt", "login"); q.Set("max_age", "3600") }},
+		"max_age=0":                 {cookie, func(q url.Values) { q.Set("max_age", "0") }},
+		"max_age exceeded":          {cookie, func(q url.Values) { q.Set("max_age", "60") }},
+		"no session":                {"", func(q url.Values) { q.Set("max_age", "3600") }},
+		"another app":               {cookie, func(q url.Values) { q.Set("max_age", "3600"); q.Set("client_id", other.ID) }},
+		"acr above the session":     {cookie, func(q url.Values) { q.Set("max_age", "3600"); q.Set("acr_values", acrOrb) }},
+		"hint of another user": {cookie, func(q url.Values) {
+			q.Set("max_age", "3600")
+			q.Set("id_token_hint", f.idToken(t, "0x"+strings.Repeat("ab", 32)))
+		}},
+	} {
+		if w := request(tc.cookie, tc.edit); w.Code != http.StatusSeeOther || !strings.HasPrefix(w.Header().Get("Location"), f.issuer+"/authorize/wait?") {
+			t.Errorf("%s: not a fresh sign-in: %s", name, describe(w))
 		}
 	}
 }
