@@ -72,10 +72,11 @@ func (p *Provider) serveEndSession(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("You are signed out of Sign in with World ID.\n"))
 		return
 	}
-	if req.state != "" {
-		q := target.Query()
-		q.Set("state", req.state)
-		target.RawQuery = q.Encode()
+	if req.state != "" { // after the registered URI's own query, kept as registered
+		if target.RawQuery != "" {
+			target.RawQuery += "&"
+		}
+		target.RawQuery += url.Values{"state": {req.state}}.Encode()
 	}
 	oauth.Redirect(w, target.String())
 }

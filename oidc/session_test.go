@@ -194,10 +194,17 @@ func TestSessionWithoutPromptNone(t *testing.T) {
 
 func TestLogout(t *testing.T) {
 	f := newFixture(t)
-	f.app.PostLogoutRedirectURIs = []string{"https://rp.example/bye"}
+	const withQuery = "https://rp.example/bye?z=1&a=%7e;x"
+	f.app.PostLogoutRedirectURIs = []string{"https://rp.example/bye", withQuery}
 	f.store.putApp(f.app)
 	cookie, _, hint := f.sessionSignIn("orb")
-	w := f.do(http.MethodGet, "/end_session?"+url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {"https://rp.example/bye"},
+	// The registered URI's query stays as registered; state follows it.
+	w := f.do(http.MethodGet, "/end_session?"+url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {withQuery},
+		"state": {"l s"}}.Encode(), nil, nil)
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != withQuery+"&state=l+s" {
+		t.Fatalf("logout to a URI with a query: %s", describe(w))
+	}
+	w = f.do(http.MethodGet, "/end_session?"+url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {"https://rp.example/bye"},
 		"state": {"ls"}}.Encode(), nil, map[string]string{"Cookie": cookie})
 	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "https://rp.example/bye?state=ls" {
 		t.Fatalf("logout: %s", describe(w))
