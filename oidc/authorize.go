@@ -228,7 +228,7 @@ func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *oauth.E
 	if req.acr, e = parseACRValues(first(v, "acr_values")); e != nil {
 		return e
 	}
-	if req.promptNone, req.silent.login, e = parsePrompt(first(v, "prompt")); e != nil {
+	if req.promptNone, req.silent.ask, e = parsePrompt(first(v, "prompt")); e != nil {
 		return e
 	}
 	if req.silent.maxAge, e = parseMaxAge(first(v, "max_age")); e != nil {
@@ -377,9 +377,9 @@ func parsePKCE(challenge, method string) (string, *oauth.Error) {
 
 // parsePrompt reads prompt (OIDC Core §3.1.2.1) and reports whether it
 // is none, which is answered from the login session alone (session.go),
-// or contains login, which always asks the wallet for a fresh proof;
-// consent and select_account are what every sign-in does anyway.
-func parsePrompt(prompt string) (none, login bool, e *oauth.Error) {
+// or asks for the user (login, consent, select_account), which the wallet
+// does in a fresh sign-in, whatever the session.
+func parsePrompt(prompt string) (none, ask bool, e *oauth.Error) {
 	if prompt == "" {
 		return false, false, nil
 	}
@@ -395,7 +395,7 @@ func parsePrompt(prompt string) (none, login bool, e *oauth.Error) {
 		}
 		return true, false, nil
 	}
-	return false, slices.Contains(values, "login"), nil
+	return false, true, nil
 }
 
 // serveAuthorize handles GET (query) and POST (form body) authorization

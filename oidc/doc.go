@@ -48,7 +48,7 @@
 // login_required unless the browser's login session (session.go,
 // doc/interfaces.md §4.1.1) is for the same app, within max_age, for the
 // id_token_hint's subject and at the acr_values level; a request with
-// max_age and without prompt=login is answered from such a session too,
+// max_age and without prompt is answered from such a session too,
 // and otherwise goes to the wallet; request, request_uri and
 // registration give their *_not_supported errors, a refused request
 // object's response_mode, response_type and state (OIDC Core §6.1)

@@ -113,7 +113,7 @@ func sessionRevocationID(id string) string { return "session-" + id }
 type silentRequest struct {
 	maxAge int64  // -1: absent
 	hint   string // id_token_hint, "" when absent
-	login  bool   // prompt=login: a fresh proof, whatever the session
+	ask    bool   // prompt login, consent or select_account: a fresh sign-in, whatever the session
 }
 
 // sessionResponse answers an authorization request from the login
@@ -121,11 +121,11 @@ type silentRequest struct {
 // give, with the session's subject, level and original auth_time. It does
 // so for prompt=none (with login_required when the session cannot
 // answer: OIDC Core §3.1.2.6), and for a request that says with max_age
-// how old a sign-in it accepts (§3.1.2.1) unless it asks prompt=login; ok
+// how old a sign-in it accepts (§3.1.2.1) and has no other prompt; ok
 // is false when the request goes to the wallet: any other request, or one
 // with max_age the session cannot answer.
 func (p *Provider) sessionResponse(r *http.Request, req authzRequest, app record.App) (params url.Values, ok bool) {
-	if !req.promptNone && (req.silent.maxAge < 0 || req.silent.login) {
+	if !req.promptNone && (req.silent.maxAge < 0 || req.silent.ask) {
 		return nil, false
 	}
 	ctx := r.Context()

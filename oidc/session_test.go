@@ -144,7 +144,7 @@ func (f *fixture) idToken(t testing.TB, sub string) string {
 }
 
 // TestSessionWithoutPromptNone: a request without prompt=none goes to the
-// wallet, unless it sends max_age (and not prompt=login) and the session
+// wallet, unless it sends max_age (and no other prompt) and the session
 // answers it as it would prompt=none: same app, young enough, the hint's
 // subject, the acr level (oidcc-max-age-10000 wants the first auth_time
 // back). Otherwise it is a fresh sign-in, never login_required.
@@ -176,11 +176,15 @@ func TestSessionWithoutPromptNone(t *testing.T) {
 		"no max_age":                {cookie, func(url.Values) {}},
 		"prompt=login":              {cookie, func(q url.Values) { q.Set("prompt", "login") }},
 		"prompt=login with max_age": {cookie, func(q url.Values) { q.Set("prompt", "login"); q.Set("max_age", "3600") }},
-		"max_age=0":                 {cookie, func(q url.Values) { q.Set("max_age", "0") }},
-		"max_age exceeded":          {cookie, func(q url.Values) { q.Set("max_age", "60") }},
-		"no session":                {"", func(q url.Values) { q.Set("max_age", "3600") }},
-		"another app":               {cookie, func(q url.Values) { q.Set("max_age", "3600"); q.Set("client_id", other.ID) }},
-		"acr above the session":     {cookie, func(q url.Values) { q.Set("max_age", "3600"); q.Set("acr_values", acrOrb) }},
+		"prompt=select_account with max_age": {cookie, func(q url.Values) {
+			q.Set("prompt", "select_account")
+			q.Set("max_age", "3600")
+		}},
+		"max_age=0":             {cookie, func(q url.Values) { q.Set("max_age", "0") }},
+		"max_age exceeded":      {cookie, func(q url.Values) { q.Set("max_age", "60") }},
+		"no session":            {"", func(q url.Values) { q.Set("max_age", "3600") }},
+		"another app":           {cookie, func(q url.Values) { q.Set("max_age", "3600"); q.Set("client_id", other.ID) }},
+		"acr above the session": {cookie, func(q url.Values) { q.Set("max_age", "3600"); q.Set("acr_values", acrOrb) }},
 		"hint of another user": {cookie, func(q url.Values) {
 			q.Set("max_age", "3600")
 			q.Set("id_token_hint", f.idToken(t, "0x"+strings.Repeat("ab", 32)))
