@@ -189,7 +189,8 @@
 // Login sessions, logout and revocation (session.go, logout.go,
 // revoke.go): a completed sign-in sets a sealed session cookie
 // (doc/interfaces.md §4.1.1); /end_session (RP-Initiated Logout 1.0)
-// revokes it in the store and clears it; /revoke (RFC 7009) revokes the
+// revokes it in the store and clears it, asking the user first unless
+// id_token_hint names the session; /revoke (RFC 7009) revokes the
 // grant of the client's own access token. Client authentication
 // (clientauth.go): client_secret_basic, client_secret_post or
 // private_key_jwt (RFC 7523), as the app registered.

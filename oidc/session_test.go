@@ -2,6 +2,8 @@ package oidc
 
 import (
 	"encoding/json"
+	"html"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -230,8 +232,59 @@ func TestLogout(t *testing.T) {
 			t.Errorf("%s: %s", name, describe(w))
 		}
 	}
-	if w := f.do(http.MethodGet, "/end_session", nil, nil); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "signed out") {
-		t.Fatalf("logout without parameters: %s", describe(w))
+	if w := f.do(http.MethodGet, "/end_session", nil, nil); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "No sign-in") ||
+		len(w.Result().Cookies()) != 0 {
+		t.Fatalf("logout without parameters or session: %s", describe(w))
+	}
+}
+
+// TestLogoutAsks: without an ID token hint naming the session the user is
+// asked (RP-Initiated Logout 1.0 §2), and only the page's own answer, a
+// POST with this session's sealed id, ends it.
+func TestLogoutAsks(t *testing.T) {
+	f := newFixture(t)
+	f.app.PostLogoutRedirectURIs = []string{"https://rp.example/bye"}
+	f.store.putApp(f.app)
+	cookie, _, hint := f.sessionSignIn("orb")
+	other, _, _ := f.sessionSignIn("orb") // another browser's session
+	withCookie := map[string]string{"Cookie": cookie}
+	request := url.Values{"client_id": {testClientID}, "post_logout_redirect_uri": {"https://rp.example/bye"}, "state": {"s1"}}
+	asked := func(name string, w *httptest.ResponseRecorder) url.Values {
+		t.Helper()
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `id="signout"`) || len(w.Result().Cookies()) != 0 {
+			t.Fatalf("%s: not the question: %s", name, describe(w))
+		}
+		if params := f.silent(cookie, nil); params.Get("id_token") == "" {
+			t.Fatalf("%s ended the session: %v", name, params)
+		}
+		form := url.Values{}
+		for _, m := range hiddenInputRE.FindAllStringSubmatch(w.Body.String(), -1) {
+			form.Set(m[1], html.UnescapeString(m[2]))
+		}
+		return form
+	}
+	form := asked("no hint", f.do(http.MethodGet, "/end_session?"+request.Encode(), nil, withCookie))
+	if form.Get("confirm") == "" || form.Get("state") != "s1" || form.Get("post_logout_redirect_uri") != "https://rp.example/bye" {
+		t.Fatalf("the question's form %v", form)
+	}
+	otherUser := maps.Clone(request)
+	otherUser.Set("id_token_hint", f.idToken(t, "0x"+strings.Repeat("ab", 32)))
+	asked("hint of another user", f.do(http.MethodGet, "/end_session?"+otherUser.Encode(), nil, withCookie))
+	asked("answer by GET", f.do(http.MethodGet, "/end_session?"+form.Encode(), nil, withCookie))
+	asked("answer for another session", f.postForm("/end_session", form, map[string]string{"Cookie": other}))
+	forged := maps.Clone(form)
+	forged.Set("confirm", hint)
+	asked("forged answer", f.postForm("/end_session", forged, withCookie))
+
+	w := f.postForm("/end_session", form, withCookie)
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "https://rp.example/bye?state=s1" {
+		t.Fatalf("the answer: %s", describe(w))
+	}
+	if c := w.Result().Cookies(); len(c) != 1 || c[0].MaxAge >= 0 {
+		t.Fatalf("cookie not cleared: %v", w.Header()["Set-Cookie"])
+	}
+	if params := f.silent(cookie, nil); params.Get("error") != "login_required" {
+		t.Fatalf("the session survived the answer: %v", params)
 	}
 }
 

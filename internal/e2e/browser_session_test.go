@@ -21,8 +21,9 @@ import (
 // the session satisfies then sign the browser in again without the
 // wallet, with the first sign-in's subject and auth_time; another app
 // gets login_required; max_age=0 and prompt=login show the wait page;
-// RP-initiated logout returns to the registered URI with the state,
-// removes the cookie, and prompt=none is login_required again.
+// RP-initiated logout with the ID token as hint returns to the registered
+// URI with the state, removes the cookie, and prompt=none is
+// login_required again; without a hint the user is asked first.
 func TestBrowserLoginSession(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary and a browser")
@@ -91,6 +92,42 @@ func TestBrowserLoginSession(t *testing.T) {
 	if id, text := rpVisit(t, tab, e.rp, url.Values{"prompt": {"none"}}); id != "rp-error" || text != "error=login_required" {
 		t.Fatalf("prompt=none after logout: %s %q", id, text)
 	}
+
+	// Without a hint the user is asked; leaving the question keeps the
+	// session, answering it signs out and returns with the state.
+	_, link = e.waitPage(t, tab, "")
+	if err := e.w.Approve(e.ctx, link, "orb"); err != nil {
+		t.Fatal(err)
+	}
+	signedIn(t, tab)
+	logout = e.rp.srv.URL + "/logout?" + url.Values{"state": {state}}.Encode()
+	if err := chromedp.Do(tab, chromedp.Navigate(logout)); err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := landing(t, tab); id != "signout" {
+		t.Fatalf("logout without a hint shows %s, not the question", id)
+	}
+	if id, text := rpVisit(t, tab, e.rp, url.Values{"prompt": {"none"}}); id != "signed-in" {
+		t.Fatalf("the unanswered question ended the session: %s %q", id, text)
+	}
+	if err := chromedp.Do(tab, chromedp.Navigate(logout)); err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := landing(t, tab); id != "signout" {
+		t.Fatalf("logout without a hint shows %s, not the question", id)
+	}
+	answered, cancel := context.WithTimeout(tab, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(answered, chromedp.Click(chromedp.ID("signout")), chromedp.WaitVisible(chromedp.ID("signed-out"))); err != nil {
+		loc, _ := chromedp.Run(tab, chromedp.Location())
+		t.Fatalf("answering the question did not return to the relying party: %v; at %s", err, loc)
+	}
+	if text, _ := chromedp.Run(tab, chromedp.Text(chromedp.ID("signed-out"))); text != state {
+		t.Fatalf("after answering the question the state is %q, want %q", text, state)
+	}
+	if c := sessionCookie(t, tab, e.p.public); c != nil {
+		t.Fatalf("the session cookie survived the answered question: %+v", c)
+	}
 }
 
 // sessionCookie is the browser's login session cookie for the server, as
@@ -120,12 +157,12 @@ func rpVisit(t *testing.T, tab context.Context, rp *testRP, query url.Values) (i
 }
 
 // landing waits until the tab shows the relying party's callback (signed
-// in, or its error), its post-logout page, or the provider's wait page, and
-// returns that element's id and text.
+// in, or its error), its post-logout page, or the provider's wait page or
+// sign-out question, and returns that element's id and text.
 func landing(t *testing.T, tab context.Context) (id, text string) {
 	t.Helper()
 	const found = `(() => {
-		for (const id of ["signed-in", "rp-error", "signed-out", "wallet-link"]) {
+		for (const id of ["signed-in", "rp-error", "signed-out", "wallet-link", "signout"]) {
 			const el = document.getElementById(id);
 			if (el) return id + " " + el.textContent;
 		}

@@ -185,11 +185,14 @@ func (rp *testRP) finish(r *http.Request) (rpSignIn, error) {
 }
 
 // logout sends the browser to the provider's end_session_endpoint with
-// the id_token_hint and state of its own query and /signed-out as the
-// post_logout_redirect_uri.
+// its client_id, the id_token_hint (if any) and state of its own query and
+// /signed-out as the post_logout_redirect_uri.
 func (rp *testRP) logout(w http.ResponseWriter, r *http.Request) {
-	q := url.Values{"id_token_hint": {r.URL.Query().Get("id_token_hint")}, "post_logout_redirect_uri": {rp.srv.URL + "/signed-out"},
+	q := url.Values{"client_id": {rp.oauth.ClientID}, "post_logout_redirect_uri": {rp.srv.URL + "/signed-out"},
 		"state": {r.URL.Query().Get("state")}}
+	if hint := r.URL.Query().Get("id_token_hint"); hint != "" {
+		q.Set("id_token_hint", hint)
+	}
 	http.Redirect(w, r, rp.endSession+"?"+q.Encode(), http.StatusFound)
 }
 
