@@ -85,14 +85,7 @@ func (p *Provider) serveEndSession(w http.ResponseWriter, r *http.Request) {
 		p.clearSessionCookie(w)
 	}
 	if target == nil {
-		h := w.Header()
-		h.Set("Content-Type", "text/plain; charset=utf-8")
-		h.Set("Cache-Control", "no-store")
-		if ended {
-			w.Write([]byte("You are signed out of Sign in with World ID.\n"))
-		} else {
-			w.Write([]byte("No sign-in with World ID was found to end.\n"))
-		}
+		writeSignedOut(w, ended)
 		return
 	}
 	if req.state != "" { // after the registered URI's own query, kept as registered
@@ -102,6 +95,18 @@ func (p *Provider) serveEndSession(w http.ResponseWriter, r *http.Request) {
 		target.RawQuery += url.Values{"state": {req.state}}.Encode()
 	}
 	oauth.Redirect(w, target.String())
+}
+
+// writeSignedOut is the answer of a logout that returns nowhere.
+func writeSignedOut(w http.ResponseWriter, ended bool) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	if ended {
+		w.Write([]byte("You are signed out of Sign in with World ID.\n"))
+	} else {
+		w.Write([]byte("No sign-in with World ID was found to end.\n"))
+	}
 }
 
 // logoutConfirmed reports whether the session may end without a
