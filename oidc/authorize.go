@@ -2,7 +2,6 @@ package oidc
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"html/template"
@@ -229,7 +228,7 @@ func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *oauth.E
 	if req.acr, e = parseACRValues(first(v, "acr_values")); e != nil {
 		return e
 	}
-	if req.promptNone, e = parsePrompt(first(v, "prompt")); e != nil {
+	if req.promptNone, req.silent.ask, e = parsePrompt(first(v, "prompt")); e != nil {
 		return e
 	}
 	if req.silent.maxAge, e = parseMaxAge(first(v, "max_age")); e != nil {
@@ -377,26 +376,26 @@ func parsePKCE(challenge, method string) (string, *oauth.Error) {
 }
 
 // parsePrompt reads prompt (OIDC Core §3.1.2.1) and reports whether it
-// is none, which is answered from the login session alone (session.go);
-// login, consent and select_account are what every other request gets
-// anyway: a fresh proof by the wallet.
-func parsePrompt(prompt string) (none bool, e *oauth.Error) {
+// is none, which is answered from the login session alone (session.go),
+// or asks for the user (login, consent, select_account), which the wallet
+// does in a fresh sign-in, whatever the session.
+func parsePrompt(prompt string) (none, ask bool, e *oauth.Error) {
 	if prompt == "" {
-		return false, nil
+		return false, false, nil
 	}
 	values := strings.Split(prompt, " ")
 	for _, v := range values {
 		if !slices.Contains([]string{"none", "login", "consent", "select_account"}, v) {
-			return false, oauth.ErrInvalid("prompt", "prompt values are none, login, consent and select_account")
+			return false, false, oauth.ErrInvalid("prompt", "prompt values are none, login, consent and select_account")
 		}
 	}
 	if slices.Contains(values, "none") {
 		if len(values) > 1 {
-			return false, oauth.ErrInvalid("prompt", "prompt none cannot be combined with other values")
+			return false, false, oauth.ErrInvalid("prompt", "prompt none cannot be combined with other values")
 		}
-		return true, nil
+		return true, false, nil
 	}
-	return false, nil
+	return false, true, nil
 }
 
 // serveAuthorize handles GET (query) and POST (form body) authorization
@@ -424,8 +423,8 @@ func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request, s Sign
 		p.respond(w, target, req.mode, oauth.ErrorParams(redirect, req.state))
 		return
 	}
-	if req.promptNone {
-		p.respond(w, target, req.mode, p.silentResponse(r, req, app))
+	if params, ok := p.sessionResponse(r, req, app); ok {
+		p.respond(w, target, req.mode, params)
 		return
 	}
 	s.Start(w, req.oauthRequest())
@@ -444,34 +443,6 @@ func checkAppPolicy(app record.App, req authzRequest) *oauth.Error {
 			"this client must send a PKCE code_challenge (S256)")
 	}
 	return nil
-}
-
-// silentResponse answers prompt=none from the login session
-// (session.go): the response a fresh sign-in would give, with the
-// session's subject, level and auth_time, or login_required.
-func (p *Provider) silentResponse(r *http.Request, req authzRequest, app record.App) url.Values {
-	ctx := r.Context()
-	sess, err := p.session(ctx, r)
-	if errors.Is(err, errNoSession) {
-		return oauth.ErrorParams(errLoginRequired("there is no login session: the user must sign in with the wallet"), req.state)
-	}
-	if err != nil {
-		return oauth.ErrorParams(p.out.Internal("authorize: read session", err), req.state)
-	}
-	g, e := p.silentGrant(sess, req)
-	if e != nil {
-		return oauth.ErrorParams(e, req.state)
-	}
-	rawGrant, err := p.random(16)
-	if err != nil {
-		return oauth.ErrorParams(p.out.Internal("authorize: random", err), req.state)
-	}
-	g.id, g.profile = hex.EncodeToString(rawGrant), app.Profile
-	params, err := p.authorizationResponse(ctx, req.oauthRequest(), g)
-	if err != nil {
-		return oauth.ErrorParams(p.out.Internal("authorize: silent response", err), req.state)
-	}
-	return params
 }
 
 func authorizeParams(w http.ResponseWriter, r *http.Request) (url.Values, *oauth.Error) {
@@ -509,14 +480,13 @@ func (p *Provider) validateClient(ctx context.Context, clientID, redirectURI str
 	return app, target, nil
 }
 
-// Respond delivers authorization response parameters to the redirect URI
-// of a request this provider validated, in its response mode.
-//
-// The parameters of a successful AuthorizationResponse carry the login
-// session, which Respond sets as the session cookie instead of sending it.
-func (p *Provider) Respond(w http.ResponseWriter, req oauth.Request, params url.Values) {
+// Respond delivers an authorization response to the redirect URI of a
+// request this provider validated, in its response mode; the login
+// session of a completed sign-in (resp.Session) becomes the session
+// cookie.
+func (p *Provider) Respond(w http.ResponseWriter, req oauth.Request, resp oauth.Response) {
 	if req.Device != "" {
-		p.respondDevice(w, req, params) // deviceverify.go
+		p.respondDevice(w, req, resp) // deviceverify.go
 		return
 	}
 	target, err := url.Parse(req.RedirectURI)
@@ -524,17 +494,15 @@ func (p *Provider) Respond(w http.ResponseWriter, req oauth.Request, params url.
 		p.out.ErrorPage(w, p.out.Internal("respond: redirect_uri", err))
 		return
 	}
-	if sealed := params.Get(sessionParam); sealed != "" {
-		params = maps.Clone(params)
-		params.Del(sessionParam)
-		p.setSessionCookie(w, sealed)
+	if resp.Session != "" {
+		p.setSessionCookie(w, resp.Session)
 	}
-	p.respond(w, target, req.Mode, params)
+	p.respond(w, target, req.Mode, resp.Params)
 }
 
 // Denied is the access_denied response of a request (RFC 6749 §4.1.2.1).
-func (p *Provider) Denied(req oauth.Request, detail string) url.Values {
-	return oauth.ErrorParams(oauth.NewError(http.StatusForbidden, "access_denied", "access_denied", "", detail), req.State)
+func (p *Provider) Denied(req oauth.Request, detail string) oauth.Response {
+	return oauth.Response{Params: oauth.ErrorParams(oauth.NewError(http.StatusForbidden, "access_denied", "access_denied", "", detail), req.State)}
 }
 
 // respond delivers authorization response parameters, with the issuer

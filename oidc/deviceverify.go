@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -34,9 +33,6 @@ const (
 	// (SameSite=Strict, so no other site's form carries it).
 	deviceCSRFCookie = "worldid-device"
 	deviceCSRFBytes  = 16
-	// deviceResultParam carries a device sign-in's outcome from
-	// AuthorizationResponse to Respond.
-	deviceResultParam = "device_result"
 	// denyTimeout bounds the store write of a refusal, which Respond
 	// makes without the request's context.
 	denyTimeout = 5 * time.Second
@@ -231,13 +227,13 @@ func (p *Provider) allowEntry(r *http.Request) *oauth.Error {
 
 // approveDevice decides a device grant for the sign-in the wallet
 // approved: its outcome goes to Respond.
-func (p *Provider) approveDevice(ctx context.Context, req oauth.Request, approved record.SigninProgress) (url.Values, error) {
+func (p *Provider) approveDevice(ctx context.Context, req oauth.Request, approved record.SigninProgress) (oauth.Response, error) {
 	result, err := p.decideDevice(ctx, req.Device, record.DeviceGrant{State: record.DeviceApproved,
 		Subject: approved.Subject, VerificationLevel: approved.VerificationLevel, AuthTime: approved.AuthTime})
 	if err != nil {
-		return nil, err
+		return oauth.Response{}, err
 	}
-	return url.Values{deviceResultParam: {result}}, nil
+	return oauth.Response{Device: result}, nil
 }
 
 // decideDevice moves a pending, unexpired grant to d's state (with d's
@@ -278,9 +274,9 @@ func decide(g *record.DeviceGrant, d record.DeviceGrant, now time.Time) (result 
 // respondDevice shows the browser the outcome of a device sign-in; an
 // error response (the user cancelled, the app was disabled, the proof
 // does not meet the request) denies the grant.
-func (p *Provider) respondDevice(w http.ResponseWriter, req oauth.Request, params url.Values) {
-	result := params.Get(deviceResultParam)
-	if params.Get("error") != "" {
+func (p *Provider) respondDevice(w http.ResponseWriter, req oauth.Request, resp oauth.Response) {
+	result := resp.Device
+	if resp.Params.Get("error") != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), denyTimeout)
 		defer cancel()
 		var err error

@@ -50,13 +50,15 @@
 // granted when asked, unknown scopes are ignored. prompt=none gives
 // login_required unless the browser's login session (session.go,
 // doc/interfaces.md §4.1.1) is for the same app, within max_age, for the
-// id_token_hint's subject and at the acr_values level; request, request_uri and
+// id_token_hint's subject and at the acr_values level; a request with
+// max_age and without prompt is answered from such a session too,
+// and otherwise goes to the wallet; request, request_uri and
 // registration give their *_not_supported errors, a refused request
 // object's response_mode, response_type and state (OIDC Core §6.1)
 // deciding where the error goes; acr_values is honoured (acr.go: the
 // proof must satisfy one known value, else access_denied); other OIDC
 // parameters (display, ui_locales, login_hint, claims) are ignored, and
-// every request but prompt=none is a fresh proof. Every authorization
+// every other request is a fresh proof. Every authorization
 // response carries iss (RFC 9207). Apps on the current profile get acr,
 // amr ["pop"], no legacy claims, 5-minute codes and ID tokens
 // (doc/interfaces.md §2.4.1).
@@ -214,13 +216,14 @@
 // an app, never at sign-in; the
 // subject a sector shares comes from the wallet's proof for the sector's
 // app (record.App.ProofAppID, doc/interfaces.md §2.4.2), never from a
-// server-side derivation. A login session is silent only for prompt=none
-// and names one app (session.go), also within a sector.
+// server-side derivation. A login session answers only prompt=none and
+// max_age requests, and names one app (session.go), also within a sector.
 //
 // Login sessions, logout and revocation (session.go, logout.go,
 // revoke.go): a completed sign-in sets a sealed session cookie
 // (doc/interfaces.md §4.1.1); /end_session (RP-Initiated Logout 1.0)
-// revokes it in the store and clears it; /revoke (RFC 7009) revokes the
+// revokes it in the store and clears it, asking the user first unless
+// id_token_hint names the session; /revoke (RFC 7009) revokes the
 // grant of the client's own access token. Client authentication
 // (clientauth.go): client_secret_basic, client_secret_post or
 // private_key_jwt (RFC 7523), as the app registered. The device grant

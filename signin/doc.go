@@ -213,7 +213,8 @@
 //
 // # Not done
 //
-// No sessions or consent memory (every sign-in is a fresh proof), no 4.0
+// No consent memory; login sessions are the provider's (oidc session.go):
+// every request that reaches the flow is a fresh proof. No 4.0
 // session proofs or credentials other than proof_of_human, no per-app
 // verification level; the creation rate and the poll table are per
 // replica.

@@ -16,7 +16,7 @@ var nonceRE = regexp.MustCompile(`<style nonce="([A-Za-z0-9_-]{22})">`)
 // TestRenderFailureWritesNothing: a page whose data lacks a field it
 // shows fails before anything is written.
 func TestRenderFailureWritesNothing(t *testing.T) {
-	for _, name := range []string{Wait, Ended, Error, FormPost, Device} {
+	for _, name := range []string{Wait, Ended, Error, FormPost, Device, SignOut} {
 		w := httptest.NewRecorder()
 		err := Render(w, bytes.NewReader(make([]byte, 16)), http.StatusOK, name, func(h Head) any { return h })
 		if err == nil || w.Body.Len() != 0 || len(w.Header()) != 0 {
