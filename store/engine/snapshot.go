@@ -360,8 +360,8 @@ type snapshotParser struct {
 	ctx  context.Context
 	rows int // rows read so far
 	dec  *json.Decoder
-	err error
-	raw json.RawMessage // reused value buffer
+	err  error
+	raw  json.RawMessage // reused value buffer
 }
 
 func (p *snapshotParser) fail(err error) {
