@@ -49,6 +49,7 @@ func benchmarkOpen(b *testing.B, kind string, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.ResetTimer()
 	var cpu time.Duration
 	var heap uint64
 	for range b.N {

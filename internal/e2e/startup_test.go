@@ -138,6 +138,42 @@ func TestTermWhileLoading(t *testing.T) {
 	}
 }
 
+// TestTermWhileOpeningStore: SIGTERM while the JSON store opens (a journal
+// of 300,000 leaves to replay, as `identity add -file` leaves it) stops
+// the start before the store is loaded, with status 0, and the next start
+// finds every leaf.
+func TestTermWhileOpeningStore(t *testing.T) {
+	dir := hardenedDataDir(t)
+	fillLeaves(t, dir, 300_000)
+	p, stdout := execProc(t, dir)
+	go io.Copy(io.Discard, stdout)
+	go func() { p.exited <- p.cmd.Wait() }()
+	t.Cleanup(func() { p.cmd.Process.Kill() })
+	poll := time.NewTicker(5 * time.Millisecond)
+	defer poll.Stop()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(p.log(), `msg="store: opening"`); <-poll.C {
+		if time.Now().After(deadline) {
+			t.Fatalf("the store did not start opening within a minute; stderr:\n%s", p.log())
+		}
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("exit: %v; stderr:\n%s", err, p.log())
+		}
+	case <-time.After(time.Minute):
+		p.cmd.Process.Kill()
+		t.Fatalf("no exit within a minute of SIGTERM; stderr:\n%s", p.log())
+	}
+	if log := p.log(); strings.Contains(log, `msg="registry: loading tree"`) || !strings.Contains(log, `msg="stopped while starting" err="context canceled"`) {
+		t.Fatalf("the start was not stopped while the store opened; stderr:\n%s", log)
+	}
+	if log := startProc(t, dir).log(); !strings.Contains(log, `tree=orb/production leaves=300000`) {
+		t.Fatalf("the next start did not load every leaf; stderr:\n%s", log)
+	}
+}
+
 // TestCheckpointAfterKill: identities added after the last checkpoint by a
 // server that is then killed (stored, never checkpointed) are replayed
 // after it on the next start, and the tree's root is the one the last

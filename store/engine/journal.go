@@ -175,7 +175,8 @@ type replayed struct {
 // LSN (a crash between snapshot and truncation leaves exactly that): one
 // ending earlier is an older copy, an error wrapping ErrDataLoss.
 //
-// ctx is checked every checkEvery lines: a cancelled replay returns its error.
+// ctx is checked before each line (one line may hold thousands of
+// changes): a cancelled replay returns its error.
 func replayJournal(ctx context.Context, r io.Reader, name string, snap uint64, apply func(entry)) (replayed, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	res := replayed{last: snap}
@@ -195,8 +196,8 @@ func replayJournal(ctx context.Context, r io.Reader, name string, snap uint64, a
 		if bad != nil {
 			return replayed{}, bad
 		}
-		if lineNo%checkEvery == 0 && ctx.Err() != nil {
-			return replayed{}, ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return replayed{}, err
 		}
 		if rerr == io.EOF {
 			res.tornLine, res.tornBytes = lineNo, len(line) // final line without newline

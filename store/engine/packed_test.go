@@ -166,9 +166,15 @@ func TestOpenContextStops(t *testing.T) {
 		t.Run(where, func(t *testing.T) {
 			dir := t.TempDir()
 			db := mustOpen(t, dir, Options{CompactAfter: 1 << 20, Codecs: testCodecs})
-			for i := range 2 * checkEvery {
-				put(t, db, "t", fmt.Sprint(i), i)
+			if err := db.Update(context.Background(), func(tx *Tx) error {
+				for i := range 2 * checkEvery {
+					tx.Put("t", fmt.Sprint(i), i)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
 			}
+			put(t, db, "t", "last", 1)
 			db.Close()
 			if where == "snapshot" {
 				mustOpen(t, dir, Options{Codecs: testCodecs}).Close() // compacts
