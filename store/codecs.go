@@ -36,7 +36,7 @@ func splitLast(key string, sep byte) (group, rest string, ok bool) {
 
 // packHash writes the 32 bytes of "0x" + 64 hex digits to dst.
 func packHash(dst []byte, s string) bool {
-	if len(s) != 2+2*hashSize || s[:2] != "0x" {
+	if len(s) != commitmentLen || s[:2] != "0x" {
 		return false
 	}
 	_, err := hex.Decode(dst[:hashSize], []byte(s[2:]))
@@ -91,14 +91,19 @@ func (leafCodec) Unpack(rec []byte) (rest string, value []byte) {
 	return leafKey("", int64(index))[1:], append(v, '}')
 }
 
-// unpackLeaf decodes a record of leafCodec.
-func unpackLeaf(rec []byte) record.Leaf {
+// commitmentLen is the length of a commitment's spelling.
+const commitmentLen = 2 + 2*hashSize
+
+// unpackLeafTime decodes the index and the time of a record of leafCodec;
+// appendLeafCommitment spells its commitment.
+func unpackLeafTime(rec []byte) record.Leaf {
 	return record.Leaf{
-		Index:      int(binary.LittleEndian.Uint32(rec)),
-		Commitment: string(appendHash(make([]byte, 0, 2+2*hashSize), rec[4:])),
-		At:         time.Unix(0, int64(binary.LittleEndian.Uint64(rec[4+hashSize:]))).UTC(),
+		Index: int(binary.LittleEndian.Uint32(rec)),
+		At:    time.Unix(0, int64(binary.LittleEndian.Uint64(rec[4+hashSize:]))).UTC(),
 	}
 }
+
+func appendLeafCommitment(dst, rec []byte) []byte { return appendHash(dst, rec[4:]) }
 
 // leafIndexCodec packs "<tree>/<commitment>" → index as the commitment
 // (32 bytes) and the index (4).

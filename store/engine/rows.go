@@ -134,7 +134,9 @@ func (r *rows) clone() *rows {
 // packedRows holds records of a fixed width back to back, each its
 // group's number (little-endian uint32) then the codec's record, and an
 // open-addressing index (linear probing) of their key parts: 4 bytes a
-// slot, at most 3/4 full.
+// slot, at most 3/4 full, each the record's number plus one in the low
+// recBits bits and tagBits of its key's hash above them, so that a probe
+// reads a record (a cache miss) only when the tags match.
 type packedRows struct {
 	codec  Codec
 	width  int // bytes per record, group number included
@@ -142,7 +144,7 @@ type packedRows struct {
 	groups []string
 	ids    map[string]uint32
 	recs   []byte
-	slots  []uint32 // 0: empty; otherwise 1 + the record's number
+	slots  []uint32 // 0: empty; otherwise tag<<recBits | 1 + the record's number
 	seed   maphash.Seed
 }
 
@@ -190,26 +192,41 @@ func (p *packedRows) searchKey(buf []byte, key string) ([]byte, bool) {
 	return k, p.codec.PackKey(k[groupIDSize:], rest)
 }
 
-// find returns the slot and the record number of the key part k, or the
-// empty slot where it would go and -1.
-func (p *packedRows) find(k []byte) (slot, rec int) {
+// The index's slot layout: a table packs at most maxPacked rows (further
+// rows stay JSON rows).
+const (
+	recBits   = 26
+	tagBits   = 32 - recBits
+	recMask   = 1<<recBits - 1
+	maxPacked = recMask - 1
+)
+
+func (p *packedRows) hash(k []byte) uint64 { return maphash.Bytes(p.seed, k) }
+
+// keyHash is the hash of record i's key part.
+func (p *packedRows) keyHash(i int) uint64 { return p.hash(p.rec(i)[:p.keyEnd]) }
+
+func slotOf(h uint64, i int) uint32 { return uint32(h>>(64-tagBits))<<recBits | uint32(i+1) }
+
+func recOf(v uint32) int { return int(v&recMask) - 1 }
+
+// find returns the slot and the record number of the key part k, whose
+// hash is h, or the empty slot where it would go and -1.
+func (p *packedRows) find(k []byte, h uint64) (slot, rec int) {
 	if len(p.slots) == 0 {
 		return -1, -1
 	}
 	mask := len(p.slots) - 1
-	for s := p.home(k); ; s = (s + 1) & mask {
+	tag := uint32(h >> (64 - tagBits))
+	for s := int(h) & mask; ; s = (s + 1) & mask {
 		v := p.slots[s]
 		if v == 0 {
 			return s, -1
 		}
-		if i := int(v - 1); bytes.Equal(p.rec(i)[:p.keyEnd], k) {
+		if i := recOf(v); v>>recBits == tag && bytes.Equal(p.rec(i)[:p.keyEnd], k) {
 			return s, i
 		}
 	}
-}
-
-func (p *packedRows) home(k []byte) int {
-	return int(maphash.Bytes(p.seed, k) & uint64(len(p.slots)-1))
 }
 
 func (p *packedRows) get(key string) (string, bool) {
@@ -218,7 +235,7 @@ func (p *packedRows) get(key string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if _, i := p.find(k); i >= 0 {
+	if _, i := p.find(k, p.hash(k)); i >= 0 {
 		_, v := p.codec.Unpack(p.rec(i)[groupIDSize:])
 		return string(v), true
 	}
@@ -246,9 +263,12 @@ func (p *packedRows) set(key, value string) (added, ok bool) {
 		p.ids[group] = id
 	}
 	binary.LittleEndian.PutUint32(rec, id)
-	if _, i := p.find(rec[:p.keyEnd]); i >= 0 {
+	if _, i := p.find(rec[:p.keyEnd], p.hash(rec[:p.keyEnd])); i >= 0 {
 		copy(p.rec(i), rec)
 		return false, true
+	}
+	if p.len() >= maxPacked {
+		return false, false
 	}
 	p.recs = append(p.recs, rec...)
 	p.index(p.len() - 1)
@@ -261,11 +281,12 @@ func (p *packedRows) index(i int) bool {
 	if 4*(i+1) > 3*len(p.slots) {
 		p.rehash(max(16, 2*len(p.slots)))
 	}
-	s, j := p.find(p.rec(i)[:p.keyEnd])
+	h := p.keyHash(i)
+	s, j := p.find(p.rec(i)[:p.keyEnd], h)
 	if j >= 0 {
 		return false
 	}
-	p.slots[s] = uint32(i + 1)
+	p.slots[s] = slotOf(h, i)
 	return true
 }
 
@@ -273,11 +294,12 @@ func (p *packedRows) rehash(size int) {
 	p.slots = make([]uint32, size)
 	mask := size - 1
 	for i := range p.len() {
-		s := p.home(p.rec(i)[:p.keyEnd])
+		h := p.keyHash(i)
+		s := int(h) & mask
 		for p.slots[s] != 0 {
 			s = (s + 1) & mask
 		}
-		p.slots[s] = uint32(i + 1)
+		p.slots[s] = slotOf(h, i)
 	}
 }
 
@@ -288,14 +310,14 @@ func (p *packedRows) del(key string) bool {
 	if !ok {
 		return false
 	}
-	s, i := p.find(k)
+	s, i := p.find(k, p.hash(k))
 	if i < 0 {
 		return false
 	}
 	p.unslot(s)
 	if last := p.len() - 1; i != last {
-		ls, _ := p.find(p.rec(last)[:p.keyEnd])
-		p.slots[ls] = uint32(i + 1)
+		ls, _ := p.find(p.rec(last)[:p.keyEnd], p.keyHash(last))
+		p.slots[ls] = p.slots[ls]&^recMask | uint32(i+1)
 		copy(p.rec(i), p.rec(last))
 	}
 	p.recs = p.recs[:len(p.recs)-p.width]
@@ -307,7 +329,7 @@ func (p *packedRows) del(key string) bool {
 func (p *packedRows) unslot(s int) {
 	mask := len(p.slots) - 1
 	for j := (s + 1) & mask; p.slots[j] != 0; j = (j + 1) & mask {
-		h := p.home(p.rec(int(p.slots[j] - 1))[:p.keyEnd])
+		h := int(p.keyHash(recOf(p.slots[j]))) & mask
 		// The entry at j may move to s if its home is not in (s, j].
 		if (j-h)&mask >= (j-s)&mask {
 			p.slots[s] = p.slots[j]

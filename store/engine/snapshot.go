@@ -250,7 +250,7 @@ func (s State) attach(ctx context.Context, name string, desc packedTable, data [
 	r.packed.each(func(k, v string) bool { moved = append(moved, k, v); return true })
 	r.packed = newPackedRows(c)
 	p := r.packed
-	if desc.Rows <= 0 || desc.Rows > len(data)/p.width {
+	if desc.Rows <= 0 || desc.Rows > len(data)/p.width || desc.Rows > maxPacked {
 		return 0, fmt.Errorf("%d rows do not fit the %d bytes left", desc.Rows, len(data))
 	}
 	n := desc.Rows * p.width
