@@ -48,8 +48,9 @@ func fillLeaves(tb testing.TB, dir string, n int) {
 // BenchmarkStartup measures how long `worldid serve` takes, from exec to
 // both listeners accepting, on a data dir with n leaves: reading the tree
 // checkpoint the previous stop wrote, or without one (removed before each
-// start), rebuilding the tree from the stored leaves. Run it once, with
-// medians over the runs:
+// start), rebuilding the tree from the stored leaves. It reports medians
+// over the runs of the wall time, the process's CPU time at that moment
+// and its resident memory once settled (settledRSS). Run it once:
 //
 //	go test -run '^$' -bench Startup -benchtime 5x ./internal/e2e
 func BenchmarkStartup(b *testing.B) {
@@ -70,6 +71,7 @@ func benchmarkStartup(b *testing.B, n int) {
 	for _, checkpoint := range []bool{true, false} {
 		b.Run(fmt.Sprintf("checkpoint=%t", checkpoint), func(b *testing.B) {
 			var took, cpu []time.Duration
+			var rss []int64
 			for range b.N {
 				if !checkpoint {
 					if err := os.RemoveAll(filepath.Join(dir, server.TreeCheckpointDir)); err != nil {
@@ -80,12 +82,15 @@ func benchmarkStartup(b *testing.B, n int) {
 				p := startProc(b, dir)
 				took = append(took, time.Since(started))
 				cpu = append(cpu, cpuTime(b, p.cmd.Process.Pid))
+				rss = append(rss, settledRSS(b, p.cmd.Process.Pid))
 				p.stop(b)
 			}
 			slices.Sort(took)
 			slices.Sort(cpu)
+			slices.Sort(rss)
 			b.ReportMetric(took[len(took)/2].Seconds(), "median-start-s")
 			b.ReportMetric(cpu[len(cpu)/2].Seconds(), "median-start-cpu-s")
+			b.ReportMetric(float64(rss[len(rss)/2])/(1<<20), "median-RSS-MiB")
 		})
 	}
 }
