@@ -116,28 +116,7 @@ func cpuTime(b *testing.B, pid int) time.Duration {
 func TestTermWhileLoading(t *testing.T) {
 	dir := hardenedDataDir(t)
 	fillLeaves(t, dir, 200_000)
-	p, stdout := execProc(t, dir)
-	go io.Copy(io.Discard, stdout)
-	go func() { p.exited <- p.cmd.Wait() }()
-	t.Cleanup(func() { p.cmd.Process.Kill() })
-	poll := time.NewTicker(10 * time.Millisecond)
-	defer poll.Stop()
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(p.log(), `msg="registry: loading tree" tree=orb/production`); <-poll.C {
-		if time.Now().After(deadline) {
-			t.Fatalf("the tree did not start loading within a minute; stderr:\n%s", p.log())
-		}
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.exited:
-		if err != nil {
-			t.Fatalf("exit: %v; stderr:\n%s", err, p.log())
-		}
-	case <-time.After(time.Minute):
-		p.cmd.Process.Kill()
-		t.Fatalf("no exit within a minute of SIGTERM; stderr:\n%s", p.log())
-	}
-	log := p.log()
+	log := termOnceLogged(t, dir, `msg="registry: loading tree" tree=orb/production`)
 	if strings.Contains(log, `msg="registry: tree loaded" tree=orb/production`) || !strings.Contains(log, "stopped while starting") {
 		t.Fatalf("the start was not stopped while the tree loaded; stderr:\n%s", log)
 	}
@@ -150,15 +129,28 @@ func TestTermWhileLoading(t *testing.T) {
 func TestTermWhileOpeningStore(t *testing.T) {
 	dir := hardenedDataDir(t)
 	fillLeaves(t, dir, 300_000)
+	log := termOnceLogged(t, dir, `msg="store: opening"`)
+	if strings.Contains(log, `msg="registry: loading tree"`) || !strings.Contains(log, `msg="stopped while starting" err="context canceled"`) {
+		t.Fatalf("the start was not stopped while the store opened; stderr:\n%s", log)
+	}
+	if log := startProc(t, dir).log(); !strings.Contains(log, `tree=orb/production leaves=300000`) {
+		t.Fatalf("the next start did not load every leaf; stderr:\n%s", log)
+	}
+}
+
+// termOnceLogged starts the server on dir, sends it SIGTERM as soon as its
+// log holds marker, and returns its log once it has exited with status 0.
+func termOnceLogged(t *testing.T, dir, marker string) string {
+	t.Helper()
 	p, stdout := execProc(t, dir)
 	go io.Copy(io.Discard, stdout)
 	go func() { p.exited <- p.cmd.Wait() }()
 	t.Cleanup(func() { p.cmd.Process.Kill() })
 	poll := time.NewTicker(5 * time.Millisecond)
 	defer poll.Stop()
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(p.log(), `msg="store: opening"`); <-poll.C {
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(p.log(), marker); <-poll.C {
 		if time.Now().After(deadline) {
-			t.Fatalf("the store did not start opening within a minute; stderr:\n%s", p.log())
+			t.Fatalf("no %s within a minute; stderr:\n%s", marker, p.log())
 		}
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
@@ -171,12 +163,7 @@ func TestTermWhileOpeningStore(t *testing.T) {
 		p.cmd.Process.Kill()
 		t.Fatalf("no exit within a minute of SIGTERM; stderr:\n%s", p.log())
 	}
-	if log := p.log(); strings.Contains(log, `msg="registry: loading tree"`) || !strings.Contains(log, `msg="stopped while starting" err="context canceled"`) {
-		t.Fatalf("the start was not stopped while the store opened; stderr:\n%s", log)
-	}
-	if log := startProc(t, dir).log(); !strings.Contains(log, `tree=orb/production leaves=300000`) {
-		t.Fatalf("the next start did not load every leaf; stderr:\n%s", log)
-	}
+	return p.log()
 }
 
 // TestCheckpointAfterKill: identities added after the last checkpoint by a
