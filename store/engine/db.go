@@ -40,10 +40,12 @@ var (
 
 // Options configures Open. The zero value is ready to use.
 type Options struct {
-	// CompactAfter is the number of journal lines after which the journal
-	// is folded into a new snapshot. The effective threshold is never below
-	// the number of live records, so the cost of compaction stays
-	// proportional to the number of writes. Zero means 10,000.
+	// CompactAfter is the number of changes (puts and deletes) in the
+	// journal after which it is folded into a new snapshot. The effective
+	// threshold is never below the number of live records, so the cost of
+	// compaction stays proportional to the number of writes, and the
+	// journal a start replays never holds more changes than that. Zero
+	// means 10,000.
 	CompactAfter int
 
 	// AcceptLoss opens a store even though its files hold less than it had
@@ -124,7 +126,7 @@ type DB struct {
 
 	// Owned by the committer goroutine once Open returns.
 	journal      file
-	journalLines int
+	journalChanges int // puts and deletes in the journal
 	journalSize  int64  // bytes of the journal that hold acknowledged lines
 	released     int    // batches the last fsync made durable: writers that may queue again
 	records      int    // live records in base
@@ -277,7 +279,6 @@ func (db *DB) recover(ctx context.Context) error {
 		}
 	}
 	db.lastLSN, db.durable, db.baseLSN = rep.last, rep.last, rep.last
-	db.journalLines = rep.lines
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -193,9 +193,11 @@
 //
 // Compaction writes base to state.json.tmp, fsyncs it, renames it over
 // state.json, fsyncs the directory, and only then truncates and fsyncs the
-// journal. It runs on the committer when the journal has more lines than
+// journal. It runs on the committer when the journal holds more changes
+// (puts and deletes, whatever the number of lines) than
 // Options.CompactAfter and than there are live records, so its cost is
-// proportional to the number of writes. Views continue meanwhile; Updates
+// proportional to the number of writes and a start never replays more
+// changes than that. Views continue meanwhile; Updates
 // wait for their acknowledgement until it ends (about as long as Open takes
 // to write the snapshot: about a second for a million JSON rows; packed
 // records are written as they are held).

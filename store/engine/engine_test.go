@@ -359,6 +359,27 @@ func TestReplaySkipsLinesInSnapshot(t *testing.T) {
 	wantErrContains(t, err, ":1:", "sequence gap")
 }
 
+// The compaction threshold counts changes, not lines: one Update of as
+// many puts as there are records (a batch of tree leaves) is folded into
+// the snapshot, so a start never replays more changes than there are
+// records.
+func TestCompactionCountsChanges(t *testing.T) {
+	dir := t.TempDir()
+	db := mustOpen(t, dir, Options{CompactAfter: 10})
+	if err := db.Update(context.Background(), func(tx *Tx) error {
+		for i := range 40 {
+			tx.Put("t", fmt.Sprint(i), i)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close() // waits for the committer, and so for its compaction
+	if lines := journalLines(t, dir); len(lines) != 0 {
+		t.Fatalf("journal holds %d lines of 40 changes after the update, want it compacted", len(lines))
+	}
+}
+
 func TestCompaction(t *testing.T) {
 	dir := t.TempDir()
 	db := mustOpen(t, dir, Options{CompactAfter: 10})
