@@ -125,15 +125,15 @@ type DB struct {
 	failedAt map[uint64]uint64 // epoch → durable LSN when it failed
 
 	// Owned by the committer goroutine once Open returns.
-	journal      file
-	journalChanges int // puts and deletes in the journal
-	journalSize  int64  // bytes of the journal that hold acknowledged lines
-	released     int    // batches the last fsync made durable: writers that may queue again
-	records      int    // live records in base
-	marked       uint64 // LSN of the newest mark
-	lastMark     time.Time
-	markTimer    *time.Timer // armed while a mark waits for markEvery
-	done         chan struct{}
+	journal        file
+	journalChanges int    // puts and deletes in the journal
+	journalSize    int64  // bytes of the journal that hold acknowledged lines
+	released       int    // batches the last fsync made durable: writers that may queue again
+	records        int    // live records in base
+	marked         uint64 // LSN of the newest mark
+	lastMark       time.Time
+	markTimer      *time.Timer // armed while a mark waits for markEvery
+	done           chan struct{}
 }
 
 // pending is the newest queued, not yet durable value of one key.
