@@ -173,11 +173,17 @@ func (p *packedRows) groupOf(rec []byte) string {
 	return ""
 }
 
+// splitOf reports whether group and rest are key's two parts (checked
+// without building their concatenation).
+func splitOf(key, group, rest string) bool {
+	return len(group)+len(rest) == len(key) && key[:len(group)] == group && key[len(group):] == rest
+}
+
 // searchKey writes the key part of key's record to buf; false: key has no
 // record.
 func (p *packedRows) searchKey(buf []byte, key string) ([]byte, bool) {
 	group, rest, ok := p.codec.Split(key)
-	if !ok || group+rest != key {
+	if !ok || !splitOf(key, group, rest) {
 		return nil, false
 	}
 	id, ok := p.ids[group]
@@ -246,7 +252,7 @@ func (p *packedRows) get(key string) (string, bool) {
 // (ok), and reports whether the key is new.
 func (p *packedRows) set(key, value string) (added, ok bool) {
 	group, rest, ok := p.codec.Split(key)
-	if !ok || group+rest != key {
+	if !ok || !splitOf(key, group, rest) {
 		return false, false
 	}
 	rec := make([]byte, p.width)
