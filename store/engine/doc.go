@@ -84,7 +84,9 @@
 // In memory a packed table is one byte slice of records, each a 4-byte
 // group number (little-endian) and the codec's record, with an
 // open-addressing index of their key parts (4 bytes a slot, at most 3/4
-// full); a delete moves the last record into the hole. In the snapshot,
+// full); a delete moves the last record into the hole. A group, once
+// seen, stays in the table's list (and its snapshot) even when its last
+// row is deleted: packed tables suit rows that are rarely deleted. In the snapshot,
 // packed maps each packed table to its codec's name, its groups (the
 // group number indexes this list), its row count and the CRC-32C of its
 // records, which follow the object, table after table in name order, as
