@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"worldid/backup"
@@ -31,7 +29,7 @@ func (db *DB) Export(ctx context.Context, emit backup.Emit) error {
 // ExportDir is Export of the stopped store in dir (engine.ReadDir: under
 // the directory's lock, changing no file).
 func ExportDir(ctx context.Context, dir string, emit backup.Emit) error {
-	st, err := engine.ReadDir(dir)
+	st, err := engine.ReadDir(dir, codecs)
 	if err != nil {
 		return err
 	}
@@ -41,12 +39,12 @@ func ExportDir(ctx context.Context, dir string, emit backup.Emit) error {
 // exportState emits the logical rows of st.
 func exportState(ctx context.Context, st engine.State, emit backup.Emit) error {
 	for _, t := range exportTables {
-		rows := st[t.kv]
-		for _, key := range slices.Sorted(maps.Keys(rows)) {
+		for _, key := range st.Keys(t.kv) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			rowsOut, err := t.toRows(key, json.RawMessage(rows[key]))
+			v, _ := st.Get(t.kv, key)
+			rowsOut, err := t.toRows(key, v)
 			if err != nil {
 				return fmt.Errorf("store: export %s %q: %w", t.kv, key, err)
 			}
@@ -165,16 +163,15 @@ var exportTables = []exportTable{
 	}, func(st engine.State, row any) error {
 		l := row.(backup.Leaf)
 		var size int64
-		if raw, ok := st[tableTreeSizes][l.Tree]; ok {
-			json.Unmarshal([]byte(raw), &size)
-			delete(st[tableTreeSizes], l.Tree)
+		if raw, ok := st.Get(tableTreeSizes, l.Tree); ok {
+			json.Unmarshal(raw, &size)
 		}
 		if int64(l.Leaf.Index) != size {
 			return fmt.Errorf("tree %q: leaf %d follows %d leaves", l.Tree, l.Leaf.Index, size)
 		}
 		return errors.Join(st.Insert(tableLeaves, leafKey(l.Tree, size), l.Leaf),
 			st.Insert(tableLeafIndex, l.Tree+"/"+l.Leaf.Commitment, l.Leaf.Index),
-			st.Insert(tableTreeSizes, l.Tree, size+1))
+			st.Set(tableTreeSizes, l.Tree, size+1))
 	}},
 	{tableExternalRoots, backup.TableExternalRoots, as[record.ExternalRoot](nil), func(st engine.State, row any) error {
 		r := row.(record.ExternalRoot)
@@ -209,14 +206,13 @@ var exportTables = []exportTable{
 	}, func(st engine.State, row any) error {
 		k := row.(backup.OrbKey)
 		var pems []string
-		if raw, ok := st[tableOrbKeys][k.OrbID]; ok {
-			json.Unmarshal([]byte(raw), &pems)
-			delete(st[tableOrbKeys], k.OrbID)
+		if raw, ok := st.Get(tableOrbKeys, k.OrbID); ok {
+			json.Unmarshal(raw, &pems)
 		}
 		if k.Position != len(pems) {
 			return fmt.Errorf("orb %q: key %d follows %d keys", k.OrbID, k.Position, len(pems))
 		}
-		return st.Insert(tableOrbKeys, k.OrbID, append(pems, k.PEM))
+		return st.Set(tableOrbKeys, k.OrbID, append(pems, k.PEM))
 	}},
 	{tablePinnedSubs, backup.TablePinnedSubs, func(key string, v json.RawMessage) ([]any, error) {
 		var sub string
@@ -253,7 +249,7 @@ func Restore(dir string, force bool, load func(backup.Emit) error, verify func(r
 	for _, t := range exportTables {
 		byLogical[t.logical] = t
 	}
-	return engine.WriteDir(dir, force, func(st engine.State) error {
+	return engine.WriteDir(dir, force, codecs, func(st engine.State) error {
 		if err := load(func(table string, row any) error {
 			if table == backup.TableFiles {
 				return nil

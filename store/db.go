@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+
 	"worldid/store/engine"
 )
 
@@ -33,7 +35,16 @@ type DB struct {
 // Open opens the store in dir (engine.Open: created if absent, locked,
 // recovered from its snapshot and journal).
 func Open(dir string, opts Options) (*DB, error) {
-	db, err := engine.Open(dir, opts)
+	return OpenContext(context.Background(), dir, opts)
+}
+
+// OpenContext is Open, stopped with ctx's error, changing nothing on disk,
+// when ctx is done before the store is loaded (engine.OpenContext). It
+// packs the leaves, the leaf index and the nullifiers (codecs.go);
+// opts.Codecs is ignored.
+func OpenContext(ctx context.Context, dir string, opts Options) (*DB, error) {
+	opts.Codecs = codecs
+	db, err := engine.OpenContext(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}

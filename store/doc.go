@@ -17,6 +17,11 @@
 // implements; the conformance suites in store/storetest run against both
 // backends.
 //
+// The leaves, the leaf index and the nullifiers are packed (codecs.go):
+// the engine keeps their canonical rows as fixed-width records, which
+// Open reads without decoding JSON and Leaves decodes in one pass. OpenContext
+// stops the opening when its context is done.
+//
 // # What it does not do
 //
 // One process owns a directory at a time: several replicas use

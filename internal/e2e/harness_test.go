@@ -299,7 +299,8 @@ func acknowledgedWrites(t *testing.T, dataDir string) uint64 {
 	}
 	var lsn uint64
 	if len(snapshot) > 0 {
-		if err := json.Unmarshal(snapshot, &entry); err != nil {
+		// The object only: packed records may follow it.
+		if err := json.NewDecoder(bytes.NewReader(snapshot)).Decode(&entry); err != nil {
 			t.Fatalf("state.json: %v", err)
 		}
 		lsn = entry.LSN

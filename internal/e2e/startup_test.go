@@ -48,8 +48,9 @@ func fillLeaves(tb testing.TB, dir string, n int) {
 // BenchmarkStartup measures how long `worldid serve` takes, from exec to
 // both listeners accepting, on a data dir with n leaves: reading the tree
 // checkpoint the previous stop wrote, or without one (removed before each
-// start), rebuilding the tree from the stored leaves. Run it once, with
-// medians over the runs:
+// start), rebuilding the tree from the stored leaves. It reports medians
+// over the runs of the wall time, the process's CPU time at that moment
+// and its resident memory once settled (settledRSS). Run it once:
 //
 //	go test -run '^$' -bench Startup -benchtime 5x ./internal/e2e
 func BenchmarkStartup(b *testing.B) {
@@ -70,6 +71,7 @@ func benchmarkStartup(b *testing.B, n int) {
 	for _, checkpoint := range []bool{true, false} {
 		b.Run(fmt.Sprintf("checkpoint=%t", checkpoint), func(b *testing.B) {
 			var took, cpu []time.Duration
+			var rss []int64
 			for range b.N {
 				if !checkpoint {
 					if err := os.RemoveAll(filepath.Join(dir, server.TreeCheckpointDir)); err != nil {
@@ -80,12 +82,15 @@ func benchmarkStartup(b *testing.B, n int) {
 				p := startProc(b, dir)
 				took = append(took, time.Since(started))
 				cpu = append(cpu, cpuTime(b, p.cmd.Process.Pid))
+				rss = append(rss, settledRSS(b, p.cmd.Process.Pid))
 				p.stop(b)
 			}
 			slices.Sort(took)
 			slices.Sort(cpu)
+			slices.Sort(rss)
 			b.ReportMetric(took[len(took)/2].Seconds(), "median-start-s")
 			b.ReportMetric(cpu[len(cpu)/2].Seconds(), "median-start-cpu-s")
+			b.ReportMetric(float64(rss[len(rss)/2])/(1<<20), "median-RSS-MiB")
 		})
 	}
 }
@@ -111,15 +116,41 @@ func cpuTime(b *testing.B, pid int) time.Duration {
 func TestTermWhileLoading(t *testing.T) {
 	dir := hardenedDataDir(t)
 	fillLeaves(t, dir, 200_000)
+	log := termOnceLogged(t, dir, `msg="registry: loading tree" tree=orb/production`)
+	if strings.Contains(log, `msg="registry: tree loaded" tree=orb/production`) || !strings.Contains(log, "stopped while starting") {
+		t.Fatalf("the start was not stopped while the tree loaded; stderr:\n%s", log)
+	}
+}
+
+// TestTermWhileOpeningStore: SIGTERM while the JSON store opens (a journal
+// of 300,000 leaves to replay, as `identity add -file` leaves it) stops
+// the start before the store is loaded, with status 0, and the next start
+// finds every leaf.
+func TestTermWhileOpeningStore(t *testing.T) {
+	dir := hardenedDataDir(t)
+	fillLeaves(t, dir, 300_000)
+	log := termOnceLogged(t, dir, `msg="store: opening"`)
+	if strings.Contains(log, `msg="registry: loading tree"`) || !strings.Contains(log, `msg="stopped while starting" err="context canceled"`) {
+		t.Fatalf("the start was not stopped while the store opened; stderr:\n%s", log)
+	}
+	if log := startProc(t, dir).log(); !strings.Contains(log, `tree=orb/production leaves=300000`) {
+		t.Fatalf("the next start did not load every leaf; stderr:\n%s", log)
+	}
+}
+
+// termOnceLogged starts the server on dir, sends it SIGTERM as soon as its
+// log holds marker, and returns its log once it has exited with status 0.
+func termOnceLogged(t *testing.T, dir, marker string) string {
+	t.Helper()
 	p, stdout := execProc(t, dir)
 	go io.Copy(io.Discard, stdout)
 	go func() { p.exited <- p.cmd.Wait() }()
 	t.Cleanup(func() { p.cmd.Process.Kill() })
-	poll := time.NewTicker(10 * time.Millisecond)
+	poll := time.NewTicker(5 * time.Millisecond)
 	defer poll.Stop()
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(p.log(), `msg="registry: loading tree" tree=orb/production`); <-poll.C {
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(p.log(), marker); <-poll.C {
 		if time.Now().After(deadline) {
-			t.Fatalf("the tree did not start loading within a minute; stderr:\n%s", p.log())
+			t.Fatalf("no %s within a minute; stderr:\n%s", marker, p.log())
 		}
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
@@ -132,10 +163,7 @@ func TestTermWhileLoading(t *testing.T) {
 		p.cmd.Process.Kill()
 		t.Fatalf("no exit within a minute of SIGTERM; stderr:\n%s", p.log())
 	}
-	log := p.log()
-	if strings.Contains(log, `msg="registry: tree loaded" tree=orb/production`) || !strings.Contains(log, "stopped while starting") {
-		t.Fatalf("the start was not stopped while the tree loaded; stderr:\n%s", log)
-	}
+	return p.log()
 }
 
 // TestCheckpointAfterKill: identities added after the last checkpoint by a

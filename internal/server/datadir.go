@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -199,10 +200,12 @@ func forgetStoreRecord(dir string) error {
 
 // openJSONStore opens the JSON store in the data dir with its witness in
 // FirstStartFile. A store whose files hold less than it had acknowledged
-// is refused with the recovery command.
-func openJSONStore(cfg Config, log *slog.Logger) (*store.DB, *firstStartRecord, error) {
+// is refused with the recovery command. A done ctx stops the opening
+// (store.OpenContext), changing nothing on disk.
+func openJSONStore(ctx context.Context, cfg Config, log *slog.Logger) (*store.DB, *firstStartRecord, error) {
 	rec := newFirstStartRecord(cfg.DataDir)
-	db, err := store.Open(cfg.DataDir, store.Options{AcceptLoss: cfg.AcceptDataLoss, Log: log, Witness: rec})
+	log.Info("store: opening", "dir", cfg.DataDir)
+	db, err := store.OpenContext(ctx, cfg.DataDir, store.Options{AcceptLoss: cfg.AcceptDataLoss, Log: log, Witness: rec})
 	if errors.Is(err, store.ErrDataLoss) {
 		return nil, nil, fmt.Errorf("%w\nRestore the data dir from a backup (worldid restore -force); or, to start with what its files hold and lose the rest, start once with -accept-data-loss:\n  worldid serve -data %s -accept-data-loss", err, cfg.DataDir)
 	}

@@ -101,7 +101,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (backend, *f
 		}
 		return db, nil, nil
 	}
-	return openJSONStore(cfg, log)
+	return openJSONStore(ctx, cfg, log)
 }
 
 // Start opens the data dir and store, wires every handler and starts

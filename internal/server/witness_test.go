@@ -18,7 +18,7 @@ import (
 func startedDataDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	db, rec, err := openJSONStore(Config{DataDir: dir}, slog.New(slog.DiscardHandler))
+	db, rec, err := openJSONStore(t.Context(), Config{DataDir: dir}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,20 +60,20 @@ func TestDeletedStoreRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := startedDataDir(t)
 			removeAll(t, dir, files...)
-			_, _, err := openJSONStore(Config{DataDir: dir}, slog.New(slog.DiscardHandler))
+			_, _, err := openJSONStore(t.Context(), Config{DataDir: dir}, slog.New(slog.DiscardHandler))
 			if !errors.Is(err, store.ErrDataLoss) {
 				t.Fatalf("start: %v, want ErrDataLoss", err)
 			}
 			wantIn(t, err.Error(), filepath.Join(dir, FirstStartFile), "missing", "lsn 3", "-accept-data-loss", "worldid restore")
 
 			var log strings.Builder
-			db, _, err := openJSONStore(Config{DataDir: dir, AcceptDataLoss: true}, slog.New(slog.NewTextHandler(&log, nil)))
+			db, _, err := openJSONStore(t.Context(), Config{DataDir: dir, AcceptDataLoss: true}, slog.New(slog.NewTextHandler(&log, nil)))
 			if err != nil {
 				t.Fatalf("start with -accept-data-loss: %v", err)
 			}
 			db.Close()
 			wantIn(t, log.String(), "level=WARN", "continuing without data", FirstStartFile)
-			db, _, err = openJSONStore(Config{DataDir: dir}, slog.New(slog.DiscardHandler))
+			db, _, err = openJSONStore(t.Context(), Config{DataDir: dir}, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatalf("the start after the accepted loss: %v", err)
 			}
@@ -87,7 +87,7 @@ func TestDeletedStoreRefused(t *testing.T) {
 // before the witness, which then gets one.
 func TestFirstStartRecordAdopted(t *testing.T) {
 	dir := t.TempDir()
-	db, _, err := openJSONStore(Config{DataDir: dir}, slog.New(slog.DiscardHandler))
+	db, _, err := openJSONStore(t.Context(), Config{DataDir: dir}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("fresh data dir: %v", err)
 	}
@@ -99,7 +99,7 @@ func TestFirstStartRecordAdopted(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, FirstStartFile), []byte(firstStartLine+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db, _, err = openJSONStore(Config{DataDir: dir}, slog.New(slog.DiscardHandler))
+	db, _, err = openJSONStore(t.Context(), Config{DataDir: dir}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("a record from before the witness: %v", err)
 	}
@@ -135,7 +135,7 @@ func TestDamagedFirstStartRecord(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, FirstStartFile), []byte(firstStartLine+"\nstore-id x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := openJSONStore(Config{DataDir: dir}, slog.New(slog.DiscardHandler)); !errors.Is(err, store.ErrDataLoss) {
+	if _, _, err := openJSONStore(t.Context(), Config{DataDir: dir}, slog.New(slog.DiscardHandler)); !errors.Is(err, store.ErrDataLoss) {
 		t.Fatalf("start with a damaged record: %v, want ErrDataLoss", err)
 	}
 }
@@ -157,7 +157,7 @@ func TestRestoreForgetsStoreRecord(t *testing.T) {
 	if err := forgetStoreRecord(dir); err != nil {
 		t.Fatal(err)
 	}
-	db, _, err := openJSONStore(Config{DataDir: dir}, slog.New(slog.DiscardHandler))
+	db, _, err := openJSONStore(t.Context(), Config{DataDir: dir}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("start after the restore: %v", err)
 	}

@@ -60,10 +60,12 @@ func (db *DB) commitLoop() error {
 			if err := db.appendJournal(buf); err != nil {
 				return err
 			}
-			db.journalLines += len(batches)
+			for _, b := range batches {
+				db.journalChanges += len(b.changes)
+			}
 			db.released = len(batches)
 			db.publish(batches)
-			if db.journalLines >= max(db.compactAfter, db.records) {
+			if db.journalChanges >= max(db.compactAfter, db.records) {
 				if err := db.compact(); err != nil {
 					return err
 				}
@@ -270,7 +272,7 @@ func (db *DB) compact() error {
 	if err := db.journal.Sync(); err != nil {
 		return fmt.Errorf("store: compact: fsync journal: %w", err)
 	}
-	db.journalLines = 0
+	db.journalChanges = 0
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,9 +37,19 @@ func crashValue(key string) string {
 	return fmt.Sprintf(`{"key":%q,"pad":%q}`, key, strings.Repeat(key[len(key)-1:], 40+len(key)%64))
 }
 
+// crashPacked is the packed row the child writes with key: table
+// "packed" (testCodecs), so that kills also land in snapshots with
+// packed records.
+func crashPacked(key string) (packedKey, value string) {
+	dash := strings.LastIndexByte(key, '-')
+	n, _ := strconv.Atoi(key[dash+1:])
+	return fmt.Sprintf("%s/%064x", key[:dash], n), strconv.Itoa(n)
+}
+
 // TestHelperWriter is the child process: it writes until killed and prints
-// "ack KEY" for each acknowledged Update. Each Update puts one key and
-// increments a counter, so the parent can also check atomicity. It lives
+// "ack KEY" for each acknowledged Update. Each Update puts one key and its
+// packed row (crashPacked) and increments a counter, so the parent can
+// also check atomicity. It lives
 // as long as its standard input is open: the parent closes it only when
 // the kill failed, and a parent that dies takes the child with it.
 func TestHelperWriter(t *testing.T) {
@@ -47,7 +58,7 @@ func TestHelperWriter(t *testing.T) {
 		t.Skip("helper process for TestCrashLosesNoAcknowledgedWrite")
 	}
 	round := os.Getenv(crashRoundEnv)
-	db, err := Open(dir, Options{CompactAfter: crashCompactAfter})
+	db, err := Open(dir, Options{CompactAfter: crashCompactAfter, Codecs: testCodecs})
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(2)
@@ -59,6 +70,10 @@ func TestHelperWriter(t *testing.T) {
 				key := fmt.Sprintf("r%s-w%d-%06d", round, w, i)
 				err := db.Update(context.Background(), func(tx *Tx) error {
 					if err := tx.Insert("crash", key, json.RawMessage(crashValue(key))); err != nil {
+						return err
+					}
+					pk, pv := crashPacked(key)
+					if err := tx.Insert("packed", pk, json.RawMessage(pv)); err != nil {
 						return err
 					}
 					_, err := tx.Increment("counters", "acks", math.MaxInt64)
@@ -146,7 +161,7 @@ func runCrashChild(t *testing.T, dir string, round int, delay time.Duration) []s
 // acknowledged key and the counter, then that the store accepts writes.
 func checkCrashState(t *testing.T, dir string, acked map[string]bool) {
 	t.Helper()
-	db := mustOpen(t, dir, Options{CompactAfter: crashCompactAfter})
+	db := mustOpen(t, dir, Options{CompactAfter: crashCompactAfter, Codecs: testCodecs})
 	defer db.Close()
 	err := db.View(func(tx *ReadTx) error {
 		for key := range acked {
@@ -157,6 +172,10 @@ func checkCrashState(t *testing.T, dir string, acked map[string]bool) {
 			if string(v) != crashValue(key) {
 				return fmt.Errorf("key %s = %s, want %s", key, v, crashValue(key))
 			}
+			pk, pv := crashPacked(key)
+			if v, ok := tx.Get("packed", pk); !ok || string(v) != pv {
+				return fmt.Errorf("acknowledged packed row %s = %s, %t; want %s", pk, v, ok, pv)
+			}
 		}
 		// Key and counter are written by one Update: they must agree,
 		// whether or not the last Update was acknowledged.
@@ -164,8 +183,8 @@ func checkCrashState(t *testing.T, dir string, acked map[string]bool) {
 		if v, ok := tx.Get("counters", "acks"); ok {
 			json.Unmarshal(v, &n)
 		}
-		if n != tx.Count("crash") {
-			return fmt.Errorf("counter %d, but %d keys", n, tx.Count("crash"))
+		if n != tx.Count("crash") || n != tx.Count("packed") {
+			return fmt.Errorf("counter %d, but %d keys and %d packed rows", n, tx.Count("crash"), tx.Count("packed"))
 		}
 		return nil
 	})

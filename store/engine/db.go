@@ -40,10 +40,12 @@ var (
 
 // Options configures Open. The zero value is ready to use.
 type Options struct {
-	// CompactAfter is the number of journal lines after which the journal
-	// is folded into a new snapshot. The effective threshold is never below
-	// the number of live records, so the cost of compaction stays
-	// proportional to the number of writes. Zero means 10,000.
+	// CompactAfter is the number of changes (puts and deletes) in the
+	// journal after which it is folded into a new snapshot. The effective
+	// threshold is never below the number of live records, so the cost of
+	// compaction stays proportional to the number of writes, and the
+	// journal a start replays never holds more changes than that. Zero
+	// means 10,000.
 	CompactAfter int
 
 	// AcceptLoss opens a store even though its files hold less than it had
@@ -57,6 +59,11 @@ type Options struct {
 	// files: Open also refuses files that hold less than it records, or
 	// whose mark names another store (doc.go, "Never a silent reset").
 	Witness Witness
+
+	// Codecs packs the rows of the tables it names into fixed-width
+	// records (doc.go, "Packed tables"). A snapshot with packed tables
+	// opens only with the codecs that wrote them.
+	Codecs map[string]Codec
 
 	// Rand is the source of the store's identity, chosen when the store
 	// gets its first mark. Nil means crypto/rand.Reader.
@@ -78,6 +85,7 @@ type Options struct {
 // DB is an open store. Its methods are safe for concurrent use.
 type DB struct {
 	dir          string
+	codecs       map[string]Codec
 	compactAfter int
 	acceptLoss   bool
 	witness      Witness
@@ -117,15 +125,15 @@ type DB struct {
 	failedAt map[uint64]uint64 // epoch → durable LSN when it failed
 
 	// Owned by the committer goroutine once Open returns.
-	journal      file
-	journalLines int
-	journalSize  int64  // bytes of the journal that hold acknowledged lines
-	released     int    // batches the last fsync made durable: writers that may queue again
-	records      int    // live records in base
-	marked       uint64 // LSN of the newest mark
-	lastMark     time.Time
-	markTimer    *time.Timer // armed while a mark waits for markEvery
-	done         chan struct{}
+	journal        file
+	journalChanges int    // puts and deletes in the journal
+	journalSize    int64  // bytes of the journal that hold acknowledged lines
+	released       int    // batches the last fsync made durable: writers that may queue again
+	records        int    // live records in base
+	marked         uint64 // LSN of the newest mark
+	lastMark       time.Time
+	markTimer      *time.Timer // armed while a mark waits for markEvery
+	done           chan struct{}
 }
 
 // pending is the newest queued, not yet durable value of one key.
@@ -147,6 +155,13 @@ type batch struct {
 // snapshot, replays the journal (dropping a torn final line; any other
 // corruption is an error naming file and line) and compacts.
 func Open(dir string, opts Options) (*DB, error) {
+	return OpenContext(context.Background(), dir, opts)
+}
+
+// OpenContext is Open, stopped when ctx is done: it looks at ctx between
+// chunks of the snapshot and of the journal and before it compacts, and
+// then returns ctx's error having changed nothing on disk.
+func OpenContext(ctx context.Context, dir string, opts Options) (*DB, error) {
 	if opts.CompactAfter < 0 {
 		return nil, errors.New("store: negative CompactAfter")
 	}
@@ -159,6 +174,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	db := &DB{
 		dir:          dir,
+		codecs:       opts.Codecs,
 		compactAfter: orDefault(opts.CompactAfter, defaultCompactAfter),
 		acceptLoss:   opts.AcceptLoss,
 		witness:      opts.Witness,
@@ -184,7 +200,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	db.queued = sync.NewCond(&db.qmu)
 	db.synced = sync.NewCond(&db.qmu)
-	if err := db.recover(); err != nil {
+	if err := db.recover(ctx); err != nil {
 		if db.journal != nil {
 			db.journal.Close()
 		}
@@ -206,14 +222,14 @@ func orDefault[T int | time.Duration](v, def T) T {
 // recover rebuilds the state from the snapshot and the journal, checks
 // them against the mark and the witness, then compacts so that the journal
 // starts empty (which also removes a torn tail) and brings the mark and
-// the witness up to date.
-func (db *DB) recover() error {
+// the witness up to date. A snapshot of an older format is rewritten.
+func (db *DB) recover(ctx context.Context) error {
 	want, err := db.expected()
 	if err != nil {
 		return err
 	}
 	snapPath := filepath.Join(db.dir, snapshotName)
-	snap, found, err := loadSnapshot(snapPath)
+	snap, found, err := loadSnapshot(ctx, snapPath, db.codecs)
 	if err != nil {
 		return err
 	}
@@ -240,7 +256,7 @@ func (db *DB) recover() error {
 		return fmt.Errorf("store: %w", err)
 	}
 	defer r.Close()
-	rep, err := replayJournal(r, path, snap.lsn, func(e entry) {
+	rep, err := replayJournal(ctx, r, path, snap.lsn, func(e entry) {
 		for _, c := range e.Changes {
 			db.records += db.base.apply(c)
 		}
@@ -263,9 +279,11 @@ func (db *DB) recover() error {
 		}
 	}
 	db.lastLSN, db.durable, db.baseLSN = rep.last, rep.last, rep.last
-	db.journalLines = rep.lines
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	// A torn line alone must go too: the next line would be appended to it.
-	if rep.lines > 0 || rep.tornLine > 0 || !found {
+	if rep.lines > 0 || rep.tornLine > 0 || !found || snap.format != snapshotFormat {
 		if err := db.compact(); err != nil {
 			return err
 		}

@@ -6,12 +6,15 @@
 //
 // # Interface
 //
-// Open returns a DB. DB.View runs a function on a ReadTx, a read-only view
+// Open (or OpenContext, which a done context stops) returns a DB; its
+// Options may give tables a Codec that packs their rows into fixed-width
+// records ("Packed tables"). DB.View runs a function on a ReadTx, a read-only view
 // of the durable state; DB.Update runs one on a Tx (Get, Put, Delete, Scan,
 // Count and the atomic helpers Insert, CompareAndSet and Increment, each
 // documenting its SQL equivalent, which store/postgres implements) and
 // returns once its changes are durable. Reader is what ReadTx and Tx share.
-// ReadTx.LSN is the generation of the state a view holds, for files
+// ReadTx.Records lists a group's packed records, for callers that decode
+// them directly. ReadTx.LSN is the generation of the state a view holds, for files
 // derived from the state. DB.Copy, ReadDir and WriteDir copy a whole state
 // out of an open store, out of a stopped store's files, and into a
 // directory, for backups and restores. Errors wrap the sentinels of package
@@ -41,23 +44,62 @@
 //	LOCK           held with flock(2) while the store is open
 //
 // Snapshot: one indented JSON object with the members format
-// ("worldid-store/1"), lsn (the last journal entry it contains), tables
-// (table → key → value, sorted, one record per line) and crc, in this order:
+// ("worldid-store/2"), lsn (the last journal entry it contains), tables
+// (table → key → value, sorted, one record per line), packed (the packed
+// tables, below) and crc, in this order, then the packed tables' records:
 //
 //	{
-//	  "format": "worldid-store/1",
+//	  "format": "worldid-store/2",
 //	  "lsn": 3,
 //	  "tables": {
 //	    "apps": {
 //	      "app_1": {"id":"app_1","name":"A"}
 //	    }
 //	  },
-//	  "crc": "065b3b00"
+//	  "packed": {},
+//	  "crc": "4dc12663"
 //	}
 //
 // crc is the CRC-32C (Castagnoli) of every byte before the final
 // `,\n  "crc": "`, as 8 lowercase hex digits; a hand-edited snapshot
-// therefore fails to load. Empty tables are not written.
+// therefore fails to load. Empty tables are not written. The object ends
+// at the first line that starts with "}" (no earlier line does).
+//
+// A snapshot of format "worldid-store/1", which earlier versions wrote, has
+// no packed member and nothing after the object; Open reads it (packing
+// the rows of tables with a codec as it goes) and rewrites it in the
+// current format.
+//
+// # Packed tables
+//
+// The caller of Open may give a table a Codec (Options.Codecs): the
+// table's rows whose key the codec splits into a group (a prefix many
+// keys share, such as a tree's name) and a rest, and whose rest and value
+// it packs into a fixed-width record, are kept as records, in memory and
+// in the snapshot, instead of as strings. The engine packs a row only if
+// unpacking the record gives back the key and the value byte for byte;
+// any other row of the table stays a JSON row. Reads, writes and the
+// journal see JSON values either way: Get unpacks.
+//
+// In memory a packed table is one byte slice of records, each a 4-byte
+// group number (little-endian) and the codec's record, with an
+// open-addressing index of their key parts (4 bytes a slot, at most 3/4
+// full); a delete moves the last record into the hole. A group, once
+// seen, stays in the table's list (and its snapshot) even when its last
+// row is deleted: packed tables suit rows that are rarely deleted. In the snapshot,
+// packed maps each packed table to its codec's name, its groups (the
+// group number indexes this list), its row count and the CRC-32C of its
+// records, which follow the object, table after table in name order, as
+// they are in memory:
+//
+//	"packed": {
+//	  "leaves": {"codec":"leaf/1","groups":["orb/production/"],"rows":2,"crc":"…"}
+//	},
+//
+// A snapshot loads only with a codec of the name it records for each
+// packed table. Loading reads the file whole, checks the checksums, and
+// keeps the records where they were read (no decoding): its cost is the
+// index, tens of nanoseconds a row.
 //
 // Journal: one line per Update, the JSON object of its LSN and its changes
 // (op "put" with a value, or "del"), then a member crc holding the CRC-32C of
@@ -121,6 +163,10 @@
 // bad line, a break in the LSN sequence, or a bad snapshot is an error
 // naming the file and the line, and Open changes nothing on disk. Open then
 // compacts, which also removes a torn tail, and writes the mark.
+// OpenContext stops when its context is done: it looks at it every 4096
+// snapshot rows, every 65,536 packed records, before each journal line and
+// before it compacts, and returns the context's error having changed
+// nothing on disk.
 //
 // # Never a silent reset
 //
@@ -149,11 +195,14 @@
 //
 // Compaction writes base to state.json.tmp, fsyncs it, renames it over
 // state.json, fsyncs the directory, and only then truncates and fsyncs the
-// journal. It runs on the committer when the journal has more lines than
+// journal. It runs on the committer when the journal holds more changes
+// (puts and deletes, whatever the number of lines) than
 // Options.CompactAfter and than there are live records, so its cost is
-// proportional to the number of writes. Views continue meanwhile; Updates
+// proportional to the number of writes and a start never replays more
+// changes than that. Views continue meanwhile; Updates
 // wait for their acknowledgement until it ends (about as long as Open takes
-// to write the snapshot: seconds for a million records).
+// to write the snapshot: about a second for a million JSON rows; packed
+// records are written as they are held).
 //
 // # Failure
 //
@@ -186,8 +235,9 @@
 //
 // One process owns a directory at a time: there is no sharing between
 // processes and no replication; several replicas use store/postgres. The
-// whole state lives in memory (about 235 MiB of heap for a million
-// nullifier-sized records). Scan costs time proportional to its table.
+// whole state lives in memory: a JSON row costs its key and value strings
+// and a map slot (about 230 bytes for a nullifier-sized record), a packed
+// row its record and about 8 bytes of index. Scan costs time proportional to its table.
 // Update's context is checked only before fn runs; reads never block on
 // I/O. File locking uses flock(2), so the package builds on Linux, macOS
 // and the BSDs only.

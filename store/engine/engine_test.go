@@ -59,7 +59,7 @@ func TestSnapshotFormat(t *testing.T) {
 	db = mustOpen(t, dir, Options{}) // compacts the journal into the snapshot
 	db.Close()
 	want := `{
-  "format": "worldid-store/1",
+  "format": "worldid-store/2",
   "lsn": 3,
   "tables": {
     "apps": {
@@ -70,6 +70,7 @@ func TestSnapshotFormat(t *testing.T) {
       "rp_0123456789abcdef": "app_1"
     }
   },
+  "packed": {},
   "crc": "`
 	got := string(readFile(t, snapshotPath(dir)))
 	if !strings.HasPrefix(got, want) || len(got) != len(want)+len("xxxxxxxx\"\n}\n") {
@@ -84,6 +85,34 @@ func TestSnapshotFormat(t *testing.T) {
 // independently with a bitwise CRC-32C (polynomial 0x82F63B78).
 func TestSnapshotDocExample(t *testing.T) {
 	const want = `{
+  "format": "worldid-store/2",
+  "lsn": 3,
+  "tables": {
+    "apps": {
+      "app_1": {"id":"app_1","name":"A"}
+    }
+  },
+  "packed": {},
+  "crc": "4dc12663"
+}
+`
+	var buf bytes.Buffer
+	if err := writeSnapshot(&buf, 3, stateOf(nil, map[string]map[string]string{"apps": {"app_1": `{"id":"app_1","name":"A"}`}})); err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != want {
+		t.Fatalf("snapshot:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	s, err := decodeSnapshot(context.Background(), []byte(want), nil)
+	if v, _ := s.tables.get("apps", "app_1"); err != nil || s.lsn != 3 || s.records != 1 || v != `{"id":"app_1","name":"A"}` {
+		t.Fatalf("parse = %+v, %v", s, err)
+	}
+}
+
+// A snapshot of the first format, before packed tables (its checksum
+// computed as TestSnapshotDocExample's), still loads.
+func TestSnapshotFormat1(t *testing.T) {
+	const v1 = `{
   "format": "worldid-store/1",
   "lsn": 3,
   "tables": {
@@ -94,15 +123,8 @@ func TestSnapshotDocExample(t *testing.T) {
   "crc": "065b3b00"
 }
 `
-	var buf bytes.Buffer
-	if err := writeSnapshot(&buf, 3, State{"apps": {"app_1": `{"id":"app_1","name":"A"}`}}); err != nil {
-		t.Fatal(err)
-	}
-	if buf.String() != want {
-		t.Fatalf("snapshot:\n%s\nwant:\n%s", buf.String(), want)
-	}
-	s, err := parseSnapshot(strings.NewReader(want), int64(len(want)))
-	if err != nil || s.lsn != 3 || s.records != 1 || s.tables["apps"]["app_1"] != `{"id":"app_1","name":"A"}` {
+	s, err := parseSnapshot(context.Background(), strings.NewReader(v1), int64(len(v1)), nil)
+	if v, _ := s.tables.get("apps", "app_1"); err != nil || s.format != snapshotFormatV1 || s.lsn != 3 || s.records != 1 || v != `{"id":"app_1","name":"A"}` {
 		t.Fatalf("parse = %+v, %v", s, err)
 	}
 }
@@ -273,8 +295,8 @@ func TestCorruptSnapshotNamesFile(t *testing.T) {
 		{"duplicate key", bytes.Replace(snap, []byte(`"b": "beta"`), []byte(`"a": "beta"`), 1), []string{":7:", "duplicate key"}},
 		{"truncated", snap[:len(snap)/2], []string{"unexpected EOF"}},
 		{"empty file", nil, []string{":1:"}},
-		{"unknown format", bytes.Replace(snap, []byte("worldid-store/1"), []byte("worldid-store/9"), 1), []string{":2:", "unsupported format"}},
-		{"trailing data", append(bytes.Clone(snap), "{}"...), []string{"data after"}},
+		{"unknown format", bytes.Replace(snap, []byte("worldid-store/2"), []byte("worldid-store/9"), 1), []string{":2:", "unsupported format"}},
+		{"trailing data", append(bytes.Clone(snap), "{}"...), []string{"2 bytes after the packed records"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -337,6 +359,27 @@ func TestReplaySkipsLinesInSnapshot(t *testing.T) {
 	wantErrContains(t, err, ":1:", "sequence gap")
 }
 
+// The compaction threshold counts changes, not lines: one Update of as
+// many puts as there are records (a batch of tree leaves) is folded into
+// the snapshot, so a start never replays more changes than there are
+// records.
+func TestCompactionCountsChanges(t *testing.T) {
+	dir := t.TempDir()
+	db := mustOpen(t, dir, Options{CompactAfter: 10})
+	if err := db.Update(context.Background(), func(tx *Tx) error {
+		for i := range 40 {
+			tx.Put("t", fmt.Sprint(i), i)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close() // waits for the committer, and so for its compaction
+	if lines := journalLines(t, dir); len(lines) != 0 {
+		t.Fatalf("journal holds %d lines of 40 changes after the update, want it compacted", len(lines))
+	}
+}
+
 func TestCompaction(t *testing.T) {
 	dir := t.TempDir()
 	db := mustOpen(t, dir, Options{CompactAfter: 10})
@@ -359,7 +402,7 @@ func TestCompaction(t *testing.T) {
 	if lines >= 20 {
 		t.Fatalf("journal has %d lines after compactions", lines)
 	}
-	s, _, err := loadSnapshot(snapshotPath(dir))
+	s, _, err := loadSnapshot(context.Background(), snapshotPath(dir), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

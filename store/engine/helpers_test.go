@@ -3,9 +3,12 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,18 +34,34 @@ func dump(t testing.TB, db *DB) map[string]map[string]string {
 	t.Helper()
 	out := map[string]map[string]string{}
 	err := db.View(func(tx *ReadTx) error {
-		for name, rows := range tx.base {
-			out[name] = map[string]string{}
-			for k, v := range rows {
-				out[name][k] = v
-			}
-		}
+		out = plain(tx.base)
 		return nil
 	})
 	if err != nil {
 		t.Fatalf("View: %v", err)
 	}
 	return out
+}
+
+// plain returns st as table → key → value.
+func plain(st State) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for name, rows := range st.tables {
+		out[name] = map[string]string{}
+		rows.each(func(k, v string) bool { out[name][k] = v; return true })
+	}
+	return out
+}
+
+// stateOf returns a state holding tables, packed by codecs.
+func stateOf(codecs map[string]Codec, tables map[string]map[string]string) State {
+	st := newState(codecs)
+	for name, rows := range tables {
+		for k, v := range rows {
+			st.table(name).set(k, v)
+		}
+	}
+	return st
 }
 
 func checkState(t testing.TB, db *DB, want map[string]map[string]string) {
@@ -232,4 +251,35 @@ func mustOpen(t testing.TB, dir string, opts Options) *DB {
 		t.Fatalf("Open: %v", err)
 	}
 	return db
+}
+
+// testCodecs packs table "packed": keys "<group>/<64 lowercase hex>" with
+// values that are JSON numbers below 2^32.
+var testCodecs = map[string]Codec{"packed": hexCodec{}}
+
+// hexCodec is the tests' codec: a record is the key's 32 bytes and the
+// value as a little-endian uint32.
+type hexCodec struct{}
+
+func (hexCodec) Name() string            { return "test-hex/1" }
+func (hexCodec) Size() (record, key int) { return 36, 32 }
+
+func (hexCodec) Split(key string) (group, rest string, ok bool) {
+	i := strings.LastIndexByte(key, '/')
+	return key[:i+1], key[i+1:], i >= 0
+}
+
+func (hexCodec) PackKey(dst []byte, rest string) bool {
+	n, err := hex.Decode(dst, []byte(rest))
+	return err == nil && n == 32 && len(rest) == 64
+}
+
+func (c hexCodec) Pack(dst []byte, rest string, value []byte) bool {
+	n, err := strconv.ParseUint(string(value), 10, 32)
+	binary.LittleEndian.PutUint32(dst[32:], uint32(n))
+	return err == nil && c.PackKey(dst[:32], rest)
+}
+
+func (hexCodec) Unpack(rec []byte) (rest string, value []byte) {
+	return hex.EncodeToString(rec[:32]), strconv.AppendUint(nil, uint64(binary.LittleEndian.Uint32(rec[32:])), 10)
 }

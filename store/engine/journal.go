@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -173,7 +174,10 @@ type replayed struct {
 // journal whose lines all precede the snapshot must end at the snapshot's
 // LSN (a crash between snapshot and truncation leaves exactly that): one
 // ending earlier is an older copy, an error wrapping ErrDataLoss.
-func replayJournal(r io.Reader, name string, snap uint64, apply func(entry)) (replayed, error) {
+//
+// ctx is checked before each line (one line may hold thousands of
+// changes): a cancelled replay returns its error.
+func replayJournal(ctx context.Context, r io.Reader, name string, snap uint64, apply func(entry)) (replayed, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	res := replayed{last: snap}
 	var prev uint64 // LSN of the previous good line; 0 before the first
@@ -191,6 +195,9 @@ func replayJournal(r io.Reader, name string, snap uint64, apply func(entry)) (re
 		}
 		if bad != nil {
 			return replayed{}, bad
+		}
+		if err := ctx.Err(); err != nil {
+			return replayed{}, err
 		}
 		if rerr == io.EOF {
 			res.tornLine, res.tornBytes = lineNo, len(line) // final line without newline

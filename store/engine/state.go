@@ -1,14 +1,11 @@
 package engine
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-
-	"worldid/record"
 )
 
 // Whole-state copies, for backups and restores: a copy of an open store's
@@ -19,39 +16,13 @@ import (
 var ErrNotEmpty = errors.New("the target store is not empty")
 
 // Copy returns a copy of the durable state: exactly the writes acknowledged
-// before it began. Writers wait only while the tables are copied; the
-// values are immutable strings, so the copy is shallow.
+// before it began. Writers wait while the tables are copied.
 func (db *DB) Copy() (st State, err error) {
 	err = db.View(func(tx *ReadTx) error {
-		st = make(State, len(tx.base))
-		for name, rows := range tx.base {
-			st[name] = maps.Clone(rows)
-		}
+		st = tx.base.clone()
 		return nil
 	})
 	return st, err
-}
-
-// Insert stores v at table/key of s; a key present already is an error
-// wrapping record.ErrExists. It checks names and encodes v as Tx.Put does.
-func (s State) Insert(table, key string, v any) error {
-	if err := checkName(table, key); err != nil {
-		return fmt.Errorf("%s %q: %w", table, key, err)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	rows := s[table]
-	if rows == nil {
-		rows = map[string]string{}
-		s[table] = rows
-	}
-	if _, dup := rows[key]; dup {
-		return fmt.Errorf("%s %q: %w", table, key, record.ErrExists)
-	}
-	rows[key] = string(b)
-	return nil
 }
 
 // ReadDir returns the state of the store in dir without opening it: it
@@ -59,16 +30,17 @@ func (s State) Insert(table, key string, v any) error {
 // snapshot and the journal, and changes no file (Open would compact). Files
 // that hold less than the mark says was acknowledged are an error wrapping
 // ErrDataLoss, as in Open: a copy must not carry a silent reset along.
-func ReadDir(dir string) (State, error) {
+// codecs are the tables' codecs, as in Options.Codecs.
+func ReadDir(dir string, codecs map[string]Codec) (State, error) {
 	if _, err := os.Stat(filepath.Join(dir, snapshotName)); err != nil {
-		return nil, fmt.Errorf("store: %s holds no JSON store: %w", dir, err)
+		return State{}, fmt.Errorf("store: %s holds no JSON store: %w", dir, err)
 	}
 	lock, err := lockDir(dir)
 	if err != nil {
-		return nil, err
+		return State{}, err
 	}
 	defer lock.Close()
-	st, _, err := recoverState(dir)
+	st, _, err := recoverState(dir, codecs)
 	return st, err
 }
 
@@ -78,7 +50,8 @@ func ReadDir(dir string) (State, error) {
 // stops WriteDir before anything is written. The new snapshot (LSN 0, no
 // journal) is written to a temporary file first; only a complete snapshot
 // replaces the old state (rename), so a failed write leaves dir as it was.
-func WriteDir(dir string, force bool, fill func(State) error) error {
+// codecs are the tables' codecs, as in Options.Codecs.
+func WriteDir(dir string, force bool, codecs map[string]Codec, fill func(State) error) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -88,7 +61,7 @@ func WriteDir(dir string, force bool, fill func(State) error) error {
 	}
 	defer lock.Close()
 	if !force {
-		_, n, err := recoverState(dir)
+		_, n, err := recoverState(dir, codecs)
 		if err != nil {
 			return err
 		}
@@ -96,7 +69,7 @@ func WriteDir(dir string, force bool, fill func(State) error) error {
 			return fmt.Errorf("store: %s holds %d records: %w", dir, n, ErrNotEmpty)
 		}
 	}
-	st := State{}
+	st := newState(codecs)
 	if err := fill(st); err != nil {
 		return err
 	}
@@ -133,15 +106,15 @@ func replaceState(dir string, st State) error {
 // recoverState reads the state and record count of the store in dir as
 // Open would recover them, without changing anything; files that hold less
 // than the mark says was acknowledged are an error wrapping ErrDataLoss.
-func recoverState(dir string) (State, int, error) {
+func recoverState(dir string, codecs map[string]Codec) (State, int, error) {
 	markPath := filepath.Join(dir, markName)
 	mark, marked, err := loadMark(markPath)
 	if err != nil {
-		return nil, 0, err
+		return State{}, 0, err
 	}
-	snap, _, err := loadSnapshot(filepath.Join(dir, snapshotName))
+	snap, _, err := loadSnapshot(context.Background(), filepath.Join(dir, snapshotName), codecs)
 	if err != nil {
-		return nil, 0, err
+		return State{}, 0, err
 	}
 	n := snap.records
 	last := snap.lsn
@@ -150,21 +123,21 @@ func recoverState(dir string) (State, int, error) {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
-		return nil, 0, fmt.Errorf("store: %w", err)
+		return State{}, 0, fmt.Errorf("store: %w", err)
 	default:
 		defer f.Close()
-		rep, err := replayJournal(f, path, snap.lsn, func(e entry) {
+		rep, err := replayJournal(context.Background(), f, path, snap.lsn, func(e entry) {
 			for _, c := range e.Changes {
 				n += snap.tables.apply(c)
 			}
 		})
 		if err != nil {
-			return nil, 0, err
+			return State{}, 0, err
 		}
 		last = rep.last
 	}
 	if marked && last < mark.LSN {
-		return nil, 0, fmt.Errorf("store: %s ends at lsn %d, but %s says lsn %d was acknowledged: %w", dir, last, markPath, mark.LSN, ErrDataLoss)
+		return State{}, 0, fmt.Errorf("store: %s ends at lsn %d, but %s says lsn %d was acknowledged: %w", dir, last, markPath, mark.LSN, ErrDataLoss)
 	}
 	return snap.tables, n, nil
 }

@@ -29,27 +29,37 @@ func (r *ReadTx) LSN() uint64 { return r.lsn }
 
 // Get returns a copy of the value at table/key.
 func (r *ReadTx) Get(table, key string) (json.RawMessage, bool) {
-	v, ok := r.base[table][key]
-	if !ok {
-		return nil, false
-	}
-	return json.RawMessage(v), true
+	return r.base.Get(table, key)
 }
 
 // Scan calls fn for each key of table that starts with prefix, in ascending
 // byte order, until fn returns false. It costs time proportional to the
 // table's size.
 func (r *ReadTx) Scan(table, prefix string, fn func(key string, v json.RawMessage) bool) {
-	rows := r.base[table]
-	for _, k := range sortedWithPrefix(rows, prefix) {
-		if !fn(k, json.RawMessage(rows[k])) {
+	rows := r.base.tables[table]
+	if rows == nil {
+		return
+	}
+	for _, k := range rows.sortedKeys(prefix) {
+		v, _ := rows.get(k)
+		if !fn(k, json.RawMessage(v)) {
 			return
 		}
 	}
 }
 
 // Count returns the number of keys in table.
-func (r *ReadTx) Count(table string) int { return len(r.base[table]) }
+func (r *ReadTx) Count(table string) int { return r.base.count(table) }
+
+// Records calls fn with every packed record of table whose key is in
+// group (Codec.Split), without the group, in no particular order. fn
+// must not keep rec. Rows of the group that are not packed are not
+// included: Get finds those.
+func (r *ReadTx) Records(table, group string, fn func(rec []byte)) {
+	if rows := r.base.tables[table]; rows != nil && rows.packed != nil {
+		rows.packed.records(group, fn)
+	}
+}
 
 // Tx is a read-write transaction, valid during Update's fn. Its reads see,
 // newest first: its own writes, the writes of earlier Updates still waiting
@@ -85,8 +95,7 @@ func (tx *Tx) committed(table, key string) (string, bool) {
 		tx.seen = max(tx.seen, p.lsn)
 		return p.value, p.present
 	}
-	v, ok := tx.db.base[table][key]
-	return v, ok
+	return tx.db.base.get(table, key)
 }
 
 // Scan is ReadTx.Scan over what this Tx sees.
@@ -115,10 +124,13 @@ func (tx *Tx) committedRows(table, prefix string) map[string]string {
 	tx.db.mu.RLock()
 	defer tx.db.mu.RUnlock()
 	rows := map[string]string{}
-	for k, v := range tx.db.base[table] {
-		if strings.HasPrefix(k, prefix) {
-			rows[k] = v
-		}
+	if base := tx.db.base.tables[table]; base != nil {
+		base.each(func(k, v string) bool {
+			if strings.HasPrefix(k, prefix) {
+				rows[k] = v
+			}
+			return true
+		})
 	}
 	for k, p := range tx.db.overlay[table] {
 		if !strings.HasPrefix(k, prefix) {
@@ -138,11 +150,10 @@ func (tx *Tx) committedRows(table, prefix string) map[string]string {
 func (tx *Tx) Count(table string) int {
 	tx.db.mu.RLock()
 	defer tx.db.mu.RUnlock()
-	base := tx.db.base[table]
-	n := len(base)
+	n := tx.db.base.count(table)
 	for k, p := range tx.db.overlay[table] {
 		tx.seen = max(tx.seen, p.lsn)
-		_, inBase := base[k]
+		_, inBase := tx.db.base.get(table, k)
 		n += presence(p.present) - presence(inBase)
 	}
 	for _, c := range tx.changes {
