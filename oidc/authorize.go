@@ -105,6 +105,7 @@ type authzRequest struct {
 	codeChallenge         string
 	acr                   string // weakest level acr_values accept
 	promptNone            bool   // answer from the login session, never the wallet
+	promptLogin           bool   // always a fresh proof, never the login session
 	silent                silentRequest
 }
 
@@ -229,7 +230,7 @@ func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *oauth.E
 	if req.acr, e = parseACRValues(first(v, "acr_values")); e != nil {
 		return e
 	}
-	if req.promptNone, e = parsePrompt(first(v, "prompt")); e != nil {
+	if req.promptNone, req.promptLogin, e = parsePrompt(first(v, "prompt")); e != nil {
 		return e
 	}
 	if req.silent.maxAge, e = parseMaxAge(first(v, "max_age")); e != nil {
@@ -377,26 +378,27 @@ func parsePKCE(challenge, method string) (string, *oauth.Error) {
 }
 
 // parsePrompt reads prompt (OIDC Core §3.1.2.1) and reports whether it
-// is none, which is answered from the login session alone (session.go);
-// login, consent and select_account are what every other request gets
-// anyway: a fresh proof by the wallet.
-func parsePrompt(prompt string) (none bool, e *oauth.Error) {
+// is none, which is answered from the login session alone (session.go),
+// and whether it has login, which always asks the wallet for a fresh
+// proof; consent and select_account are what every request without a
+// usable login session gets anyway: a proof by the wallet.
+func parsePrompt(prompt string) (none, login bool, e *oauth.Error) {
 	if prompt == "" {
-		return false, nil
+		return false, false, nil
 	}
 	values := strings.Split(prompt, " ")
 	for _, v := range values {
 		if !slices.Contains([]string{"none", "login", "consent", "select_account"}, v) {
-			return false, oauth.ErrInvalid("prompt", "prompt values are none, login, consent and select_account")
+			return false, false, oauth.ErrInvalid("prompt", "prompt values are none, login, consent and select_account")
 		}
 	}
 	if slices.Contains(values, "none") {
 		if len(values) > 1 {
-			return false, oauth.ErrInvalid("prompt", "prompt none cannot be combined with other values")
+			return false, false, oauth.ErrInvalid("prompt", "prompt none cannot be combined with other values")
 		}
-		return true, nil
+		return true, false, nil
 	}
-	return false, nil
+	return false, slices.Contains(values, "login"), nil
 }
 
 // serveAuthorize handles GET (query) and POST (form body) authorization
@@ -428,6 +430,15 @@ func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request, s Sign
 		p.respond(w, target, req.mode, p.silentResponse(r, req, app))
 		return
 	}
+	if req.silent.maxAge > 0 && !req.promptLogin {
+		// max_age says how old a sign-in the app accepts (OIDC Core
+		// §3.1.2.1): a login session that young answers without the
+		// wallet; without a usable one the wallet is asked.
+		if params, e := p.sessionResponse(r, req, app); e == nil {
+			p.respond(w, target, req.mode, params)
+			return
+		}
+	}
 	s.Start(w, req.oauthRequest())
 }
 
@@ -450,28 +461,38 @@ func checkAppPolicy(app record.App, req authzRequest) *oauth.Error {
 // (session.go): the response a fresh sign-in would give, with the
 // session's subject, level and auth_time, or login_required.
 func (p *Provider) silentResponse(r *http.Request, req authzRequest, app record.App) url.Values {
-	ctx := r.Context()
-	sess, err := p.session(ctx, r)
-	if errors.Is(err, errNoSession) {
-		return oauth.ErrorParams(errLoginRequired("there is no login session: the user must sign in with the wallet"), req.state)
-	}
-	if err != nil {
-		return oauth.ErrorParams(p.out.Internal("authorize: read session", err), req.state)
-	}
-	g, e := p.silentGrant(sess, req)
+	params, e := p.sessionResponse(r, req, app)
 	if e != nil {
 		return oauth.ErrorParams(e, req.state)
 	}
+	return params
+}
+
+// sessionResponse is the authorization response the request's login
+// session gives (silentGrant), or why it gives none.
+func (p *Provider) sessionResponse(r *http.Request, req authzRequest, app record.App) (url.Values, *oauth.Error) {
+	ctx := r.Context()
+	sess, err := p.session(ctx, r)
+	if errors.Is(err, errNoSession) {
+		return nil, errLoginRequired("there is no login session: the user must sign in with the wallet")
+	}
+	if err != nil {
+		return nil, p.out.Internal("authorize: read session", err)
+	}
+	g, e := p.silentGrant(sess, req)
+	if e != nil {
+		return nil, e
+	}
 	rawGrant, err := p.random(16)
 	if err != nil {
-		return oauth.ErrorParams(p.out.Internal("authorize: random", err), req.state)
+		return nil, p.out.Internal("authorize: random", err)
 	}
 	g.id, g.profile = hex.EncodeToString(rawGrant), app.Profile
 	params, err := p.authorizationResponse(ctx, req.oauthRequest(), g)
 	if err != nil {
-		return oauth.ErrorParams(p.out.Internal("authorize: silent response", err), req.state)
+		return nil, p.out.Internal("authorize: session response", err)
 	}
-	return params
+	return params, nil
 }
 
 func authorizeParams(w http.ResponseWriter, r *http.Request) (url.Values, *oauth.Error) {
