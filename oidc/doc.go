@@ -52,8 +52,10 @@
 // object's response_mode, response_type and state (OIDC Core §6.1)
 // deciding where the error goes; acr_values is honoured (acr.go: the
 // proof must satisfy one known value, else access_denied); other OIDC
-// parameters (display, ui_locales, login_hint, claims) are ignored, and
-// every request but prompt=none is a fresh proof. Every authorization
+// parameters (display, ui_locales, login_hint, claims) are ignored. A
+// request with a positive max_age and no prompt=login is answered from
+// the login session too when it passes those checks; every other request
+// is a fresh proof. Every authorization
 // response carries iss (RFC 9207). Apps on the current profile get acr,
 // amr ["pop"], no legacy claims, 5-minute codes and ID tokens
 // (doc/interfaces.md §2.4.1).
