@@ -160,12 +160,15 @@ func conformanceModules() []conformanceModule {
 }
 
 // TestConformancePlans runs the modules of the certification plans
-// against the binary serving HTTPS.
+// against the binary serving HTTPS, the variants in parallel (each module
+// uses its own browsers and requests).
 func TestConformancePlans(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end suite builds and runs the binary")
 	}
+	t.Parallel()
 	op := newConformanceOP(t)
+	t.Cleanup(func() { op.checkNoServerErrors(t) }) // after every variant
 	t.Run("oidcc-config-certification-test-plan/oidcc-discovery-endpoint-verification", op.discoveryModule)
 	var variants []conformanceVariant
 	for _, formPost := range []bool{false, true} {
@@ -175,6 +178,7 @@ func TestConformancePlans(t *testing.T) {
 	}
 	for _, v := range variants {
 		t.Run(v.plan()+"/"+strings.ReplaceAll(v.responseType, " ", "+"), func(t *testing.T) {
+			t.Parallel()
 			for _, m := range conformanceModules() {
 				if m.applies(v) {
 					t.Run(m.name, func(t *testing.T) { m.run(op, t, v) })
@@ -182,7 +186,6 @@ func TestConformancePlans(t *testing.T) {
 			}
 		})
 	}
-	op.checkNoServerErrors(t)
 }
 
 // checkNoServerErrors: no 5xx was served and the log has no panic.
