@@ -34,10 +34,13 @@ import (
 // plans ask for). Each subtest is named plan/variant/module after the
 // suite's test names and checks what that module requires to PASS, reading
 // the suite's conditions whose failure is FAILURE; the conditions that
-// only WARN are logged. The modules the plans mark not applicable to static
-// clients (oidcc-idtoken-signature, oidcc-idtoken-unsigned,
-// oidcc-request-uri-unsigned-…) are checked for what a static run would
-// still meet. doc/interfaces.md "OpenID certification" lists the modules.
+// only WARN are logged. Two modules the plans run for dynamically
+// registered clients only, oidcc-idtoken-signature and
+// oidcc-request-uri-unsigned-…, are checked for what a static client
+// still meets; oidcc-idtoken-unsigned is not run (no alg none is
+// offered). The modules and conditions are those of the OpenID
+// Foundation's conformance suite (gitlab.com/openid/conformance-suite,
+// 2026-08); doc/interfaces.md §4.1.2 lists the expected outcomes.
 //
 // Every module that needs a user signs in with the test wallet (about a
 // second each). oidcc-codereuse-30seconds reuses its code at once unless
