@@ -70,9 +70,12 @@ type Options struct {
 	// carries; nil: none) serve GET /admin/backup.
 	StoreName string
 	Files     func(ctx context.Context) ([]backup.File, error)
-	Rand      io.Reader        // source of app ids and secrets; default crypto/rand.Reader
-	Now       func() time.Time // default time.Now
-	Log       *slog.Logger     // default: discard
+	// CheckSector checks an app's sector identifier document (sector.go);
+	// nil: sector_identifier_uri is refused.
+	CheckSector CheckSector
+	Rand        io.Reader        // source of app ids and secrets; default crypto/rand.Reader
+	Now         func() time.Time // default time.Now
+	Log         *slog.Logger     // default: discard
 }
 
 // Handler serves every path under /admin/.

@@ -42,6 +42,9 @@ type AppInfo struct {
 	// RPSigner is the Ethereum address of the app's World ID 4.0 RP
 	// signing key (rpkey.go); the key itself is never answered.
 	RPSigner string `json:"rp_signer,omitempty"`
+	// SectorAppID is the app of the same sector whose subjects this app's
+	// sign-ins give (record.App.SectorAppID); absent: its own.
+	SectorAppID string `json:"sector_app_id,omitempty"`
 	SigninSettings
 }
 
@@ -65,6 +68,10 @@ func (a *api) createApp(w http.ResponseWriter, r *http.Request) {
 	}
 	app, secret, err := NewApp(a.Rand, a.Now(), req)
 	if err != nil {
+		writeError(w, r, a.Log, err)
+		return
+	}
+	if err := a.registerSector(r.Context(), &app); err != nil {
 		writeError(w, r, a.Log, err)
 		return
 	}
@@ -191,7 +198,7 @@ func infoOf(app record.App) AppInfo {
 	}
 	return AppInfo{AppID: app.ID, RPID: app.RPID, Name: app.Name, RedirectURIs: app.RedirectURIs,
 		Environment: app.Environment(), State: state, CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt,
-		RPSigner: rpSignerOf(app), SigninSettings: signinSettingsOf(app)}
+		RPSigner: rpSignerOf(app), SectorAppID: app.SectorAppID, SigninSettings: signinSettingsOf(app)}
 }
 
 func badRequest(format string, args ...any) error {

@@ -35,10 +35,15 @@
 //	                        one store operation: a taken app_id (unless replace) or rp_id is 409 naming the line
 //	                        Create and import also take the sign-in settings (signin.go, SigninSettings):
 //	                        "profile", "token_endpoint_auth_method", "jwks" or "jwks_uri", "post_logout_redirect_uris",
-//	                        "pkce" ("required"/"optional"; absent: optional; worldid app create sends required), "response_types";
+//	                        "pkce" ("required"/"optional"; absent: optional; worldid app create sends required), "response_types",
+//	                        "sector_identifier_uri" (sector.go: its document is fetched through Options.CheckSector and
+//	                        must list every redirect URI; a current-profile app on several hosts needs one; a later
+//	                        app of a sector proves for its first app's app_id, listed as "sector_app_id");
 //	                        absent, an app keeps the v1 contract, either secret method and every response type
-//	POST /admin/apps/{app_id}          update: {"name"} and/or {"redirect_uris"}
-//	DELETE /admin/apps/{app_id}        delete (its nullifiers stay recorded)
+//	POST /admin/apps/{app_id}          update: {"name"} and/or {"redirect_uris"} (re-checked against the
+//	                        app's sector document and the several-hosts rule)
+//	DELETE /admin/apps/{app_id}        delete (its nullifiers stay recorded); 409 while another app of
+//	                        its sector proves for its app_id
 //	PUT  /admin/apps/{app_id}/rp-signing-key   {"rp_signing_key": 64 hex digits, 0x optional}: the app's
 //	                        World ID 4.0 RP signing key (secp256k1, checked by bridge/rpsig); its sign-in
 //	                        requests then carry a signed 4.0 proof_request. Stored as lowercase hex (backups

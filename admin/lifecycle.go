@@ -225,6 +225,12 @@ func (a *api) importApps(w http.ResponseWriter, r *http.Request) {
 		apps[i] = record.App{ID: req.AppID, RPID: req.RPID, Name: req.Name, SecretHash: hashSecret(secret),
 			RedirectURIs: uris, CreatedAt: now, Staging: req.Environment == "staging"}
 		req.SigninSettings.apply(&apps[i])
+	}
+	if err := a.importSectors(r.Context(), apps, batch.replace); err != nil {
+		writeError(w, r, a.Log, err)
+		return
+	}
+	for i := range apps {
 		out.Apps[i].AppInfo = infoOf(apps[i])
 	}
 	if err := a.Store.ImportApps(r.Context(), apps, batch.replace); err != nil {
@@ -293,19 +299,28 @@ func (a *api) updateApp(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	var checked record.App
 	if req.RedirectURIs != nil {
-		if err := validateRedirectURIs(*req.RedirectURIs, 0); err != nil {
+		var err error
+		if err = validateRedirectURIs(*req.RedirectURIs, 0); err == nil {
+			checked, err = a.recheckSector(r.Context(), r.PathValue("app_id"), *req.RedirectURIs)
+		}
+		if err != nil {
 			writeError(w, r, a.Log, err)
 			return
 		}
 	}
-	a.changeApp(w, r, "app updated", func(app *record.App) {
+	a.changeApp(w, r, "app updated", func(app *record.App) error {
 		if req.Name != nil {
 			app.Name = *req.Name
 		}
 		if req.RedirectURIs != nil {
+			if app.SectorIdentifierURI != checked.SectorIdentifierURI || app.Profile != checked.Profile {
+				return &Error{http.StatusConflict, "conflict", "the app's sector or profile changed during the update; try again"}
+			}
 			app.RedirectURIs = *req.RedirectURIs
 		}
+		return nil
 	})
 }
 
@@ -313,7 +328,7 @@ func (a *api) updateApp(w http.ResponseWriter, r *http.Request) {
 func (a *api) switchApp(enable bool) http.HandlerFunc {
 	what := map[bool]string{false: "app disabled", true: "app enabled"}[enable]
 	return func(w http.ResponseWriter, r *http.Request) {
-		a.changeApp(w, r, what, func(app *record.App) { app.Disabled = !enable })
+		a.changeApp(w, r, what, func(app *record.App) error { app.Disabled = !enable; return nil })
 	}
 }
 
@@ -325,31 +340,30 @@ func (a *api) rotateSecret(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.Log, err)
 		return
 	}
-	app, ok := a.change(w, r, "client secret rotated", func(app *record.App) { app.SecretHash = hash })
+	app, ok := a.change(w, r, "client secret rotated", func(app *record.App) error { app.SecretHash = hash; return nil })
 	if ok {
 		httpapi.WriteJSON(w, http.StatusOK, RotatedSecret{AppID: app.ID, ClientSecret: secret})
 	}
 }
 
 // changeApp applies change to the app of the path and answers its info.
-func (a *api) changeApp(w http.ResponseWriter, r *http.Request, what string, change func(*record.App)) {
+func (a *api) changeApp(w http.ResponseWriter, r *http.Request, what string, change func(*record.App) error) {
 	if app, ok := a.change(w, r, what, change); ok {
 		httpapi.WriteJSON(w, http.StatusOK, infoOf(app))
 	}
 }
 
 // change applies change atomically, stamps UpdatedAt and logs it; on
-// failure it has written the error.
-func (a *api) change(w http.ResponseWriter, r *http.Request, what string, change func(*record.App)) (record.App, bool) {
+// failure (change's error included) it has written the error.
+func (a *api) change(w http.ResponseWriter, r *http.Request, what string, change func(*record.App) error) (record.App, bool) {
 	id := r.PathValue("app_id")
 	if !record.ValidAppID(id) {
 		writeError(w, r, a.Log, &Error{http.StatusNotFound, "not_found", fmt.Sprintf("no app %q", id)})
 		return record.App{}, false
 	}
 	app, err := a.Store.UpdateApp(r.Context(), id, func(app *record.App) error {
-		change(app)
 		app.UpdatedAt = a.Now().UTC()
-		return nil
+		return change(app)
 	})
 	if errors.Is(err, record.ErrNotFound) {
 		err = &Error{http.StatusNotFound, "not_found", fmt.Sprintf("no app %q", id)}
@@ -366,7 +380,10 @@ func (a *api) deleteApp(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("app_id")
 	err := error(&Error{http.StatusNotFound, "not_found", fmt.Sprintf("no app %q", id)})
 	if record.ValidAppID(id) {
-		if err = a.Store.DeleteApp(r.Context(), id); errors.Is(err, record.ErrNotFound) {
+		if err = a.deletableFromSector(r.Context(), id); err == nil {
+			err = a.Store.DeleteApp(r.Context(), id)
+		}
+		if errors.Is(err, record.ErrNotFound) {
 			err = &Error{http.StatusNotFound, "not_found", fmt.Sprintf("no app %q", id)}
 		}
 	}

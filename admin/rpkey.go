@@ -39,12 +39,12 @@ func (a *api) setRPSigningKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.Log, err)
 		return
 	}
-	a.changeApp(w, r, "rp signing key set", func(app *record.App) { app.RPSigningKey = key })
+	a.changeApp(w, r, "rp signing key set", func(app *record.App) error { app.RPSigningKey = key; return nil })
 }
 
 // clearRPSigningKey removes it: the app's sign-in is World ID 3.0 again.
 func (a *api) clearRPSigningKey(w http.ResponseWriter, r *http.Request) {
-	a.changeApp(w, r, "rp signing key removed", func(app *record.App) { app.RPSigningKey = "" })
+	a.changeApp(w, r, "rp signing key removed", func(app *record.App) error { app.RPSigningKey = ""; return nil })
 }
 
 // rpSignerOf is the 0x-hex Ethereum address of the app's RP signing key,

@@ -38,6 +38,10 @@ type SigninSettings struct {
 	// ResponseTypes limit the app to these response types; empty allows
 	// every supported one.
 	ResponseTypes []string `json:"response_types,omitempty"`
+	// SectorIdentifierURI is the app's sector identifier (sector.go): an
+	// https URL whose JSON array lists every redirect URI of the app.
+	// Set at creation or import only.
+	SectorIdentifierURI string `json:"sector_identifier_uri,omitempty"`
 }
 
 // PKCE settings.
@@ -76,6 +80,11 @@ func (s SigninSettings) validate() error {
 	if s.PKCE != "" && s.PKCE != pkceRequired && s.PKCE != pkceOptional {
 		return badRequest("pkce must be %s or %s", pkceRequired, pkceOptional)
 	}
+	if s.SectorIdentifierURI != "" {
+		if err := validateSectorURI(s.SectorIdentifierURI); err != nil {
+			return err
+		}
+	}
 	for _, rt := range s.ResponseTypes {
 		if !record.ValidResponseType(rt) {
 			return badRequest("response_types: %q is not a supported response type (canonical order: code id_token token)", rt)
@@ -109,6 +118,7 @@ func (s SigninSettings) apply(app *record.App) {
 	app.Profile, app.TokenEndpointAuthMethod, app.JWKS, app.JWKSURI = s.Profile, s.TokenEndpointAuthMethod, s.JWKS, s.JWKSURI
 	app.PostLogoutRedirectURIs, app.ResponseTypes = s.PostLogoutRedirectURIs, s.ResponseTypes
 	app.PKCERequired = s.PKCE == pkceRequired
+	app.SectorIdentifierURI = s.SectorIdentifierURI
 }
 
 func signinSettingsOf(app record.App) SigninSettings {
@@ -117,5 +127,6 @@ func signinSettingsOf(app record.App) SigninSettings {
 		pkce = pkceRequired
 	}
 	return SigninSettings{Profile: app.Profile, TokenEndpointAuthMethod: app.TokenEndpointAuthMethod, JWKS: app.JWKS, JWKSURI: app.JWKSURI,
-		PostLogoutRedirectURIs: app.PostLogoutRedirectURIs, PKCE: pkce, ResponseTypes: app.ResponseTypes}
+		PostLogoutRedirectURIs: app.PostLogoutRedirectURIs, PKCE: pkce, ResponseTypes: app.ResponseTypes,
+		SectorIdentifierURI: app.SectorIdentifierURI}
 }

@@ -32,6 +32,7 @@ const (
 	TableSpentProofs    = "spent_proofs"    // SpentProof
 	TableAuthCodes      = "auth_codes"      // AuthCode
 	TableRevokedGrants  = "revoked_grants"  // RevokedGrant
+	TableDeviceGrants   = "device_grants"   // record.DeviceGrant
 	TableLeaves         = "leaves"          // Leaf
 	TableExternalRoots  = "external_roots"  // record.ExternalRoot: 3.0 roots of trees kept elsewhere and 4.0 registry roots
 	TableTrustAnchors   = "trust_anchors"   // record.TrustAnchor
@@ -46,7 +47,7 @@ const (
 
 // Tables lists every table in order.
 var Tables = []string{TableApps, TableActions, TableNullifiers, TableSigningKeys, TableRevokedKeys, TableSigninProgress,
-	TableSpentProofs, TableAuthCodes, TableRevokedGrants, TableLeaves, TableExternalRoots, TableTrustAnchors, TableSettings,
+	TableSpentProofs, TableAuthCodes, TableRevokedGrants, TableDeviceGrants, TableLeaves, TableExternalRoots, TableTrustAnchors, TableSettings,
 	TableSignups, TableOrbKeys, TablePinnedSubs, TablePCPBindings, TableRefreshes, TableFiles}
 
 // StoreTables are the tables a backend's Export writes: all but files.
@@ -379,6 +380,8 @@ func decodeRow(table string, raw json.RawMessage) (any, error) {
 		row = &AuthCode{}
 	case TableRevokedGrants:
 		row = &RevokedGrant{}
+	case TableDeviceGrants:
+		row = &record.DeviceGrant{}
 	case TableLeaves:
 		row = &Leaf{}
 	case TableExternalRoots:
@@ -429,6 +432,8 @@ func deref(p any) any {
 	case *AuthCode:
 		return *v
 	case *RevokedGrant:
+		return *v
+	case *record.DeviceGrant:
 		return *v
 	case *Leaf:
 		return *v

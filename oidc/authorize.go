@@ -2,7 +2,6 @@ package oidc
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"html/template"
@@ -105,7 +104,6 @@ type authzRequest struct {
 	codeChallenge         string
 	acr                   string // weakest level acr_values accept
 	promptNone            bool   // answer from the login session, never the wallet
-	promptLogin           bool   // always a fresh proof, never the login session
 	silent                silentRequest
 }
 
@@ -230,7 +228,7 @@ func parseRest(v url.Values, req *authzRequest, rtOK bool, mode string) *oauth.E
 	if req.acr, e = parseACRValues(first(v, "acr_values")); e != nil {
 		return e
 	}
-	if req.promptNone, req.promptLogin, e = parsePrompt(first(v, "prompt")); e != nil {
+	if req.promptNone, req.silent.ask, e = parsePrompt(first(v, "prompt")); e != nil {
 		return e
 	}
 	if req.silent.maxAge, e = parseMaxAge(first(v, "max_age")); e != nil {
@@ -379,10 +377,9 @@ func parsePKCE(challenge, method string) (string, *oauth.Error) {
 
 // parsePrompt reads prompt (OIDC Core §3.1.2.1) and reports whether it
 // is none, which is answered from the login session alone (session.go),
-// and whether it has login, which always asks the wallet for a fresh
-// proof; consent and select_account are what every request without a
-// usable login session gets anyway: a proof by the wallet.
-func parsePrompt(prompt string) (none, login bool, e *oauth.Error) {
+// or asks for the user (login, consent, select_account), which the wallet
+// does in a fresh sign-in, whatever the session.
+func parsePrompt(prompt string) (none, ask bool, e *oauth.Error) {
 	if prompt == "" {
 		return false, false, nil
 	}
@@ -398,7 +395,7 @@ func parsePrompt(prompt string) (none, login bool, e *oauth.Error) {
 		}
 		return true, false, nil
 	}
-	return false, slices.Contains(values, "login"), nil
+	return false, true, nil
 }
 
 // serveAuthorize handles GET (query) and POST (form body) authorization
@@ -426,18 +423,9 @@ func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request, s Sign
 		p.respond(w, target, req.mode, oauth.ErrorParams(redirect, req.state))
 		return
 	}
-	if req.promptNone {
-		p.respond(w, target, req.mode, p.silentResponse(r, req, app))
+	if params, ok := p.sessionResponse(r, req, app); ok {
+		p.respond(w, target, req.mode, params)
 		return
-	}
-	if req.silent.maxAge > 0 && !req.promptLogin {
-		// max_age says how old a sign-in the app accepts (OIDC Core
-		// §3.1.2.1): a login session that young answers without the
-		// wallet; without a usable one the wallet is asked.
-		if params, e := p.sessionResponse(r, req, app); e == nil {
-			p.respond(w, target, req.mode, params)
-			return
-		}
 	}
 	s.Start(w, req.oauthRequest())
 }
@@ -455,44 +443,6 @@ func checkAppPolicy(app record.App, req authzRequest) *oauth.Error {
 			"this client must send a PKCE code_challenge (S256)")
 	}
 	return nil
-}
-
-// silentResponse answers prompt=none from the login session
-// (session.go): the response a fresh sign-in would give, with the
-// session's subject, level and auth_time, or login_required.
-func (p *Provider) silentResponse(r *http.Request, req authzRequest, app record.App) url.Values {
-	params, e := p.sessionResponse(r, req, app)
-	if e != nil {
-		return oauth.ErrorParams(e, req.state)
-	}
-	return params
-}
-
-// sessionResponse is the authorization response the request's login
-// session gives (silentGrant), or why it gives none.
-func (p *Provider) sessionResponse(r *http.Request, req authzRequest, app record.App) (url.Values, *oauth.Error) {
-	ctx := r.Context()
-	sess, err := p.session(ctx, r)
-	if errors.Is(err, errNoSession) {
-		return nil, errLoginRequired("there is no login session: the user must sign in with the wallet")
-	}
-	if err != nil {
-		return nil, p.out.Internal("authorize: read session", err)
-	}
-	g, e := p.silentGrant(sess, req)
-	if e != nil {
-		return nil, e
-	}
-	rawGrant, err := p.random(16)
-	if err != nil {
-		return nil, p.out.Internal("authorize: random", err)
-	}
-	g.id, g.profile = hex.EncodeToString(rawGrant), app.Profile
-	params, err := p.authorizationResponse(ctx, req.oauthRequest(), g)
-	if err != nil {
-		return nil, p.out.Internal("authorize: session response", err)
-	}
-	return params, nil
 }
 
 func authorizeParams(w http.ResponseWriter, r *http.Request) (url.Values, *oauth.Error) {
@@ -530,28 +480,29 @@ func (p *Provider) validateClient(ctx context.Context, clientID, redirectURI str
 	return app, target, nil
 }
 
-// Respond delivers authorization response parameters to the redirect URI
-// of a request this provider validated, in its response mode.
-//
-// The parameters of a successful AuthorizationResponse carry the login
-// session, which Respond sets as the session cookie instead of sending it.
-func (p *Provider) Respond(w http.ResponseWriter, req oauth.Request, params url.Values) {
+// Respond delivers an authorization response to the redirect URI of a
+// request this provider validated, in its response mode; the login
+// session of a completed sign-in (resp.Session) becomes the session
+// cookie.
+func (p *Provider) Respond(w http.ResponseWriter, req oauth.Request, resp oauth.Response) {
+	if req.Device != "" {
+		p.respondDevice(w, req, resp) // deviceverify.go
+		return
+	}
 	target, err := url.Parse(req.RedirectURI)
 	if err != nil {
 		p.out.ErrorPage(w, p.out.Internal("respond: redirect_uri", err))
 		return
 	}
-	if sealed := params.Get(sessionParam); sealed != "" {
-		params = maps.Clone(params)
-		params.Del(sessionParam)
-		p.setSessionCookie(w, sealed)
+	if resp.Session != "" {
+		p.setSessionCookie(w, resp.Session)
 	}
-	p.respond(w, target, req.Mode, params)
+	p.respond(w, target, req.Mode, resp.Params)
 }
 
 // Denied is the access_denied response of a request (RFC 6749 §4.1.2.1).
-func (p *Provider) Denied(req oauth.Request, detail string) url.Values {
-	return oauth.ErrorParams(oauth.NewError(http.StatusForbidden, "access_denied", "access_denied", "", detail), req.State)
+func (p *Provider) Denied(req oauth.Request, detail string) oauth.Response {
+	return oauth.Response{Params: oauth.ErrorParams(oauth.NewError(http.StatusForbidden, "access_denied", "access_denied", "", detail), req.State)}
 }
 
 // respond delivers authorization response parameters, with the issuer
@@ -606,6 +557,9 @@ func (p *Provider) formPostPage(w http.ResponseWriter, target *url.URL, params u
 // link of an expired sign-in. The relying party's state, nonce and PKCE
 // challenge are kept, so its callback accepts the new response.
 func (p *Provider) RestartURL(req oauth.Request) string {
+	if req.Device != "" {
+		return p.issuer + pathDevice // the user enters the device's code again
+	}
 	v := url.Values{"client_id": {req.ClientID}, "redirect_uri": {req.RedirectURI}, "response_type": {req.ResponseType},
 		"response_mode": {req.Mode}, "scope": {req.Scope}}
 	for name, val := range map[string]string{"state": req.State, "nonce": req.Nonce, "code_challenge": req.CodeChallenge} {

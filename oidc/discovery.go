@@ -39,6 +39,9 @@ type discoveryDoc struct {
 	EndSessionEndpoint           string   `json:"end_session_endpoint"`
 	// RFC 9207 §3: every authorization response carries iss.
 	AuthorizationResponseIss bool `json:"authorization_response_iss_parameter_supported"`
+
+	// RFC 8628 §4 (device.go).
+	DeviceAuthorizationEndpoint string `json:"device_authorization_endpoint"`
 }
 
 // discoveryDocument encodes the document once; it never changes while the
@@ -55,7 +58,7 @@ func (p *Provider) discoveryDocument() ([]byte, error) {
 		ScopesSupported:          knownScopes[:],
 		ResponseTypesSupported:   supportedResponseTypes(),
 		ResponseModesSupported:   []string{modeQuery, modeFragment, modeFormPost},
-		GrantTypesSupported:      []string{grantAuthorizationCode, "implicit"},
+		GrantTypesSupported:      []string{grantAuthorizationCode, "implicit", grantDeviceCode},
 		SubjectTypesSupported:    []string{"pairwise"},
 		IDTokenSigningAlgs:       []string{algRS256},
 		TokenEndpointAuthMethods: authMethods,
@@ -71,6 +74,8 @@ func (p *Provider) discoveryDocument() ([]byte, error) {
 		RevocationAuthMethods:        authMethods,
 		EndSessionEndpoint:           p.issuer + pathEndSession,
 		AuthorizationResponseIss:     true,
+
+		DeviceAuthorizationEndpoint: p.issuer + pathDeviceAuthorization,
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

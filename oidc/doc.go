@@ -1,7 +1,8 @@
 // Package oidc implements Sign in with World ID: an OpenID Connect provider
 // (OIDC Core 1.0, OAuth 2.0 RFC 6749, Multiple Response Types, Form Post
 // Response Mode, PKCE RFC 7636, introspection RFC 7662, JWT access tokens
-// RFC 9068) whose users authenticate with a World ID 3.0 proof.
+// RFC 9068, device authorization grant RFC 8628) whose users authenticate
+// with a World ID 3.0 proof.
 // It follows doc/interfaces.md §2.1–2.4, §4.1, §5, §7.1, §8 and doc/design.md §4.
 //
 // # Routes
@@ -11,7 +12,9 @@
 //	GET, OPTIONS   /.well-known/openid-configuration   discovery (pre-encoded; HEAD too)
 //	GET, OPTIONS   /jwks, /jwks.json                    published keys (re-encoded only when the key set changes)
 //	GET, POST      /authorize                           authorization request → the browser sign-in (Signin.Start)
-//	POST, OPTIONS  /token                               authorization_code grant
+//	POST, OPTIONS  /token                               authorization_code and device_code grants
+//	POST, OPTIONS  /device_authorization                RFC 8628 §3.1 (device.go)
+//	GET, POST      /device                              the device grant's verification page (deviceverify.go)
 //	POST           /introspect                          RFC 7662
 //	GET, POST, OPTIONS /userinfo                        RFC 6750 bearer
 //
@@ -47,15 +50,15 @@
 // granted when asked, unknown scopes are ignored. prompt=none gives
 // login_required unless the browser's login session (session.go,
 // doc/interfaces.md §4.1.1) is for the same app, within max_age, for the
-// id_token_hint's subject and at the acr_values level; request, request_uri and
+// id_token_hint's subject and at the acr_values level; a request with
+// max_age and without prompt is answered from such a session too,
+// and otherwise goes to the wallet; request, request_uri and
 // registration give their *_not_supported errors, a refused request
 // object's response_mode, response_type and state (OIDC Core §6.1)
 // deciding where the error goes; acr_values is honoured (acr.go: the
 // proof must satisfy one known value, else access_denied); other OIDC
-// parameters (display, ui_locales, login_hint, claims) are ignored. A
-// request with a positive max_age and no prompt=login is answered from
-// the login session too when it passes those checks; every other request
-// is a fresh proof. Every authorization
+// parameters (display, ui_locales, login_hint, claims) are ignored, and
+// every other request is a fresh proof. Every authorization
 // response carries iss (RFC 9207). Apps on the current profile get acr,
 // amr ["pop"], no legacy claims, 5-minute codes and ID tokens
 // (doc/interfaces.md §2.4.1).
@@ -82,10 +85,36 @@
 // repeats the request with the app's state, nonce and PKCE challenge.
 // Seal and Open protect the flow's tokens (below, "Keys").
 //
+// # Device grant
+//
+// RFC 8628 (doc/interfaces.md §4.1.2): /device_authorization (device.go)
+// authenticates the client as /token does and stores a record.DeviceGrant
+// under the SHA-256 of a 256-bit device code, with the SHA-256 of a user
+// code of 8 letters from RFC 8628 §6.1's 20 consonants (usercode.go: no
+// vowels, no look-alikes, drawn without modulo bias; 20^8 ≈ 2^34.6; a
+// collision with a stored code is drawn again), for 10 minutes, polled
+// every 5 s. /device (deviceverify.go) is a form (double-submit token in
+// a SameSite=Strict cookie, no script) that accepts the code in any case
+// with dashes and spaces; ?user_code= fills it in for comparison and
+// looks nothing up. An entry costs a token of a per-address limiter and
+// of a per-replica one (guesses are bounded, §5.1); a pending grant's code
+// starts the very sign-in /authorize starts (Signin.Start) with an
+// oauth.Request whose Device names the grant and whose "redirect URI" is
+// /device. When it comes back, AuthorizationResponse approves the grant
+// (subject, level, auth_time) instead of issuing a code, and Respond shows
+// the outcome page (internal/leaf/page "device") instead of redirecting;
+// an error response (Cancel, a disabled app) denies the grant there. The
+// poll at /token (devicetoken.go) is one atomic UpdateDeviceGrant whose
+// pure step, pollDevice, answers authorization_pending, slow_down (a poll
+// over a second early adds 5 s to the interval, §3.5), access_denied,
+// expired_token or invalid_grant, or redeems an approved grant once for
+// the code grant's tokens (issueTokens, the app's profile).
+//
 // # Tokens
 //
 // Hand-written JWTs (jwt.go). ID token: RS256 (typ "JWT"): iss, sub (the
-// nullifier hash, "0x" + 64 lowercase hex: pairwise by construction), aud
+// nullifier hash of the proof for the app's record.App.ProofAppID, "0x" +
+// 64 lowercase hex: pairwise per app, or per sector, by construction), aud
 // (client_id), exp (3600 s), iat, auth_time, jti, nonce when given,
 // c_hash / at_hash where OIDC Core §3.3.2.11 requires them (front-channel
 // responses that issue a code or access token alongside), the
@@ -182,17 +211,24 @@
 // No consent memory, no refresh tokens, no dynamic client registration,
 // no request objects (refused, see above), no encrypted or symmetric
 // tokens, no caching of a client's jwks_uri (fetched per authentication),
-// no device authorization grant, no pairwise sector identifiers
-// beyond today's per-app subject. A login session is silent only for
-// prompt=none and names one app (session.go).
+// no device-code denial from the wallet's own refusal (device.go).
+// Sector identifiers (sector.go) are checked when the operator registers
+// an app, never at sign-in; the
+// subject a sector shares comes from the wallet's proof for the sector's
+// app (record.App.ProofAppID, doc/interfaces.md §2.4.2), never from a
+// server-side derivation. A login session answers only prompt=none and
+// max_age requests, and names one app (session.go), also within a sector.
 //
 // Login sessions, logout and revocation (session.go, logout.go,
 // revoke.go): a completed sign-in sets a sealed session cookie
 // (doc/interfaces.md §4.1.1); /end_session (RP-Initiated Logout 1.0)
-// revokes it in the store and clears it; /revoke (RFC 7009) revokes the
+// revokes it in the store and clears it, asking the user first unless
+// id_token_hint names the session; /revoke (RFC 7009) revokes the
 // grant of the client's own access token. Client authentication
 // (clientauth.go): client_secret_basic, client_secret_post or
-// private_key_jwt (RFC 7523), as the app registered.
+// private_key_jwt (RFC 7523), as the app registered. The device grant
+// takes no acr_values, and a wallet's refusal leaves its sign-in page up
+// (Try again or Cancel, as at /authorize) rather than denying the grant.
 // Userinfo does not re-read the app: a token stays valid until it expires
 // or its grant is revoked.
 package oidc

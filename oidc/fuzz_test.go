@@ -1,6 +1,7 @@
 package oidc
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -228,6 +229,75 @@ func FuzzParseLogout(f *testing.F) {
 		}
 		if n, e := parseMaxAge(maxAge); e == nil && (n < -1 || n > maxMaxAge || (maxAge != "" && n < 0)) {
 			t.Fatalf("max_age %q parsed as %d", maxAge, n)
+		}
+	})
+}
+
+// FuzzParseSectorDocument: an accepted sector identifier document is a
+// JSON array whose every listed URI is absolute and has no fragment, and
+// it lists at least one.
+func FuzzParseSectorDocument(f *testing.F) {
+	f.Add([]byte(`["https://a.example/cb","https://b.example/cb","com.example.app:/cb"]`))
+	f.Add([]byte(`["https://a.example/cb#x"]`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"redirect_uris":["https://a.example/cb"]}`))
+	f.Add([]byte(`["https://a.example/cb",1]`))
+	f.Add([]byte(`["\u0068ttps://a.example/cb"] x`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		listed, err := parseSectorDocument(body)
+		if err != nil {
+			return
+		}
+		var all []string
+		if json.Unmarshal(body, &all) != nil || len(listed) == 0 {
+			t.Fatalf("accepted %q, which is not a non-empty array of strings", body)
+		}
+		for _, s := range all {
+			if u, err := url.Parse(s); !listed[s] || err != nil || !u.IsAbs() || strings.Contains(s, "#") {
+				t.Fatalf("accepted %q with element %q", body, s)
+			}
+		}
+	})
+}
+
+// FuzzParseDeviceForms: the device grant's parsers (the verification
+// page's form and user code, the device_code poll) accept only what the
+// handlers rely on: 8 letters of the alphabet, whatever the case, dashes
+// and spaces around them, and a device code and CSRF token that are set.
+func FuzzParseDeviceForms(f *testing.F) {
+	f.Add("csrf=abc&user_code=BCDF-GHJK")
+	f.Add("csrf=abc&user_code=bcdf+ghjk")
+	f.Add("user_code=ABCD-EFGH")
+	f.Add("csrf=x&user_code=" + strings.Repeat("B", 40))
+	f.Add("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code&device_code=abc")
+	f.Fuzz(func(t *testing.T, raw string) {
+		v, e := oauth.ParseQuery(raw)
+		if e != nil {
+			return
+		}
+		params, e := oauth.StrictParams(v)
+		if e != nil {
+			return
+		}
+		if req, e := parseDeviceTokenRequest(params); e == nil && req.deviceCode == "" {
+			t.Fatal("empty device_code accepted")
+		}
+		d, e := parseDeviceEntry(params)
+		if e != nil {
+			return
+		}
+		if d.csrf == "" || d.typed == "" {
+			t.Fatalf("entry %+v accepted", d)
+		}
+		if d.userCode == "" {
+			return
+		}
+		if len(d.userCode) != userCodeLen || strings.Trim(d.userCode, userCodeAlphabet) != "" ||
+			strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(d.typed)) != d.userCode {
+			t.Fatalf("user code %q from %q", d.userCode, d.typed)
+		}
+		if again, ok := parseUserCode(formatUserCode(d.userCode)); !ok || again != d.userCode {
+			t.Fatalf("formatted code %q does not parse back", formatUserCode(d.userCode))
 		}
 	})
 }

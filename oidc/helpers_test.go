@@ -428,7 +428,13 @@ type browser struct {
 // (at most one ask per second per sign-in).
 func (f *fixture) authorize(q url.Values) browser {
 	f.t.Helper()
-	w := f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, nil)
+	return f.startedBrowser(f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, nil))
+}
+
+// startedBrowser is the browser that got w, the 303 of a started sign-in
+// (Signin.Start), at its wait page, as authorize returns it.
+func (f *fixture) startedBrowser(w *httptest.ResponseRecorder) browser {
+	f.t.Helper()
 	if w.Code != http.StatusSeeOther {
 		f.t.Fatalf("authorize: %s", describe(w))
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"worldid/internal/leaf/ratelimit"
 	"worldid/internal/oauth"
 	"worldid/record"
 )
@@ -82,6 +83,20 @@ type Store interface {
 	// remembered before is record.ErrExists. (The sign-in flow spends
 	// proofs with it; the provider spends client assertions' jti.)
 	UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error
+	// SaveDeviceGrant stores a new device grant; an ID or UserCode
+	// already stored is record.ErrExists and stores nothing.
+	SaveDeviceGrant(ctx context.Context, g record.DeviceGrant) error
+	// DeviceGrantByUserCode returns the grant whose UserCode is userCode,
+	// in whatever state and expired or not, or an error wrapping
+	// record.ErrNotFound.
+	DeviceGrantByUserCode(ctx context.Context, userCode string) (record.DeviceGrant, error)
+	// UpdateDeviceGrant calls update with the grant id and, when it
+	// returns true, stores what it left (ID and UserCode unchanged), in
+	// one atomic step; concurrent updates of a grant run one after the
+	// other. It returns the grant as update left it; an unknown id is
+	// record.ErrNotFound.
+	UpdateDeviceGrant(ctx context.Context, id string, update func(*record.DeviceGrant) bool) (record.DeviceGrant, error)
+
 	// RevokeGrant marks an id revoked (a grant whose access token was
 	// revoked, or a login session ended by logout) until retainUntil;
 	// revoking again never shortens the retention.
@@ -90,7 +105,8 @@ type Store interface {
 	// PruneExpired forgets sign-in progress and scan marks (the sign-in
 	// flow's records, pruned with the codes by Run) whose ExpiresAt is not
 	// after now, and codes (with their revocations) whose RetainUntil is not
-	// after now. (Backends may prune other expired records too.)
+	// after now, and device grants whose RetainUntil is not after now.
+	// (Backends may prune other expired records too.)
 	PruneExpired(ctx context.Context, now time.Time) error
 }
 
@@ -135,6 +151,16 @@ type Options struct {
 	// login_required).
 	SessionLifetime time.Duration
 
+	// DeviceEntryRate limits the user codes entered at the device page
+	// per client address (deviceverify.go); the zero Rate is
+	// DefaultDeviceEntryRate, a negative Burst disables it and the
+	// per-replica bound.
+	DeviceEntryRate ratelimit.Rate
+	// ObserveDevice, if set, is told each event of a device grant
+	// (Device* event constants, device.go), e.g. to count them; it must
+	// not block.
+	ObserveDevice func(event string)
+
 	// JWKSClient fetches apps' jwks_uri (nil: the SSRF-guarded client of
 	// jwksuri.go; tests pass one that reaches their loopback server).
 	JWKSClient *http.Client
@@ -160,6 +186,9 @@ type Provider struct {
 	v1Claim         string // "{base_url}/v1"
 	discovery       []byte // pre-encoded discovery document
 	keys            keyRing
+	deviceEntries   *ratelimit.Limiter // per client address
+	deviceGuesses   *ratelimit.Limiter // per replica
+	observeDevice   func(string)
 }
 
 // New validates o, loads the signing keys from the store (creating the
@@ -184,6 +213,15 @@ func New(o Options) (*Provider, error) {
 		emailDomain:     o.EmailDomain,
 		sessionLifetime: o.SessionLifetime,
 		jwksClient:      o.JWKSClient,
+		observeDevice:   o.ObserveDevice,
+	}
+	entryRate := o.DeviceEntryRate
+	if entryRate == (ratelimit.Rate{}) {
+		entryRate = DefaultDeviceEntryRate
+	}
+	p.deviceEntries, p.deviceGuesses = ratelimit.New(entryRate, maxGuessKeys), ratelimit.New(deviceEntryGlobal, 1)
+	if entryRate.Burst < 0 {
+		p.deviceGuesses = ratelimit.New(entryRate, 1)
 	}
 	if p.jwksClient == nil {
 		p.jwksClient = newJWKSClient()
@@ -260,6 +298,9 @@ func (p *Provider) Register(mux *http.ServeMux, s Signin) {
 	p.Route(mux, pathUserinfo, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodGet: p.serveUserinfo, http.MethodPost: p.serveUserinfo})
 	p.Route(mux, pathRevoke, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodPost: p.serveRevoke})
 	p.Route(mux, pathEndSession, oauth.PageRoute, oauth.Methods{http.MethodGet: p.serveEndSession, http.MethodPost: p.serveEndSession})
+	p.Route(mux, pathDeviceAuthorization, oauth.APIRoute|oauth.CORSRoute, oauth.Methods{http.MethodPost: p.serveDeviceAuthorization})
+	p.Route(mux, pathDevice, oauth.PageRoute, oauth.Methods{http.MethodGet: p.serveDevicePage,
+		http.MethodPost: func(w http.ResponseWriter, r *http.Request) { p.serveDeviceEntry(w, r, s) }})
 }
 
 // Route registers a route of Sign in with World ID on mux with the
@@ -281,6 +322,9 @@ const (
 	pathUserinfo   = "/userinfo"
 	pathRevoke     = "/revoke"
 	pathEndSession = "/end_session"
+	// pathDeviceAuthorization is RFC 8628 §3.1's endpoint (pathDevice,
+	// the verification page, is in deviceverify.go).
+	pathDeviceAuthorization = "/device_authorization"
 )
 
 // CheckEmailDomain requires a DNS name (labels of letters, digits and

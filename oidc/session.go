@@ -12,6 +12,7 @@ import (
 
 	"worldid/internal/leaf/strictjson"
 	"worldid/internal/oauth"
+	"worldid/record"
 )
 
 // Login sessions (doc/interfaces.md §4.1.1). A completed sign-in leaves in
@@ -26,10 +27,6 @@ const (
 	sessionPurpose = "oidc login session"
 	// DefaultSessionLifetime bounds a login session (Options.SessionLifetime).
 	DefaultSessionLifetime = 8 * time.Hour
-	// sessionParam carries the session of an authorization response from
-	// AuthorizationResponse to Respond, which turns it into the cookie;
-	// the NUL byte keeps it apart from every OAuth parameter.
-	sessionParam = "\x00session"
 )
 
 // loginSession is the sealed content of the session cookie.
@@ -53,8 +50,8 @@ func (p *Provider) sessionCookieName() string {
 
 func (p *Provider) secure() bool { return strings.HasPrefix(p.issuer, "https://") }
 
-// newSession seals the session of an approved sign-in into the value of
-// sessionParam ("" when sessions are off).
+// newSession seals the session of an approved sign-in, for the Session of
+// its oauth.Response ("" when sessions are off).
 func (p *Provider) newSession(g grant, now time.Time) (string, error) {
 	if p.sessionLifetime <= 0 {
 		return "", nil
@@ -112,22 +109,59 @@ func (p *Provider) session(ctx context.Context, r *http.Request) (loginSession, 
 // revocation list.
 func sessionRevocationID(id string) string { return "session-" + id }
 
-// silentRequest is what a prompt=none request asks of the session.
+// silentRequest is what a request asks of the session.
 type silentRequest struct {
 	maxAge int64  // -1: absent
 	hint   string // id_token_hint, "" when absent
+	ask    bool   // prompt login, consent or select_account: a fresh sign-in, whatever the session
 }
 
-// silentGrant is the grant a session gives a prompt=none request (OIDC
-// Core §3.1.2.6): the session's own app only, within
-// max_age, for the id_token_hint's subject, at the level acr_values
-// asks; otherwise login_required.
+// sessionResponse answers an authorization request from the login
+// session instead of the wallet: the response a fresh sign-in would
+// give, with the session's subject, level and original auth_time. It does
+// so for prompt=none (with login_required when the session cannot
+// answer: OIDC Core §3.1.2.6), and for a request that says with max_age
+// how old a sign-in it accepts (§3.1.2.1) and has no other prompt; ok
+// is false when the request goes to the wallet: any other request, or one
+// with max_age the session cannot answer.
+func (p *Provider) sessionResponse(r *http.Request, req authzRequest, app record.App) (params url.Values, ok bool) {
+	if !req.promptNone && (req.silent.maxAge < 0 || req.silent.ask) {
+		return nil, false
+	}
+	ctx := r.Context()
+	sess, err := p.session(ctx, r)
+	if err != nil && !errors.Is(err, errNoSession) {
+		return oauth.ErrorParams(p.out.Internal("authorize: read session", err), req.state), true
+	}
+	g, e := grant{}, errLoginRequired("there is no login session: the user must sign in with the wallet")
+	if err == nil {
+		g, e = p.silentGrant(sess, req)
+	}
+	if e != nil {
+		return oauth.ErrorParams(e, req.state), req.promptNone
+	}
+	rawGrant, err := p.random(16)
+	if err != nil {
+		return oauth.ErrorParams(p.out.Internal("authorize: random", err), req.state), true
+	}
+	g.id, g.profile = hex.EncodeToString(rawGrant), app.Profile
+	params, err = p.authorizationResponse(ctx, req.oauthRequest(), g)
+	if err != nil {
+		return oauth.ErrorParams(p.out.Internal("authorize: session response", err), req.state), true
+	}
+	return params, true
+}
+
+// silentGrant is the grant a session gives a request (OIDC Core
+// §3.1.2.6): the session's own app only, within max_age (max_age=0 never),
+// for the id_token_hint's subject, at the level acr_values asks;
+// otherwise login_required.
 func (p *Provider) silentGrant(s loginSession, req authzRequest) (grant, *oauth.Error) {
 	authTime := time.Unix(s.AuthTime, 0).UTC()
 	switch {
 	case s.ClientID != req.clientID:
 		return grant{}, errLoginRequired("the login session is for another app: each app needs its own sign-in")
-	case req.silent.maxAge >= 0 && p.now().Sub(authTime) > time.Duration(req.silent.maxAge)*time.Second:
+	case req.silent.maxAge == 0 || req.silent.maxAge > 0 && p.now().Sub(authTime) > time.Duration(req.silent.maxAge)*time.Second:
 		return grant{}, errLoginRequired("the sign-in is older than max_age")
 	case req.silent.hint != "" && !p.hintNames(req.silent.hint, req.clientID, s.Sub):
 		return grant{}, errLoginRequired("id_token_hint is not an ID token issued here to this app for the login session's user")
@@ -172,13 +206,4 @@ func (p *Provider) hintNames(hint, clientID, sub string) bool {
 func (p *Provider) idTokenHintAudience(hint string) (string, bool) {
 	aud, _, ok := p.idTokenHint(hint)
 	return aud, ok
-}
-
-// withSession adds the sealed session to the parameters of a successful
-// authorization response.
-func withSession(v url.Values, sealed string) url.Values {
-	if sealed != "" {
-		v.Set(sessionParam, sealed)
-	}
-	return v
 }

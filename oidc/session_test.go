@@ -2,6 +2,8 @@ package oidc
 
 import (
 	"encoding/json"
+	"html"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -96,6 +98,10 @@ func TestSessionLoginRequired(t *testing.T) {
 	other.ID, other.RPID = "app_fedcba9876543210fedcba9876543210", "rp_fedcba9876543210"
 	f.store.putApp(other)
 	cookie, _, hint := f.sessionSignIn("device")
+	// max_age=0 is never satisfied, even within the second of auth_time.
+	if params := f.silent(cookie, func(q url.Values) { q.Set("max_age", "0") }); params.Get("error") != "login_required" {
+		t.Fatalf("max_age=0 at once: %v", params)
+	}
 	forged := strings.Replace(cookie, "=", "=x", 1)
 	for _, tc := range []struct {
 		name, cookie string
@@ -139,30 +145,72 @@ func (f *fixture) idToken(t testing.TB, sub string) string {
 	return must(f.p.signIDToken(f.p.keySet(), g, f.clock.Now(), "", ""))
 }
 
-// TestPromptLoginIsFresh: prompt=login and max_age go to the wallet even
-// with a session.
-func TestPromptLoginIsFresh(t *testing.T) {
+// TestSessionWithoutPromptNone: a request without prompt=none goes to the
+// wallet, unless it sends max_age (and no other prompt) and the session
+// answers it as it would prompt=none: same app, young enough, the hint's
+// subject, the acr level (oidcc-max-age-10000 wants the first auth_time
+// back). Otherwise it is a fresh sign-in, never login_required.
+func TestSessionWithoutPromptNone(t *testing.T) {
 	f := newFixture(t)
-	cookie, _, _ := f.sessionSignIn("orb")
-	for _, edit := range []func(url.Values){
-		func(q url.Values) { q.Set("prompt", "login") },
-		func(q url.Values) { q.Set("max_age", "0") },
-	} {
+	other := f.app
+	other.ID, other.RPID = "app_fedcba9876543210fedcba9876543210", "rp_fedcba9876543210"
+	other.RedirectURIs = []string{testRedirect}
+	f.store.putApp(other)
+	cookie, first, hint := f.sessionSignIn("device")
+	f.clock.Advance(10 * time.Minute)
+	request := func(cookie string, edit func(url.Values)) *httptest.ResponseRecorder {
 		q := authorizeQuery()
+		q.Set("response_type", "id_token")
+		q.Set("nonce", "n-2")
 		edit(q)
-		w := f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, map[string]string{"Cookie": cookie})
-		if w.Code != http.StatusSeeOther || !strings.HasPrefix(w.Header().Get("Location"), f.issuer+"/authorize/wait?") {
-			t.Fatalf("not a fresh sign-in: %s", describe(w))
+		return f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, map[string]string{"Cookie": cookie})
+	}
+	w := request(cookie, func(q url.Values) { q.Set("max_age", "3600"); q.Set("id_token_hint", hint) })
+	params := responseParams(t, w, modeFragment)
+	c := idTokenClaimsOf(t, params.Get("id_token"))
+	if c["sub"] != first["sub"] || c["auth_time"] != first["auth_time"] || c["nonce"] != "n-2" || params.Get("state") != "st-1" {
+		t.Fatalf("max_age within the session: %v, first %v", c, first)
+	}
+	for name, tc := range map[string]struct {
+		cookie string
+		edit   func(url.Values)
+	}{
+		"no max_age":                {cookie, func(url.Values) {}},
+		"prompt=login":              {cookie, func(q url.Values) { q.Set("prompt", "login") }},
+		"prompt=login with max_age": {cookie, func(q url.Values) { q.Set("prompt", "login"); q.Set("max_age", "3600") }},
+		"prompt=select_account with max_age": {cookie, func(q url.Values) {
+			q.Set("prompt", "select_account")
+			q.Set("max_age", "3600")
+		}},
+		"max_age=0":             {cookie, func(q url.Values) { q.Set("max_age", "0") }},
+		"max_age exceeded":      {cookie, func(q url.Values) { q.Set("max_age", "60") }},
+		"no session":            {"", func(q url.Values) { q.Set("max_age", "3600") }},
+		"another app":           {cookie, func(q url.Values) { q.Set("max_age", "3600"); q.Set("client_id", other.ID) }},
+		"acr above the session": {cookie, func(q url.Values) { q.Set("max_age", "3600"); q.Set("acr_values", acrOrb) }},
+		"hint of another user": {cookie, func(q url.Values) {
+			q.Set("max_age", "3600")
+			q.Set("id_token_hint", f.idToken(t, "0x"+strings.Repeat("ab", 32)))
+		}},
+	} {
+		if w := request(tc.cookie, tc.edit); w.Code != http.StatusSeeOther || !strings.HasPrefix(w.Header().Get("Location"), f.issuer+"/authorize/wait?") {
+			t.Errorf("%s: not a fresh sign-in: %s", name, describe(w))
 		}
 	}
 }
 
 func TestLogout(t *testing.T) {
 	f := newFixture(t)
-	f.app.PostLogoutRedirectURIs = []string{"https://rp.example/bye"}
+	const withQuery = "https://rp.example/bye?z=1&a=%7e;x"
+	f.app.PostLogoutRedirectURIs = []string{"https://rp.example/bye", withQuery}
 	f.store.putApp(f.app)
 	cookie, _, hint := f.sessionSignIn("orb")
-	w := f.do(http.MethodGet, "/end_session?"+url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {"https://rp.example/bye"},
+	// The registered URI's query stays as registered; state follows it.
+	w := f.do(http.MethodGet, "/end_session?"+url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {withQuery},
+		"state": {"l s"}}.Encode(), nil, nil)
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != withQuery+"&state=l+s" {
+		t.Fatalf("logout to a URI with a query: %s", describe(w))
+	}
+	w = f.do(http.MethodGet, "/end_session?"+url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {"https://rp.example/bye"},
 		"state": {"ls"}}.Encode(), nil, map[string]string{"Cookie": cookie})
 	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "https://rp.example/bye?state=ls" {
 		t.Fatalf("logout: %s", describe(w))
@@ -184,8 +232,59 @@ func TestLogout(t *testing.T) {
 			t.Errorf("%s: %s", name, describe(w))
 		}
 	}
-	if w := f.do(http.MethodGet, "/end_session", nil, nil); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "signed out") {
-		t.Fatalf("logout without parameters: %s", describe(w))
+	if w := f.do(http.MethodGet, "/end_session", nil, nil); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "No sign-in") ||
+		len(w.Result().Cookies()) != 0 {
+		t.Fatalf("logout without parameters or session: %s", describe(w))
+	}
+}
+
+// TestLogoutAsks: without an ID token hint naming the session the user is
+// asked (RP-Initiated Logout 1.0 §2), and only the page's own answer, a
+// POST with this session's sealed id, ends it.
+func TestLogoutAsks(t *testing.T) {
+	f := newFixture(t)
+	f.app.PostLogoutRedirectURIs = []string{"https://rp.example/bye"}
+	f.store.putApp(f.app)
+	cookie, _, hint := f.sessionSignIn("orb")
+	other, _, _ := f.sessionSignIn("orb") // another browser's session
+	withCookie := map[string]string{"Cookie": cookie}
+	request := url.Values{"client_id": {testClientID}, "post_logout_redirect_uri": {"https://rp.example/bye"}, "state": {"s1"}}
+	asked := func(name string, w *httptest.ResponseRecorder) url.Values {
+		t.Helper()
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `id="signout"`) || len(w.Result().Cookies()) != 0 {
+			t.Fatalf("%s: not the question: %s", name, describe(w))
+		}
+		if params := f.silent(cookie, nil); params.Get("id_token") == "" {
+			t.Fatalf("%s ended the session: %v", name, params)
+		}
+		form := url.Values{}
+		for _, m := range hiddenInputRE.FindAllStringSubmatch(w.Body.String(), -1) {
+			form.Set(m[1], html.UnescapeString(m[2]))
+		}
+		return form
+	}
+	form := asked("no hint", f.do(http.MethodGet, "/end_session?"+request.Encode(), nil, withCookie))
+	if form.Get("confirm") == "" || form.Get("state") != "s1" || form.Get("post_logout_redirect_uri") != "https://rp.example/bye" {
+		t.Fatalf("the question's form %v", form)
+	}
+	otherUser := maps.Clone(request)
+	otherUser.Set("id_token_hint", f.idToken(t, "0x"+strings.Repeat("ab", 32)))
+	asked("hint of another user", f.do(http.MethodGet, "/end_session?"+otherUser.Encode(), nil, withCookie))
+	asked("answer by GET", f.do(http.MethodGet, "/end_session?"+form.Encode(), nil, withCookie))
+	asked("answer for another session", f.postForm("/end_session", form, map[string]string{"Cookie": other}))
+	forged := maps.Clone(form)
+	forged.Set("confirm", hint)
+	asked("forged answer", f.postForm("/end_session", forged, withCookie))
+
+	w := f.postForm("/end_session", form, withCookie)
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "https://rp.example/bye?state=s1" {
+		t.Fatalf("the answer: %s", describe(w))
+	}
+	if c := w.Result().Cookies(); len(c) != 1 || c[0].MaxAge >= 0 {
+		t.Fatalf("cookie not cleared: %v", w.Header()["Set-Cookie"])
+	}
+	if params := f.silent(cookie, nil); params.Get("error") != "login_required" {
+		t.Fatalf("the session survived the answer: %v", params)
 	}
 }
 

@@ -49,6 +49,10 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 		p.out.WriteError(w, e)
 		return
 	}
+	if params["grant_type"] == grantDeviceCode {
+		p.serveDeviceToken(w, r, app, params) // devicetoken.go
+		return
+	}
 	req, e := parseTokenRequest(params)
 	if e != nil {
 		p.out.WriteError(w, e)
@@ -78,7 +82,7 @@ func parseTokenRequest(params map[string]string) (tokenRequest, *oauth.Error) {
 	case grantAuthorizationCode:
 	default:
 		return req, oauth.NewError(http.StatusBadRequest, "invalid_grant_type", "unsupported_grant_type", "grant_type",
-			"grant_type must be authorization_code")
+			"grant_type must be authorization_code or "+grantDeviceCode)
 	}
 	if req.code = params["code"]; req.code == "" {
 		return req, oauth.ErrRequired("code")
@@ -200,32 +204,35 @@ func (p *Provider) issueTokens(g grant) (tokenResponse, error) {
 // weaker than every acr the request's acr_values accept. An error (store or
 // randomness) leaves nothing usable issued: a code saved before it was
 // shown to nobody and expires unused.
-func (p *Provider) AuthorizationResponse(ctx context.Context, req oauth.Request, approved record.SigninProgress) (url.Values, error) {
+func (p *Provider) AuthorizationResponse(ctx context.Context, req oauth.Request, approved record.SigninProgress) (oauth.Response, error) {
 	app, err := p.store.App(ctx, req.ClientID)
 	if errors.Is(err, record.ErrNotFound) || err == nil && app.Disabled {
-		return oauth.ErrorParams(errAccessDenied("the client was disabled or deleted by the operator"), req.State), nil
+		return oauth.Response{Params: oauth.ErrorParams(errAccessDenied("the client was disabled or deleted by the operator"), req.State)}, nil
 	}
 	if err != nil {
-		return nil, err
+		return oauth.Response{}, err
 	}
 	if !satisfies(approved.VerificationLevel, req.ACR) {
-		return oauth.ErrorParams(errACRUnmet(approved.VerificationLevel, req.ACR), req.State), nil
+		return oauth.Response{Params: oauth.ErrorParams(errACRUnmet(approved.VerificationLevel, req.ACR), req.State)}, nil
+	}
+	if req.Device != "" {
+		return p.approveDevice(ctx, req, approved) // deviceverify.go
 	}
 	rawGrant, err := p.random(16)
 	if err != nil {
-		return nil, err
+		return oauth.Response{}, err
 	}
 	g := grant{id: hex.EncodeToString(rawGrant), clientID: req.ClientID, scope: req.Scope, nonce: req.Nonce,
 		sub: approved.Subject, level: approved.VerificationLevel, authTime: approved.AuthTime, profile: app.Profile}
 	v, err := p.authorizationResponse(ctx, req, g)
 	if err != nil {
-		return nil, err
+		return oauth.Response{}, err
 	}
 	sealed, err := p.newSession(g, p.now())
 	if err != nil {
-		return nil, err
+		return oauth.Response{}, err
 	}
-	return withSession(v, sealed), nil
+	return oauth.Response{Params: v, Session: sealed}, nil
 }
 
 // authorizationResponse issues what the response type asks for: a code

@@ -3,6 +3,7 @@ package record
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -85,6 +86,44 @@ type App struct {
 	// also carry a signed 4.0 proof_request. It is a secret: never
 	// answered by the admin API or logged; backups carry it.
 	RPSigningKey string `json:"rp_signing_key,omitempty"`
+	// SectorIdentifierURI is the app's sector identifier (OIDC Core §8.1):
+	// an https URL whose document lists every redirect URI of the app
+	// (checked when it is set and when the redirect URIs change). Its
+	// host (SectorHost) names the sector. Empty: the app is a sector of
+	// its own, as every app before the setting.
+	SectorIdentifierURI string `json:"sector_identifier_uri,omitempty"`
+	// SectorAppID is the app of the same sector whose app_id the wallet
+	// proves for when this app signs in (ProofAppID): set when the app
+	// joined a sector that another app had already registered, empty
+	// otherwise. Fixed at registration, like the sector.
+	SectorAppID string `json:"sector_app_id,omitempty"`
+}
+
+// ProofAppID is the app_id a sign-in to the app asks the wallet to prove
+// for, and so the one place its subjects come from: sub is the World ID
+// nullifier hash of a proof for (ProofAppID, action ""), the same for
+// every app of one sector (doc/interfaces.md §2.4.2). For every app
+// without a sector, and for the first app of a sector, it is the app's
+// own id, which keeps today's subjects.
+func (a App) ProofAppID() string {
+	if a.SectorAppID != "" {
+		return a.SectorAppID
+	}
+	return a.ID
+}
+
+// SectorHost is the sector identifier of OIDC Core §8.1: the lowercase
+// host of SectorIdentifierURI, or "" when the app registered none (or
+// the URI does not parse, which validation prevents).
+func (a App) SectorHost() string {
+	if a.SectorIdentifierURI == "" {
+		return ""
+	}
+	u, err := url.Parse(a.SectorIdentifierURI)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
 }
 
 // Client authentication methods (App.TokenEndpointAuthMethod; OIDC Core

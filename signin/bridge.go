@@ -130,11 +130,33 @@ func (f *Flow) signinApp(ctx context.Context, clientID string) (record.App, *oau
 	return app, nil
 }
 
+// proofApp is the app whose app_id (and for World ID 4.0 rp_id and RP
+// signing key) the wallet proves for when app signs in, so the app its
+// subjects come from: app itself, or the app of its sector whose subjects
+// the sector's apps share (record.App.ProofAppID).
+func (f *Flow) proofApp(ctx context.Context, app record.App) (record.App, *oauth.Error) {
+	if app.ProofAppID() == app.ID {
+		return app, nil
+	}
+	sector, err := f.store.App(ctx, app.ProofAppID())
+	if errors.Is(err, record.ErrNotFound) {
+		return sector, errAccessDenied("the app of this application's sector was removed by the operator")
+	}
+	if err != nil {
+		return sector, f.out.Internal("load the sector's app", err)
+	}
+	return sector, nil
+}
+
 // createBridge makes a fresh bridge request for req at the relay, within
 // the client address's creation rate, and returns req carrying it.
 func (f *Flow) createBridge(ctx context.Context, r *http.Request, req pendingRequest, app record.App) (pendingRequest, *oauth.Error) {
 	if wait, ok := f.createLimit.Allow(ratelimit.ClientKey(r.RemoteAddr), f.now()); !ok {
 		return req, errTooMany(wait)
+	}
+	app, e := f.proofApp(ctx, app)
+	if e != nil {
+		return req, e
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.bridgeWait)
 	defer cancel()

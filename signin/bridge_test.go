@@ -89,14 +89,14 @@ func (fakeChecker) CheckClaim(_ context.Context, c record.Claim) error {
 // its subject.
 type fakeProvider struct{ plainSealer }
 
-func (fakeProvider) AuthorizationResponse(_ context.Context, _ oauth.Request, p record.SigninProgress) (url.Values, error) {
-	return url.Values{"code": {"code-for-" + p.Subject}}, nil
+func (fakeProvider) AuthorizationResponse(_ context.Context, _ oauth.Request, p record.SigninProgress) (oauth.Response, error) {
+	return oauth.Response{Params: url.Values{"code": {"code-for-" + p.Subject}}}, nil
 }
-func (fakeProvider) Denied(oauth.Request, string) url.Values {
-	return url.Values{"error": {"access_denied"}}
+func (fakeProvider) Denied(oauth.Request, string) oauth.Response {
+	return oauth.Response{Params: url.Values{"error": {"access_denied"}}}
 }
-func (fakeProvider) Respond(w http.ResponseWriter, req oauth.Request, v url.Values) {
-	oauth.Redirect(w, req.RedirectURI+"?"+v.Encode())
+func (fakeProvider) Respond(w http.ResponseWriter, req oauth.Request, resp oauth.Response) {
+	oauth.Redirect(w, req.RedirectURI+"?"+resp.Params.Encode())
 }
 func (fakeProvider) RestartURL(oauth.Request) string { return "https://id.example/authorize?again" }
 

@@ -202,9 +202,19 @@
 // compared (the signed nonce binds the proof). Without a key, or without
 // CheckerV4, the request is 3.0 only and a 4.0 answer is refused.
 //
+// # Sectors
+//
+// An app that joined another app's sector (record.App.SectorAppID,
+// doc/interfaces.md §2.4.2) signs in with that app's proofs (Flow.proofApp):
+// its 3.0 request names the sector app's app_id, its 4.0 request the
+// sector app's rp_id and RP signing key, and the answer is checked for
+// them, so the sector's apps share subjects. The wait page still names
+// the app being signed in to; World App shows the sector app.
+//
 // # Not done
 //
-// No sessions or consent memory (every sign-in is a fresh proof), no 4.0
+// No consent memory; login sessions are the provider's (oidc session.go):
+// every request that reaches the flow is a fresh proof. No 4.0
 // session proofs or credentials other than proof_of_human, no per-app
 // verification level; the creation rate and the poll table are per
 // replica.

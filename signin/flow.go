@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -72,9 +71,9 @@ type Provider interface {
 	// AuthorizationResponse issues the response to an approved request
 	// (the code is stored); Denied is an access_denied response; Respond
 	// delivers either to the request's redirect URI in its mode.
-	AuthorizationResponse(ctx context.Context, req oauth.Request, approved record.SigninProgress) (url.Values, error)
-	Denied(req oauth.Request, detail string) url.Values
-	Respond(w http.ResponseWriter, req oauth.Request, params url.Values)
+	AuthorizationResponse(ctx context.Context, req oauth.Request, approved record.SigninProgress) (oauth.Response, error)
+	Denied(req oauth.Request, detail string) oauth.Response
+	Respond(w http.ResponseWriter, req oauth.Request, resp oauth.Response)
 	// RestartURL is the same authorization request again.
 	RestartURL(req oauth.Request) string
 	// Route registers a route with the headers and checks every route of

@@ -187,7 +187,7 @@ func (f *Flow) pendingPage(w http.ResponseWriter, r *http.Request, req pendingRe
 // retries; a code saved by an attempt that then failed was never shown to
 // anyone and only expires.
 func (f *Flow) finish(ctx context.Context, w http.ResponseWriter, req pendingRequest, approved record.SigninProgress) {
-	params, err := f.provider.AuthorizationResponse(ctx, req.Request, approved)
+	resp, err := f.provider.AuthorizationResponse(ctx, req.Request, approved)
 	if err != nil {
 		f.out.ErrorPage(w, errRetry(f.out.Internal("finish: issue", err)))
 		return
@@ -204,7 +204,7 @@ func (f *Flow) finish(ctx context.Context, w http.ResponseWriter, req pendingReq
 	}
 	f.observe(EventFinished)
 	f.clearBindingCookie(w, req.ID)
-	f.provider.Respond(w, req.Request, params)
+	f.provider.Respond(w, req.Request, resp)
 }
 
 // errRetry tells the user of a failed finish that the approval is kept.

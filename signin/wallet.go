@@ -93,14 +93,15 @@ func parseFE(name, s string) ([32]byte, fr.Element, *oauth.Error) {
 func (f *Flow) approve(ctx context.Context, req walletRequest, s submission) *oauth.Error {
 	return f.approveChecked(ctx, req, s.sub, s.level, func(app record.App) error {
 		return f.checker.CheckClaim(ctx, record.Claim{
-			Identifier: s.level, Environment: app.Environment(), AppID: req.ClientID, Action: "",
+			Identifier: s.level, Environment: app.Environment(), AppID: app.ID, Action: "",
 			MerkleRoot: s.merkleRoot, NullifierHash: s.nullifierHash, SignalHash: signalHash(signalOf(req.ID)), Proof: s.proof,
 		})
 	})
 }
 
 // approveChecked approves req for the subject sub at level when check
-// accepts the proof for the request's app (a 3.0 or 4.0 check).
+// accepts the proof for the app the request's app proves for (proofApp;
+// a 3.0 or 4.0 check).
 func (f *Flow) approveChecked(ctx context.Context, req walletRequest, sub, level string, check func(record.App) error) *oauth.Error {
 	id := progressID(req.ID)
 	cur, err := f.store.SigninProgress(ctx, id)
@@ -119,7 +120,11 @@ func (f *Flow) approveChecked(ctx context.Context, req walletRequest, sub, level
 	if err != nil {
 		return f.out.Internal("complete: load app", err)
 	}
-	err = check(app)
+	papp, e := f.proofApp(ctx, app)
+	if e != nil {
+		return e
+	}
+	err = check(papp)
 	if pe, ok := errors.AsType[*record.ProofError](err); ok {
 		return errAccessDenied("the World ID proof did not verify (" + pe.Code + ")")
 	}

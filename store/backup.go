@@ -152,6 +152,9 @@ var exportTables = []exportTable{
 		g := row.(backup.RevokedGrant)
 		return st.Insert(tableRevoked, g.GrantID, g.RetainUntil)
 	}},
+	{tableDeviceGrants, backup.TableDeviceGrants, as[record.DeviceGrant](nil), func(st engine.State, row any) error {
+		return insertDeviceGrant(st, row.(record.DeviceGrant))
+	}},
 	{tableLeaves, backup.TableLeaves, func(key string, v json.RawMessage) ([]any, error) {
 		var l record.Leaf
 		if err := json.Unmarshal(v, &l); err != nil {

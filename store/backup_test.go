@@ -12,8 +12,9 @@ import (
 )
 
 // derivedTables are rebuilt by Restore from exported rows: the rp_id index
-// from apps, the commitment index and tree sizes from leaves.
-var derivedTables = []string{tableRPs, tableLeafIndex, tableTreeSizes}
+// from apps, the commitment index and tree sizes from leaves, the user
+// code index from device grants.
+var derivedTables = []string{tableRPs, tableLeafIndex, tableTreeSizes, tableDeviceUserCodes}
 
 // TestEveryTableIsBackedUp reads the package's source: every table it
 // writes (a constant named table…, the only first argument of the Tx

@@ -260,8 +260,8 @@ func (db *DB) IsGrantRevoked(_ context.Context, grantID string) (revoked bool, e
 }
 
 // PruneExpired deletes sign-in progress, scan marks and proofs expired at
-// now, and codes and revocations whose retention ended. It scans the four
-// tables.
+// now, and codes, revocations and device grants whose retention ended. It
+// scans the five tables.
 func (db *DB) PruneExpired(ctx context.Context, now time.Time) error {
 	db.scans.prune(now)
 	return db.Update(ctx, func(tx *engine.Tx) error {
@@ -297,6 +297,7 @@ func (db *DB) PruneExpired(ctx context.Context, now time.Time) error {
 				return c.Code.RetainUntil, err
 			}),
 			expired(tableRevoked, decodeTime),
+			pruneDeviceGrants(tx, now),
 		)
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"worldid/internal/httpapi"
 	"worldid/record"
 )
 
@@ -22,28 +23,28 @@ func (e *Error) Error() string { return "relay: " + strconv.Itoa(e.Status) + " "
 func statusError(status int, reason string) error { return &Error{Status: status, Reason: reason} }
 
 // storeError maps a store error to the answer wallet-bridge gives in that
-// case: notFound for ErrNotFound, 409 for ErrExists, 503 when full or down.
+// case: notFound for ErrNotFound, 409 for ErrExists; the rest (full, down,
+// client gone) is writeError's triage.
 func storeError(err error, notFound int) error {
 	switch {
 	case errors.Is(err, record.ErrNotFound):
 		return statusError(notFound, "unknown or expired id")
 	case errors.Is(err, record.ErrExists):
 		return statusError(http.StatusConflict, "already there")
-	case errors.Is(err, record.ErrUnavailable):
-		return statusError(http.StatusServiceUnavailable, err.Error())
 	}
 	return err
 }
 
-// writeError writes e's status with an empty body; anything else is a
-// 500 and logged as an error (store errors name no payload or key).
+// writeError writes e's status with an empty body, as wallet-bridge
+// answers; any other error is triaged by internal/httpapi like every
+// handler's (499 client gone, 503 storage unavailable, else 500), logged
+// with the request's context (store errors name no payload or key).
 func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err error) {
 	var e *Error
 	if !errors.As(err, &e) {
-		log.Error("bridge relay", "method", r.Method, "path", r.URL.Path, "err", err)
-		e = &Error{Status: http.StatusInternalServerError}
+		e = &Error{Status: httpapi.FailureStatus(r.Context(), log, "bridge relay "+r.Method, err)}
 	} else {
-		log.Debug("bridge relay refused", "method", r.Method, "status", e.Status, "reason", e.Reason)
+		log.DebugContext(r.Context(), "bridge relay refused", "method", r.Method, "status", e.Status, "reason", e.Reason)
 	}
 	if e.Status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")

@@ -2,7 +2,10 @@ package relay
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	mrand "math/rand/v2"
@@ -13,6 +16,8 @@ import (
 	"time"
 
 	"worldid/bridge"
+	"worldid/internal/httpapi"
+	"worldid/record"
 )
 
 type clock struct{ t time.Time }
@@ -155,5 +160,43 @@ func TestUUID4(t *testing.T) {
 	var p bridge.Poll
 	if json.Unmarshal([]byte(`{"status":"completed","response":`+env+`}`), &p) != nil || p.Response == nil {
 		t.Fatal("poll does not decode")
+	}
+}
+
+// failingStore answers every call with err, as a broken or full backend.
+type failingStore struct {
+	Store
+	err error
+}
+
+func (s failingStore) CreateBridgeRequest(context.Context, string, bridge.Envelope, time.Time, time.Duration) error {
+	return s.err
+}
+
+// TestStoreFailures: a store failure is triaged like every handler's
+// (internal/httpapi), with an empty body as wallet-bridge answers.
+func TestStoreFailures(t *testing.T) {
+	for _, tc := range []struct {
+		err        error
+		status     int
+		retryAfter string
+	}{
+		{record.ErrUnavailable, http.StatusServiceUnavailable, "1"},
+		{fmt.Errorf("wrapped: %w", context.Canceled), httpapi.StatusClientClosed, ""},
+		{errors.New("disk on fire"), http.StatusInternalServerError, ""},
+	} {
+		rl, err := New(Options{Store: failingStore{err: tc.err}, Now: time.Now, Rand: mrand.NewChaCha8([32]byte{}), Log: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		rl.Register(mux, "")
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodPost, "/request", strings.NewReader(env))
+		r.Header.Set("Content-Type", "application/json")
+		mux.ServeHTTP(w, r)
+		if w.Code != tc.status || w.Body.Len() != 0 || w.Header().Get("Retry-After") != tc.retryAfter {
+			t.Errorf("%v: %d %q %v", tc.err, w.Code, w.Body, w.Header())
+		}
 	}
 }

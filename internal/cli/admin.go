@@ -106,6 +106,8 @@ func adminCommands() map[string]adminCommand {
 				fs.Var(&logoutURIs, "post-logout-redirect-uri", "where RP-initiated logout may return (repeatable)")
 				fs.StringVar(&appReq.PKCE, "pkce", "required", "PKCE for the code flow: required (RFC 9700) or optional")
 				fs.Var(&responseTypes, "response-type", `a response type the app may use, e.g. "code" (repeatable; default all)`)
+				fs.StringVar(&appReq.SectorIdentifierURI, "sector-identifier-uri", "",
+					"https URL of a JSON array listing every redirect URI: the app's sector (OIDC Core §8.1), fixed once set")
 			},
 			call: func(ctx context.Context, c *admin.Client, _ []string) (any, string, error) {
 				appReq.RedirectURIs, appReq.PostLogoutRedirectURIs, appReq.ResponseTypes = uris, logoutURIs, responseTypes

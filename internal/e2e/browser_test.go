@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"html"
 	"net/http"
@@ -25,6 +27,7 @@ import (
 	"worldid/admin"
 	"worldid/bridge"
 	"worldid/internal/wallet"
+	"worldid/record"
 )
 
 // The sign-in of a person in a real browser (oidc doc.go "Wait page"):
@@ -50,23 +53,46 @@ func browserPath(t *testing.T) string {
 // testRP is a relying party as a web developer writes one: the state,
 // nonce and PKCE verifier live in its own cookie; its callback takes the
 // query (code flow) or a form post, redeems the code and shows who signed
-// in.
+// in. Its logout link sends the browser to the provider's
+// end_session_endpoint (RP-Initiated Logout 1.0), which returns it to
+// /signed-out.
 type testRP struct {
-	srv      *httptest.Server
-	oauth    oauth2.Config
-	verifier *oidc.IDTokenVerifier
-	mu       sync.Mutex
-	subs     []string // subjects of completed sign-ins
+	srv        *httptest.Server
+	oauth      oauth2.Config
+	verifier   *oidc.IDTokenVerifier
+	endSession string       // the provider's end_session_endpoint
+	client     *http.Client // reaches the provider (nil: http.DefaultClient)
+	mu         sync.Mutex
+	signIns    []rpSignIn // completed sign-ins, oldest first
+}
+
+// rpSignIn is a verified ID token the relying party received.
+type rpSignIn struct {
+	raw, sub, acr string
+	authTime      int64
+	amr           []string
 }
 
 const rpCookie = "rp_login"
 
-func newTestRP(t *testing.T, ctx context.Context, p *serverProc) *testRP {
+// rpPassedParams are the authorization request parameters the login link
+// passes on from its own query.
+var rpPassedParams = []string{"response_mode", "prompt", "max_age", "id_token_hint"}
+
+// newTestRP registers an app with the given profile (record.App.Profile)
+// whose redirect URI is the relying party's callback and whose
+// post_logout_redirect_uri is its /signed-out; ctx carries the HTTP client
+// that reaches the provider (oidc.ClientContext), if not the default.
+func newTestRP(t *testing.T, ctx context.Context, p *serverProc, profile string) *testRP {
 	rp := &testRP{}
+	if c, ok := ctx.Value(oauth2.HTTPClient).(*http.Client); ok {
+		rp.client = c
+	}
 	mux := http.NewServeMux()
 	rp.srv = httptest.NewServer(mux)
 	t.Cleanup(rp.srv.Close)
-	app, err := p.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "Browser RP", RedirectURIs: []string{rp.srv.URL + "/callback"}})
+	app, err := p.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "Browser RP", RedirectURIs: []string{rp.srv.URL + "/callback"},
+		SigninSettings: admin.SigninSettings{Profile: profile, PostLogoutRedirectURIs: []string{rp.srv.URL + "/signed-out"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +100,20 @@ func newTestRP(t *testing.T, ctx context.Context, p *serverProc) *testRP {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var doc struct {
+		EndSession string `json:"end_session_endpoint"`
+	}
+	if err := provider.Claims(&doc); err != nil || doc.EndSession == "" {
+		t.Fatalf("no end_session_endpoint in discovery: %v", err)
+	}
+	rp.endSession = doc.EndSession
 	rp.verifier = provider.Verifier(&oidc.Config{ClientID: app.AppID})
 	rp.oauth = oauth2.Config{ClientID: app.AppID, ClientSecret: app.ClientSecret, Endpoint: provider.Endpoint(),
 		RedirectURL: rp.srv.URL + "/callback", Scopes: []string{oidc.ScopeOpenID, "email"}}
 	mux.HandleFunc("GET /login", rp.login)
 	mux.HandleFunc("/callback", rp.callback)
+	mux.HandleFunc("GET /logout", rp.logout)
+	mux.HandleFunc("GET /signed-out", rp.signedOut)
 	return rp
 }
 
@@ -86,59 +121,101 @@ func (rp *testRP) login(w http.ResponseWriter, r *http.Request) {
 	state, nonce, verifier := rand.Text(), rand.Text(), oauth2.GenerateVerifier()
 	http.SetCookie(w, &http.Cookie{Name: rpCookie, Value: state + "." + nonce + "." + verifier, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	opts := []oauth2.AuthCodeOption{oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)}
-	if mode := r.URL.Query().Get("mode"); mode != "" {
-		opts = append(opts, oauth2.SetAuthURLParam("response_mode", mode))
+	for _, name := range rpPassedParams {
+		if v := r.URL.Query().Get(name); v != "" {
+			opts = append(opts, oauth2.SetAuthURLParam(name, v))
+		}
 	}
 	http.Redirect(w, r, rp.oauth.AuthCodeURL(state, opts...), http.StatusFound)
 }
 
 func (rp *testRP) callback(w http.ResponseWriter, r *http.Request) {
-	sub, err := rp.finish(r)
+	in, err := rp.finish(r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if err != nil {
 		fmt.Fprintf(w, `<!doctype html><p id="rp-error">%s</p>`, html.EscapeString(err.Error()))
 		return
 	}
 	rp.mu.Lock()
-	rp.subs = append(rp.subs, sub)
+	rp.signIns = append(rp.signIns, in)
 	rp.mu.Unlock()
-	fmt.Fprintf(w, `<!doctype html><p id="signed-in">%s</p>`, html.EscapeString(sub))
+	fmt.Fprintf(w, `<!doctype html><p id="signed-in">%s</p>`, html.EscapeString(in.sub))
 }
 
-func (rp *testRP) finish(r *http.Request) (string, error) {
+func (rp *testRP) finish(r *http.Request) (rpSignIn, error) {
 	if err := r.ParseForm(); err != nil {
-		return "", err
+		return rpSignIn{}, err
 	}
 	c, err := r.Cookie(rpCookie)
 	if err != nil {
-		return "", fmt.Errorf("no login cookie: %v", err)
+		return rpSignIn{}, fmt.Errorf("no login cookie: %v", err)
 	}
 	parts := strings.Split(c.Value, ".")
 	if len(parts) != 3 || r.Form.Get("state") != parts[0] {
-		return "", fmt.Errorf("state %q does not match the login cookie", r.Form.Get("state"))
+		return rpSignIn{}, fmt.Errorf("state %q does not match the login cookie", r.Form.Get("state"))
 	}
 	if e := r.Form.Get("error"); e != "" {
-		return "", fmt.Errorf("error=%s", e)
+		return rpSignIn{}, fmt.Errorf("error=%s", e)
 	}
-	tok, err := rp.oauth.Exchange(r.Context(), r.Form.Get("code"), oauth2.VerifierOption(parts[2]))
+	ctx := r.Context()
+	if rp.client != nil {
+		ctx = oidc.ClientContext(ctx, rp.client)
+	}
+	tok, err := rp.oauth.Exchange(ctx, r.Form.Get("code"), oauth2.VerifierOption(parts[2]))
 	if err != nil {
-		return "", err
+		return rpSignIn{}, err
 	}
 	raw, _ := tok.Extra("id_token").(string)
-	idt, err := rp.verifier.Verify(r.Context(), raw)
+	idt, err := rp.verifier.Verify(ctx, raw)
 	if err != nil {
-		return "", err
+		return rpSignIn{}, err
 	}
 	if idt.Nonce != parts[1] {
-		return "", fmt.Errorf("nonce %q", idt.Nonce)
+		return rpSignIn{}, fmt.Errorf("nonce %q", idt.Nonce)
 	}
-	return idt.Subject, nil
+	var claims struct {
+		AuthTime int64    `json:"auth_time"`
+		ACR      string   `json:"acr"`
+		AMR      []string `json:"amr"`
+	}
+	if err := idt.Claims(&claims); err != nil {
+		return rpSignIn{}, err
+	}
+	return rpSignIn{raw: raw, sub: idt.Subject, acr: claims.ACR, authTime: claims.AuthTime, amr: claims.AMR}, nil
+}
+
+// logout sends the browser to the provider's end_session_endpoint with
+// its client_id, the id_token_hint (if any) and state of its own query and
+// /signed-out as the post_logout_redirect_uri.
+func (rp *testRP) logout(w http.ResponseWriter, r *http.Request) {
+	q := url.Values{"client_id": {rp.oauth.ClientID}, "post_logout_redirect_uri": {rp.srv.URL + "/signed-out"},
+		"state": {r.URL.Query().Get("state")}}
+	if hint := r.URL.Query().Get("id_token_hint"); hint != "" {
+		q.Set("id_token_hint", hint)
+	}
+	http.Redirect(w, r, rp.endSession+"?"+q.Encode(), http.StatusFound)
+}
+
+func (rp *testRP) signedOut(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, `<!doctype html><p id="signed-out">%s</p>`, html.EscapeString(r.URL.Query().Get("state")))
+}
+
+// lastSignIn is the newest completed sign-in.
+func (rp *testRP) lastSignIn(t *testing.T) rpSignIn {
+	t.Helper()
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if len(rp.signIns) == 0 {
+		t.Fatal("no completed sign-in")
+	}
+	return rp.signIns[len(rp.signIns)-1]
 }
 
 // browserEnv is a server, a wallet enrolled in both trees, a relying party
 // and a running browser.
 type browserEnv struct {
-	ctx     context.Context
+	ctx     context.Context // carries the client that reaches the server (oidc.ClientContext)
 	p       *serverProc
 	w       *wallet.Wallet
 	rp      *testRP
@@ -146,15 +223,50 @@ type browserEnv struct {
 }
 
 func newBrowserEnv(t *testing.T, serveFlags ...string) *browserEnv {
+	return launchBrowserEnv(t, nil, serveFlags...)
+}
+
+// newHTTPSBrowserEnv is newBrowserEnv with the binary serving HTTPS under
+// a self-signed certificate for 127.0.0.1 (tls_test.go): the wallet and
+// the relying party trust that certificate; Chromium, which cannot be
+// given a root without a system store, ignores certificate errors. Its
+// relying party has the current profile (acr, amr).
+func newHTTPSBrowserEnv(t *testing.T) *browserEnv {
+	cert, key := selfSignedCert(t)
+	pem, err := os.ReadFile(cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		t.Fatal("the test certificate does not parse")
+	}
+	return launchBrowserEnv(t, &tls.Config{RootCAs: roots}, "-tls-cert", cert, "-tls-key", key)
+}
+
+// launchBrowserEnv starts the binary with serveFlags and the browser;
+// trust, when not nil, is what the test's clients trust of the server's
+// HTTPS.
+func launchBrowserEnv(t *testing.T, trust *tls.Config, serveFlags ...string) *browserEnv {
 	exe := browserPath(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	p := startProc(t, hardenedDataDir(t), serveFlags...)
 	t.Cleanup(func() { p.stop(t) })
-	e := &browserEnv{ctx: ctx, p: p, w: keyedWallet(t, ctx, p, [2]string{"orb", "production"}, [2]string{"device", "production"})}
-	e.rp = newTestRP(t, ctx, p)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
 		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")))
+	profile := record.ProfileV1
+	if trust != nil {
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: trust}, Timeout: time.Minute}
+		ctx = oidc.ClientContext(ctx, client)
+		opts = append(opts, chromedp.IgnoreCertErrors)
+		profile = record.ProfileCurrent
+	}
+	e := &browserEnv{ctx: ctx, p: p, w: keyedWallet(t, ctx, p, [2]string{"orb", "production"}, [2]string{"device", "production"})}
+	if trust != nil {
+		e.w.HTTP.Transport = &http.Transport{TLSClientConfig: trust}
+	}
+	e.rp = newTestRP(t, ctx, p, profile)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	t.Cleanup(cancelAlloc)
 	browser, cancelBrowser := chromedp.NewContext(alloc)
@@ -198,7 +310,7 @@ func (e *browserEnv) waitPage(t *testing.T, tab context.Context, mode string) (w
 	t.Helper()
 	login := e.rp.srv.URL + "/login"
 	if mode != "" {
-		login += "?mode=" + mode
+		login += "?response_mode=" + mode
 	}
 	if err := chromedp.Do(tab, chromedp.Navigate(login), chromedp.WaitVisible(chromedp.ID("wallet-link"))); err != nil {
 		t.Fatalf("wait page: %v", err)
@@ -237,7 +349,11 @@ func (e *browserEnv) checkQR(t *testing.T, tab context.Context, link string) {
 	if err := os.WriteFile(img, svgPathPGM(t, d.Value), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(zbar, "--raw", "-q", "-Sbinary", img).Output()
+	// QR codes only: with every symbology on, zbarimg may also find an
+	// Interleaved 2 of 5 code in a QR symbol's modules and append its
+	// digits (it reads "016899" next to a 153-byte link in version 9,
+	// mask 2, whose modules another encoder draws identically).
+	out, err := exec.Command(zbar, "--raw", "-q", "-Sdisable", "-Sqrcode.enable", "-Sbinary", img).Output()
 	if got := strings.TrimSuffix(string(out), "\n"); err != nil || got != link {
 		t.Fatalf("the QR code reads %q (%v), the link is %q", got, err, link)
 	}
@@ -368,7 +484,7 @@ func TestBrowserSignIn(t *testing.T) {
 			t.Fatalf("the second browser sees %q", text)
 		}
 		e.rp.mu.Lock()
-		before := len(e.rp.subs)
+		before := len(e.rp.signIns)
 		e.rp.mu.Unlock()
 		if err := chromedp.Do(owner, chromedp.Navigate(waitURL)); err != nil {
 			t.Fatal(err)
@@ -376,8 +492,8 @@ func TestBrowserSignIn(t *testing.T) {
 		signedIn(t, owner)
 		e.rp.mu.Lock()
 		defer e.rp.mu.Unlock()
-		if len(e.rp.subs) != before+1 {
-			t.Fatalf("%d sign-ins completed, want 1", len(e.rp.subs)-before)
+		if len(e.rp.signIns) != before+1 {
+			t.Fatalf("%d sign-ins completed, want 1", len(e.rp.signIns)-before)
 		}
 	})
 

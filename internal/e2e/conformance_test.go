@@ -40,7 +40,7 @@ import (
 // still meets; oidcc-idtoken-unsigned is not run (no alg none is
 // offered). The modules and conditions are those of the OpenID
 // Foundation's conformance suite (gitlab.com/openid/conformance-suite,
-// 2026-08); doc/interfaces.md §4.1.2 lists the expected outcomes.
+// 2026-08); doc/interfaces.md §4.1.3 lists the expected outcomes.
 //
 // Every module that needs a user signs in with the test wallet (about a
 // second each). oidcc-codereuse-30seconds reuses its code at once unless

@@ -8,7 +8,8 @@
 // of junk (abuse_test.go), and the sign-in pages as a person meets them in
 // headless Chromium (browser_test.go; page_test.go: the true state of an
 // ended sign-in, the wait page's states, the expiry in local time, the
-// layout on three screens in light and dark). harness_test.go is the one harness they share: building
+// layout on three screens in light and dark; browser_session_test.go: the
+// login session over HTTPS, prompt=none, max_age and logout). harness_test.go is the one harness they share: building
 // the binary, starting and stopping a server, HTTP helpers and the
 // hostile-case runner.
 //

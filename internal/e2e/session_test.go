@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -54,17 +56,40 @@ func TestLoginSessionThroughTheBinary(t *testing.T) {
 		t.Fatalf("prompt=none for another app: %v", params)
 	}
 
-	resp, err := browser.Get(p.public + "/end_session")
+	signOut(t, browser, p.public)
+	if params := silentSignIn(t, browser, rp, "n4", verifier); params.Get("error") != "login_required" {
+		t.Fatalf("prompt=none after logout: %v", params)
+	}
+}
+
+var hiddenInputRE = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
+
+// signOut logs the browser out at /end_session without an ID token hint:
+// the server asks first (a page whose form holds the answer), and the
+// posted answer clears the cookie.
+func signOut(t *testing.T, browser *http.Client, public string) {
+	t.Helper()
+	resp, err := browser.Get(public + "/end_session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	answer := url.Values{}
+	for _, m := range hiddenInputRE.FindAllStringSubmatch(string(body), -1) {
+		answer.Set(m[1], html.UnescapeString(m[2]))
+	}
+	if resp.StatusCode != http.StatusOK || answer.Get("confirm") == "" || len(resp.Header.Values("Set-Cookie")) != 0 {
+		t.Fatalf("logout without a hint: %s %q, not the question:\n%s", resp.Status, resp.Header.Values("Set-Cookie"), body)
+	}
+	resp, err = browser.PostForm(public+"/end_session", answer)
 	if err != nil {
 		t.Fatal(err)
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Set-Cookie"), "Max-Age=0") {
-		t.Fatalf("logout: %s %q", resp.Status, resp.Header.Values("Set-Cookie"))
-	}
-	if params := silentSignIn(t, browser, rp, "n4", verifier); params.Get("error") != "login_required" {
-		t.Fatalf("prompt=none after logout: %v", params)
+		t.Fatalf("the answer to the sign-out question: %s %q", resp.Status, resp.Header.Values("Set-Cookie"))
 	}
 }
 
@@ -133,12 +158,7 @@ func sessionAcrossReplicas(t *testing.T, browser *http.Client, a, b *serverProc,
 	for _, c := range browser.Jar.Cookies(issuer) {
 		kept = append(kept, c.Name+"="+c.Value)
 	}
-	resp, err := browser.Get(b.public + "/end_session")
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	signOut(t, browser, b.public)
 	copied := call(http.MethodGet, rp.oauth.AuthCodeURL("silent", oidc.Nonce("r2"), oauth2.SetAuthURLParam("prompt", "none")), "", "",
 		"Cookie", strings.Join(kept, "; "))(t)
 	if copied.errorCode() != "login_required" {

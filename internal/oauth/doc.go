@@ -21,8 +21,9 @@
 //     bodies (exact media type by internal/httpapi, UTF-8 charset at most) under the 64 KiB limit (doc/design.md
 //     §8), duplicates rejected (RFC 6749 §3.1) and empty values treated as
 //     omitted;
-//   - Request, a validated authorization request, and HashHex, the store
-//     key of a bearer value.
+//   - Request, a validated authorization request; Response, the answer
+//     to one (its parameters, and the sealed login session the provider
+//     turns into a cookie); and HashHex, the store key of a bearer value.
 //
 // Not done: it parses no OAuth parameter and issues nothing; it imports
 // no handler and no backend.

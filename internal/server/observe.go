@@ -34,6 +34,7 @@ type monitor struct {
 	rootLatency   *metrics.Histogram
 	batchSize     *metrics.Histogram
 	signinEvents  *metrics.Counter
+	deviceEvents  *metrics.Counter
 }
 
 func newMonitor(m *metrics.Registry, log *slog.Logger) *monitor {
@@ -53,6 +54,9 @@ func newMonitor(m *metrics.Registry, log *slog.Logger) *monitor {
 		signinEvents: m.NewCounter("worldid_signin_events_total",
 			"Sign-in funnel and Wallet Bridge calls by event: started, scanned, approved, refused, wallet_error, finished, cancelled, expired, bridge_create_ok, bridge_create_error, bridge_poll_ok, bridge_poll_error.",
 			"event"),
+		deviceEvents: m.NewCounter("worldid_device_grant_events_total",
+			"Device authorization grants (RFC 8628) by event: started, bad_code, approved, denied, slow_down, redeemed; their sign-ins count in worldid_signin_events_total too.",
+			"event"),
 		batchSize: m.NewHistogram("worldid_proof_batch_size",
 			"Proofs checked together in one batch (proofs checked alone while invalid ones are frequent are not counted).",
 			[]float64{1, 2, 4, 8, 16, 32, 64}),
@@ -66,6 +70,9 @@ func (mo *monitor) verify(protocol, outcome string) {
 
 // signin is signin.Options.Observe.
 func (mo *monitor) signin(event string) { mo.signinEvents.Inc(event) }
+
+// device is oidc.Options.ObserveDevice.
+func (mo *monitor) device(event string) { mo.deviceEvents.Inc(event) }
 
 // refresh is refresh.Options.Observe.
 func (mo *monitor) refresh(outcome string) { mo.refreshes.Inc(outcome) }

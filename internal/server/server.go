@@ -229,7 +229,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	listenerURL := strings.SplitN(s.cfg.BaseURL, "://", 2)[0] + "://" + publicLn.Addr().String()
 	provider, err := oidc.New(oidc.Options{Issuer: s.cfg.BaseURL, Store: s.db, Rand: rand.Reader, Now: time.Now, Log: log,
 		SunsetDate: cfg.sunset, SunsetEnforce: cfg.SunsetEnforce, KeyRotationPeriod: cfg.KeyRotation, EmailDomain: cfg.EmailDomain,
-		SessionLifetime: sessionLifetime(cfg.SigninSession)})
+		SessionLifetime: sessionLifetime(cfg.SigninSession), ObserveDevice: mon.device})
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +265,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 	readings.read(ctx)
 	s.every(ctx, storeReadInterval, readings.read)
 	mon.watchProofLane(issuer)
-	adminAPI, err := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: provider,
+	adminAPI, err := admin.New(admin.Options{Token: token, Store: s.db, Registry: ids, Keys: provider, CheckSector: provider.CheckSectorIdentifier,
 		StoreName: storeName(cfg), Files: func(ctx context.Context) ([]backup.File, error) { return dataFiles(ctx, cfg.DataDir, shared) },
 		ParseOrbKey: func(pem []byte) error { _, err := refresh.ParseOrbKeyPEM(pem); return err }, Rand: rand.Reader, Now: time.Now, Log: log})
 	if err != nil {

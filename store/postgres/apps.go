@@ -11,7 +11,7 @@ import (
 )
 
 // appColumns are the columns scanApp reads, in its order.
-const appColumns = "id, rp_id, name, secret_hash, redirect_uris, created_ns, staging, disabled, updated_ns, profile, post_logout_redirect_uris, token_endpoint_auth_method, jwks, pkce_required, response_types, jwks_uri, rp_signing_key"
+const appColumns = "id, rp_id, name, secret_hash, redirect_uris, created_ns, staging, disabled, updated_ns, profile, post_logout_redirect_uris, token_endpoint_auth_method, jwks, pkce_required, response_types, jwks_uri, rp_signing_key, sector_identifier_uri, sector_app_id"
 
 // CreateApp registers a. It returns an error wrapping record.ErrExists if
 // a.ID or a.RPID is taken (primary key, unique rp_id); the one INSERT
@@ -23,7 +23,7 @@ func (db *DB) CreateApp(ctx context.Context, a record.App) error {
 	return db.fail(ctx, err)
 }
 
-const insertApp = "INSERT INTO apps (" + appColumns + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+const insertApp = "INSERT INTO apps (" + appColumns + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
 
 // appArgs are a's values in appColumns order.
 func appArgs(a record.App) []any {
@@ -38,7 +38,7 @@ func appArgs(a record.App) []any {
 	if responseTypes == nil {
 		responseTypes = []string{}
 	}
-	return []any{a.ID, a.RPID, a.Name, a.SecretHash, uris, unixNano(a.CreatedAt), a.Staging, a.Disabled, unixNano(a.UpdatedAt), a.Profile, logoutURIs, a.TokenEndpointAuthMethod, a.JWKS, a.PKCERequired, responseTypes, a.JWKSURI, a.RPSigningKey}
+	return []any{a.ID, a.RPID, a.Name, a.SecretHash, uris, unixNano(a.CreatedAt), a.Staging, a.Disabled, unixNano(a.UpdatedAt), a.Profile, logoutURIs, a.TokenEndpointAuthMethod, a.JWKS, a.PKCERequired, responseTypes, a.JWKSURI, a.RPSigningKey, a.SectorIdentifierURI, a.SectorAppID}
 }
 
 // ImportApps stores apps in one transaction, in order: each is created or,
@@ -55,7 +55,7 @@ func (db *DB) ImportApps(ctx context.Context, apps []record.App, replace bool) e
 	if replace {
 		sql += ` ON CONFLICT (id) DO UPDATE SET rp_id = $2, name = $3, secret_hash = $4, redirect_uris = $5,
 			staging = $7, disabled = $8, updated_ns = $6, profile = $10, post_logout_redirect_uris = $11,
-			token_endpoint_auth_method = $12, jwks = $13, pkce_required = $14, response_types = $15, jwks_uri = $16, rp_signing_key = $17`
+			token_endpoint_auth_method = $12, jwks = $13, pkce_required = $14, response_types = $15, jwks_uri = $16, rp_signing_key = $17, sector_identifier_uri = $18, sector_app_id = $19`
 	}
 	return db.fail(ctx, pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var b pgx.Batch
@@ -96,7 +96,7 @@ func (db *DB) UpdateApp(ctx context.Context, id string, change func(*record.App)
 		if a.ID != id || a.RPID != rpID {
 			return fmt.Errorf("store: UpdateApp may not change the ids of %q", id)
 		}
-		_, err := tx.Exec(ctx, "UPDATE apps SET rp_id = $2, name = $3, secret_hash = $4, redirect_uris = $5, created_ns = $6, staging = $7, disabled = $8, updated_ns = $9, profile = $10, post_logout_redirect_uris = $11, token_endpoint_auth_method = $12, jwks = $13, pkce_required = $14, response_types = $15, jwks_uri = $16, rp_signing_key = $17 WHERE id = $1", appArgs(a)...)
+		_, err := tx.Exec(ctx, "UPDATE apps SET rp_id = $2, name = $3, secret_hash = $4, redirect_uris = $5, created_ns = $6, staging = $7, disabled = $8, updated_ns = $9, profile = $10, post_logout_redirect_uris = $11, token_endpoint_auth_method = $12, jwks = $13, pkce_required = $14, response_types = $15, jwks_uri = $16, rp_signing_key = $17, sector_identifier_uri = $18, sector_app_id = $19 WHERE id = $1", appArgs(a)...)
 		return err
 	})
 	if err != nil {
@@ -152,7 +152,7 @@ func (db *DB) Apps(ctx context.Context) ([]record.App, error) {
 func scanApp(row pgx.CollectableRow) (a record.App, err error) {
 	err = row.Scan(&a.ID, &a.RPID, &a.Name, &a.SecretHash, &a.RedirectURIs, (*unixNano)(&a.CreatedAt),
 		&a.Staging, &a.Disabled, (*unixNano)(&a.UpdatedAt), &a.Profile, &a.PostLogoutRedirectURIs,
-		&a.TokenEndpointAuthMethod, &a.JWKS, &a.PKCERequired, &a.ResponseTypes, &a.JWKSURI, &a.RPSigningKey)
+		&a.TokenEndpointAuthMethod, &a.JWKS, &a.PKCERequired, &a.ResponseTypes, &a.JWKSURI, &a.RPSigningKey, &a.SectorIdentifierURI, &a.SectorAppID)
 	if len(a.PostLogoutRedirectURIs) == 0 {
 		a.PostLogoutRedirectURIs = nil // as the file store reads an omitted list
 	}

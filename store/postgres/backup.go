@@ -67,6 +67,9 @@ var exportQueries = []struct {
 		err := r.Scan(&g.GrantID, (*unixNano)(&g.RetainUntil))
 		return g, err
 	}},
+	{backup.TableDeviceGrants, "device_grants", "SELECT " + deviceColumns + " FROM device_grants ORDER BY id", func(r pgx.CollectableRow) (any, error) {
+		return scanDevice(r)
+	}},
 	{backup.TableLeaves, "leaves", "SELECT tree, idx, commitment, at_ns FROM leaves ORDER BY tree, idx", func(r pgx.CollectableRow) (any, error) {
 		var l backup.Leaf
 		err := r.Scan(&l.Tree, &l.Leaf.Index, &l.Leaf.Commitment, (*unixNano)(&l.Leaf.At))
@@ -296,6 +299,8 @@ func (l *loader) add(table string, row any) error {
 			unixNano(c.AuthTime), unixNano(c.ExpiresAt), unixNano(c.RetainUntil), r.Redeemed)
 	case backup.RevokedGrant:
 		q("INSERT INTO revoked_grants (grant_id, retain_ns) VALUES ($1, $2)", r.GrantID, unixNano(r.RetainUntil))
+	case record.DeviceGrant:
+		q(insertDevice, deviceArgs(r)...)
 	case backup.Leaf:
 		if r.Leaf.Index != l.trees[r.Tree] {
 			return fmt.Errorf("store: tree %q: leaf %d follows %d leaves", r.Tree, r.Leaf.Index, l.trees[r.Tree])

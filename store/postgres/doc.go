@@ -83,6 +83,14 @@
 // INSERT), never its key material.
 // Migration 11 adds apps.rp_signing_key (text, empty: the app's sign-in
 // stays World ID 3.0), a secret backups carry like secret_hash.
+// Migration 12 adds device_grants (id PK, user_code UNIQUE, client_id,
+// scope, state, subject, verification_level, auth_ns, interval_s,
+// polled_ns, expires_ns, retain_ns indexed): the device authorization
+// grants (device.go), keyed by the SHA-256 of the device code and of the
+// user code, pruned once retain_ns passed, carried by backups.
+// Migration 13 adds apps.sector_identifier_uri and apps.sector_app_id
+// (text, empty: the app proves for its own app_id, its subjects as
+// before; record.App.ProofAppID).
 //
 // Times (*_ns) are bigint nanoseconds since the Unix epoch, exact like the
 // JSON store's RFC 3339 text, within 1677-09-21 to 2262-04-11; the zero
@@ -122,6 +130,10 @@
 //	                         bound value (a new statement, which sees a concurrent winner) and
 //	                         compare; a mismatch rolls back the whole refresh
 //	orb key once             primary key (orb_id, pem)
+//	device grant step        SELECT … FOR UPDATE, the caller's pure update, UPDATE, one transaction:
+//	                         a device grant is approved or denied once, redeemed once, and
+//	                         concurrent polls on two replicas run one after the other
+//	user code once           unique user_code (a collision: ErrExists, the provider draws again)
 //
 // Unique violations (SQLSTATE 23505) map to record.ErrExists.
 //

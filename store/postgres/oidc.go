@@ -265,8 +265,8 @@ func (db *DB) IsGrantRevoked(ctx context.Context, grantID string) (bool, error) 
 }
 
 // PruneExpired deletes sign-in progress, scan marks and proofs expired at
-// now, and codes and revocations whose retention ended, in one implicit
-// transaction.
+// now, and codes, revocations and device grants whose retention ended, in
+// one implicit transaction.
 func (db *DB) PruneExpired(ctx context.Context, now time.Time) error {
 	ctx, cancel := db.deadline(ctx, bulkTimeout)
 	defer cancel()
@@ -277,6 +277,7 @@ func (db *DB) PruneExpired(ctx context.Context, now time.Time) error {
 		"DELETE FROM spent_proofs WHERE expires_ns <= $1",
 		"DELETE FROM auth_codes WHERE retain_ns <= $1",
 		"DELETE FROM revoked_grants WHERE retain_ns <= $1",
+		"DELETE FROM device_grants WHERE retain_ns <= $1",
 	} {
 		b.Queue(sql, bound(now))
 	}

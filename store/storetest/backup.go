@@ -159,6 +159,7 @@ func populate(t *testing.T, b BackupBackend) {
 	must(b.UseProofOnce(ctx, "proof-1", backupT0.Add(time.Hour)))
 	must(b.SaveCode(ctx, oidcCode(1)))
 	must(b.SaveCode(ctx, oidcCode(2)))
+	must(b.SaveDeviceGrant(ctx, oidcDevice(1)))
 	_, err = b.RedeemCode(ctx, oidcCode(2).ID, oidcT0)
 	must(err)
 	_, err = b.RedeemCode(ctx, oidcCode(2).ID, oidcT0) // the replay revokes grant-2

@@ -31,6 +31,9 @@ type OIDCBackend interface {
 	RedeemCode(ctx context.Context, id string, now time.Time) (record.AuthCode, error)
 	IsGrantRevoked(ctx context.Context, grantID string) (bool, error)
 	RevokeGrant(ctx context.Context, grantID string, retainUntil time.Time) error
+	SaveDeviceGrant(ctx context.Context, g record.DeviceGrant) error
+	DeviceGrantByUserCode(ctx context.Context, userCode string) (record.DeviceGrant, error)
+	UpdateDeviceGrant(ctx context.Context, id string, update func(*record.DeviceGrant) bool) (record.DeviceGrant, error)
 	PruneExpired(ctx context.Context, now time.Time) error
 }
 
@@ -57,6 +60,9 @@ func RunOIDC(t *testing.T, open OIDCOpener) {
 		{"PruneExpired", testPruneExpired},
 		{"RevokeGrant", testRevokeGrant},
 		{"OIDCReopen", testOIDCReopen},
+		{"DeviceGrants", testDeviceGrants},
+		{"ConcurrentDeviceUpdates", testConcurrentDeviceUpdates},
+		{"PruneDeviceGrants", testPruneDeviceGrants},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
 	}

@@ -93,7 +93,8 @@ func equalApps(a, b record.App) bool {
 		a.Staging == b.Staging && a.Disabled == b.Disabled && a.UpdatedAt.Equal(b.UpdatedAt) &&
 		a.Profile == b.Profile && slices.Equal(a.PostLogoutRedirectURIs, b.PostLogoutRedirectURIs) &&
 		a.TokenEndpointAuthMethod == b.TokenEndpointAuthMethod && a.JWKS == b.JWKS && a.JWKSURI == b.JWKSURI && a.PKCERequired == b.PKCERequired &&
-		slices.Equal(a.ResponseTypes, b.ResponseTypes) && a.RPSigningKey == b.RPSigningKey
+		slices.Equal(a.ResponseTypes, b.ResponseTypes) && a.RPSigningKey == b.RPSigningKey &&
+		a.SectorIdentifierURI == b.SectorIdentifierURI && a.SectorAppID == b.SectorAppID
 }
 
 func mustCreate(t *testing.T, b Backend, a record.App) {

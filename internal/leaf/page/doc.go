@@ -1,8 +1,12 @@
 // Package page renders the HTML pages of Sign in with World ID: the wait
 // page (a pending sign-in), the page of an ended sign-in (finished,
-// cancelled or expired; the latter two with "Start again"), the error page
-// and the self-submitting form_post response (OAuth 2.0 Form Post Response
-// Mode §2). Each page is one template in templates/ (sharing the "head"
+// cancelled or expired; the latter two with "Start again"), the error page,
+// the self-submitting form_post response (OAuth 2.0 Form Post Response
+// Mode §2), the device grant's page (RFC 8628 §3.3: a form for the user
+// code, showing a code given in the link to compare, or the outcome of a
+// device sign-in: signed in, refused, expired, already used) and the
+// question "Sign out?" before a logout (a form that posts its hidden
+// fields back). Each page is one template in templates/ (sharing the "head"
 // and "brand" of templates/head.html), styled by the one stylesheet
 // style.css; all are embedded in the binary.
 //
@@ -27,8 +31,10 @@
 // polling, the form_post page's submit) are inlined under that nonce, and
 // the Content-Security-Policy allows nothing else: default-src 'none';
 // style-src and (wait, form_post) script-src the nonce; connect-src 'self'
-// on the wait page; form-action 'none' on the pages without a form that
-// leaves; base-uri 'none'; frame-ancestors 'none'. Pages are rendered into
+// on the wait page; form-action 'self' on the device page, whose form
+// posts to its own route (and is redirected to the wait page), 'none' on
+// the pages without a form that leaves (the error and ended pages);
+// base-uri 'none'; frame-ancestors 'none'. Pages are rendered into
 // memory first, so a template failure never leaves half a page, and are
 // sent with Cache-Control: no-store, X-Frame-Options: DENY and
 // Referrer-Policy: no-referrer. The templates are html/template, so every

@@ -75,16 +75,23 @@ const (
 	Ended    = "ended"    // a sign-in that is over: finished, cancelled or expired (the latter two: "Start again")
 	Error    = "error"    // an error shown to the user
 	FormPost = "formpost" // the self-submitting form_post response
+	Device   = "device"   // the device grant's code entry form, or its outcome
+	SignOut  = "signout"  // the question before a logout no ID token hint asked for
 )
 
 // scriptPolicy is the script part of each page's CSP: only the form_post
 // and wait pages run a script, under the response's nonce; the wait page
-// also polls its status route. Neither has form-action: browsers apply it
-// to the redirects that follow a submission (the Cancel answer and the
-// form_post callback go to the relying party, possibly another origin).
+// also polls its status route. They and the sign-out question have no
+// form-action: browsers apply it to the redirects that follow a submission
+// (the Cancel answer, the form_post callback and the signed-out return go
+// to the relying party, possibly another origin).
 var scriptPolicy = map[string]string{
 	FormPost: "script-src 'nonce-{nonce}'; ",
 	Wait:     "script-src 'nonce-{nonce}'; connect-src 'self'; ",
+	// The device page's form posts to itself, whose answer redirects
+	// to the wait page on the same origin.
+	Device:  "form-action 'self'; ",
+	SignOut: "", // no script; its form's answer redirects to the relying party
 }
 
 // Head is what the "head" template needs; each page's data embeds it.

@@ -16,7 +16,7 @@ var nonceRE = regexp.MustCompile(`<style nonce="([A-Za-z0-9_-]{22})">`)
 // TestRenderFailureWritesNothing: a page whose data lacks a field it
 // shows fails before anything is written.
 func TestRenderFailureWritesNothing(t *testing.T) {
-	for _, name := range []string{Wait, Ended, Error, FormPost} {
+	for _, name := range []string{Wait, Ended, Error, FormPost, Device, SignOut} {
 		w := httptest.NewRecorder()
 		err := Render(w, bytes.NewReader(make([]byte, 16)), http.StatusOK, name, func(h Head) any { return h })
 		if err == nil || w.Body.Len() != 0 || len(w.Header()) != 0 {
@@ -244,6 +244,39 @@ func TestStatusLinesComplete(t *testing.T) {
 	for _, s := range []string{"cancelled", "expired", "finished"} {
 		if _, ok := statusLines[s]; ok {
 			t.Errorf("%q has a line: the script would not reload", s)
+		}
+	}
+}
+
+type deviceData struct {
+	Head
+	Action, CSRF, UserCode, Message, Result string
+}
+
+// TestDevicePage: the form posts to its own origin only (form-action
+// 'self', no script), escapes what the user typed, and each outcome says
+// what happened.
+func TestDevicePage(t *testing.T) {
+	w := httptest.NewRecorder()
+	err := Render(w, bytes.NewReader(make([]byte, 16)), http.StatusBadRequest, Device, func(h Head) any {
+		return deviceData{Head: h, Action: "https://id.example/device", CSRF: "tok", UserCode: `"><b>`, Message: "No device is waiting"}
+	})
+	body := w.Body.String()
+	csp := w.Header().Get("Content-Security-Policy")
+	if err != nil || w.Code != http.StatusBadRequest || !strings.Contains(csp, "form-action 'self'") || strings.Contains(csp, "script-src") ||
+		strings.Contains(body, "<script") || strings.Contains(body, `"><b>`) || !strings.Contains(body, `action="https://id.example/device"`) ||
+		!strings.Contains(body, `name="csrf" value="tok"`) || !strings.Contains(body, `role="alert"`) {
+		t.Fatalf("device form: %v %d %q\n%s", err, w.Code, csp, body)
+	}
+	for result, want := range map[string]string{
+		"approved": "You are signed in on your device", "denied": "Sign-in refused",
+		"expired": "This device code expired", "used": "already used",
+	} {
+		w := httptest.NewRecorder()
+		if err := Render(w, bytes.NewReader(make([]byte, 16)), http.StatusOK, Device, func(h Head) any {
+			return deviceData{Head: h, Result: result}
+		}); err != nil || !strings.Contains(w.Body.String(), want) || strings.Contains(w.Body.String(), "<form") {
+			t.Errorf("%s: %v\n%s", result, err, w.Body)
 		}
 	}
 }
