@@ -13,12 +13,14 @@ import (
 	"net/url"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"worldid/bridge"
 	"worldid/field"
 	"worldid/internal/leaf/forwarded"
+	"worldid/internal/leaf/ratelimit"
 	"worldid/oidc"
 	"worldid/refresh"
 	"worldid/registry"
@@ -43,7 +45,11 @@ type Config struct {
 	// -signin-session: lifetime of the login session a sign-in leaves in
 	// the browser; 0 turns sessions off.
 	SigninSession time.Duration
-	EmailDomain   string // -email-domain: domain of the email claim
+	// SigninPageRate is -signin-page-rate: the Wallet Bridge requests
+	// that sign-in pages may create per client address, "BURST/EVERY"
+	// ("20/3s") or "off".
+	SigninPageRate string
+	EmailDomain    string // -email-domain: domain of the email claim
 	// BridgeURL is -bridge-url: "self" serves the built-in Wallet Bridge
 	// relay on the public listener; a URL names another relay; "" picks
 	// self for a loopback base URL and World's bridge otherwise.
@@ -83,6 +89,7 @@ type Config struct {
 	rootsContracts []rootsource.Contract
 	tls            *tls.Config    // loaded TLSCert/TLSKey, or nil
 	trustedProxies []netip.Prefix // parsed TrustedProxies
+	signinPageRate ratelimit.Rate // parsed SigninPageRate
 }
 
 // RegisterFlags registers the serve flags on fs, bound to c.
@@ -107,6 +114,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.NoBatching, "no-batching", false, "verify concurrent Groth16 proofs one by one instead of in batches")
 	fs.BoolVar(&c.AcceptDataLoss, "accept-data-loss", false, "start even though the JSON store's files hold less than it had acknowledged (a missing or older state.json or journal.jsonl); use once, after deciding that no backup is better")
 	fs.DurationVar(&c.KeyRotation, "key-rotation", 30*24*time.Hour, "OIDC signing key rotation period (at least 24h)")
+	fs.StringVar(&c.SigninPageRate, "signin-page-rate", "20/3s", "Wallet Bridge requests the sign-in pages may create per client address: BURST/EVERY (20 at once, then one every 3s) or off")
 	fs.DurationVar(&c.SigninSession, "signin-session", 8*time.Hour, "lifetime of a sign-in's login session (prompt=none); 0 turns sessions off")
 	fs.StringVar(&c.RootsRPC, "roots-rpc", "", "root source: comma-separated chain=URL JSON-RPC endpoints (chains of the default contracts: ethereum, sepolia, worldchain); default none")
 	fs.StringVar(&c.RootsContract, "roots-contract", "", "root source: comma-separated tree=chain:kind:0xaddress, kind identity-manager (3.0 roots), registry (4.0 roots), issuer-registry or oprf-key-registry (4.0 trust anchors, tree issuer_key/ENV or oprf_key/ENV); added to, or replacing per tree, World's defaults")
@@ -166,6 +174,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SigninSession < 0 || c.SigninSession > 30*24*time.Hour {
 		errs = append(errs, errors.New("signin-session: must be between 0 (off) and 720h"))
+	}
+	if c.signinPageRate, err = parseRate(c.SigninPageRate); err != nil {
+		errs = append(errs, fmt.Errorf("signin-page-rate: %w", err))
 	}
 	if c.trustedProxies, err = forwarded.ParsePrefixes(c.TrustedProxies); err != nil {
 		errs = append(errs, fmt.Errorf("trusted-proxies: %w", err))
@@ -242,6 +253,22 @@ func (c *Config) loadTLS() error {
 	}
 	c.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	return nil
+}
+
+// parseRate reads a per-client rate: "BURST/EVERY" (a positive count and
+// a positive Go duration) or "off" (a negative Burst, as ratelimit and
+// signin read it).
+func parseRate(s string) (ratelimit.Rate, error) {
+	if s == "off" {
+		return ratelimit.Rate{Burst: -1}, nil
+	}
+	burst, every, ok := strings.Cut(s, "/")
+	n, err := strconv.Atoi(burst)
+	d, derr := time.ParseDuration(every)
+	if !ok || err != nil || derr != nil || n < 1 || d <= 0 {
+		return ratelimit.Rate{}, fmt.Errorf("%q is not BURST/EVERY (e.g. 20/3s) or off", s)
+	}
+	return ratelimit.Rate{Burst: n, Every: d}, nil
 }
 
 // refreshRate is the refresh endpoint's rate: its defaults, or off.

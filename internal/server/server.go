@@ -234,7 +234,7 @@ func Start(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) 
 		return nil, err
 	}
 	signinOpts := signin.Options{Issuer: s.cfg.BaseURL, Store: s.db, Checker: ids, CheckerV4: ids, Provider: provider, Rand: rand.Reader, Now: time.Now, Log: log,
-		BridgeURL: s.cfg.relayURL(), Bridge: &client.Client{}, Observe: mon.signin}
+		BridgeURL: s.cfg.relayURL(), Bridge: &client.Client{}, Observe: mon.signin, CreateRate: s.cfg.signinPageRate}
 	if s.cfg.BridgeURL == bridgeSelf {
 		relayHandler, err := s.serveRelay(public)
 		if err != nil {
