@@ -73,7 +73,7 @@ func saveCodes(b *testing.B, f *fixture, n int) []string {
 		codes[i] = base64.RawURLEncoding.EncodeToString(raw)
 		err := f.store.SaveCode(b.Context(), record.AuthCode{
 			ID: oauth.HashHex(codes[i]), GrantID: "g", ClientID: testClientID, RedirectURI: testRedirect,
-			Scope: "openid email profile", Nonce: "n", CodeChallenge: pkceChallenge(testVerifier),
+			Scope: "openid email profile", Nonce: "n", CodeChallenge: s256Challenge(testVerifier),
 			Subject: testNullifier, VerificationLevel: "orb", AuthTime: testStart,
 			ExpiresAt: testStart.Add(time.Hour), RetainUntil: testStart.Add(2 * time.Hour),
 		})

@@ -2,7 +2,6 @@ package oidc
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -204,15 +203,15 @@ func TestAuthorizeRedirectedErrors(t *testing.T) {
 		{"request object undecodable", func(q url.Values) { q.Set("request", "x.!!.") }, modeQuery, "request_not_supported", "st-1"},
 		{"nonce too long", func(q url.Values) { q.Set("nonce", strings.Repeat("n", 513)) }, modeQuery, "invalid_request", "st-1"},
 		{"nonce non-ASCII", func(q url.Values) { q.Set("nonce", "né") }, modeQuery, "invalid_request", "st-1"},
-		{"pkce plain default", func(q url.Values) { q.Set("code_challenge", pkceChallenge(testVerifier)) }, modeQuery, "invalid_request", "st-1"},
+		{"pkce plain default", func(q url.Values) { q.Set("code_challenge", s256Challenge(testVerifier)) }, modeQuery, "invalid_request", "st-1"},
 		{"pkce plain", func(q url.Values) {
-			q.Set("code_challenge", pkceChallenge(testVerifier))
+			q.Set("code_challenge", s256Challenge(testVerifier))
 			q.Set("code_challenge_method", "plain")
 		}, modeQuery, "invalid_request", "st-1"},
 		{"pkce method only", func(q url.Values) { q.Set("code_challenge_method", "S256") }, modeQuery, "invalid_request", "st-1"},
 		{"pkce short", func(q url.Values) { q.Set("code_challenge", "abc"); q.Set("code_challenge_method", "S256") }, modeQuery, "invalid_request", "st-1"},
 		{"pkce padded", func(q url.Values) {
-			q.Set("code_challenge", pkceChallenge(testVerifier)[:42]+"=")
+			q.Set("code_challenge", s256Challenge(testVerifier)[:42]+"=")
 			q.Set("code_challenge_method", "S256")
 		}, modeQuery, "invalid_request", "st-1"},
 		{"prompt none", func(q url.Values) { q.Set("prompt", "none") }, modeQuery, "login_required", "st-1"},
@@ -243,14 +242,9 @@ func unsecuredJWT(claims string) string {
 
 const testVerifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk" // RFC 7636 Appendix B
 
-func pkceChallenge(verifier string) string {
-	sum := sha256.Sum256([]byte(verifier))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
-
 func TestPKCEAppendixB(t *testing.T) {
 	// RFC 7636 Appendix B gives the challenge of this verifier.
-	if got := pkceChallenge(testVerifier); got != "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM" {
+	if got := s256Challenge(testVerifier); got != "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM" {
 		t.Fatal(got)
 	}
 	if checkPKCE("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", testVerifier) != nil {
@@ -384,7 +378,7 @@ func TestTokenErrors(t *testing.T) {
 	})
 	t.Run("pkce", func(t *testing.T) {
 		q := authorizeQuery()
-		q.Set("code_challenge", pkceChallenge(testVerifier))
+		q.Set("code_challenge", s256Challenge(testVerifier))
 		q.Set("code_challenge_method", "S256")
 		code := f.codeFor(q)
 		wantError(t, f.postForm("/token", tokenForm(code), auth), 400, "invalid_grant", "invalid_grant")
