@@ -242,6 +242,29 @@ func unsecuredJWT(claims string) string {
 
 const testVerifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk" // RFC 7636 Appendix B
 
+// TestUnbound: a refused code's error names the first binding the request
+// broke, in the order of doc/interfaces.md §7.1: client, redirect_uri, PKCE.
+func TestUnbound(t *testing.T) {
+	c := record.AuthCode{ClientID: testClientID, RedirectURI: testRedirect, CodeChallenge: s256Challenge(testVerifier)}
+	for _, tc := range []struct {
+		clientID, redirectURI, verifier, want string
+	}{
+		{"app_other", testRedirect + "/", "", "the authorization code was issued to another client"},
+		{testClientID, testRedirect + "/", "", "redirect_uri differs from the authorization request"},
+		{testClientID, testRedirect, "", "code_verifier is required for this code"},
+		{testClientID, testRedirect, testVerifier[:42] + "Y", "code_verifier does not match code_challenge"},
+	} {
+		e := unbound(c, tc.clientID, tokenRequest{redirectURI: tc.redirectURI, verifier: tc.verifier})
+		if e.Code != "invalid_grant" || e.Detail != tc.want {
+			t.Errorf("%+v: %v, want %q", tc, e, tc.want)
+		}
+	}
+	c.CodeChallenge = ""
+	if e := unbound(c, testClientID, tokenRequest{redirectURI: testRedirect, verifier: testVerifier}); e.Detail != "code_verifier given but the authorization request had no code_challenge" {
+		t.Errorf("verifier without challenge: %v", e)
+	}
+}
+
 func TestPKCEAppendixB(t *testing.T) {
 	// RFC 7636 Appendix B gives the challenge of this verifier.
 	if got := s256Challenge(testVerifier); got != "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM" {
