@@ -126,7 +126,7 @@ func TestAppPolicy(t *testing.T) {
 	wantRedirectError(t, f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, nil), modeFragment, "unauthorized_client", "st-1")
 	wantRedirectError(t, f.do(http.MethodGet, "/authorize?"+authorizeQuery().Encode(), nil, nil), modeQuery, "invalid_request", "st-1")
 	q = authorizeQuery()
-	q.Set("code_challenge", pkceChallenge(testVerifier))
+	q.Set("code_challenge", s256Challenge(testVerifier))
 	q.Set("code_challenge_method", "S256")
 	if w := f.do(http.MethodGet, "/authorize?"+q.Encode(), nil, nil); w.Code != http.StatusSeeOther ||
 		!strings.HasPrefix(w.Header().Get("Location"), f.issuer+"/authorize/wait?") {

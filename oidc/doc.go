@@ -139,9 +139,10 @@
 //
 // Codes: 256 random bits (base64url), stored under their SHA-256, bound to
 // client, redirect URI, nonce, scope and PKCE challenge, 10 minutes, single
-// use. /token checks everything (client authentication, the code's client,
-// redirect_uri, PKCE) before it redeems the code atomically, so a failed
-// call consumes nothing. Presenting a redeemed code again, by the client
+// use. /token authenticates the client, then hands the store the code's
+// hash with the presented client, redirect_uri and PKCE challenge; the
+// store redeems the code in one atomic step only if all three match, so a
+// failed call consumes nothing. Presenting a redeemed code again, by the client
 // it was issued to, fails with invalid_grant and revokes the grant: every
 // token issued for that sign-in (from the code, or in the same hybrid
 // response) is then inactive at /introspect and invalid at /userinfo.

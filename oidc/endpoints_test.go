@@ -2,7 +2,6 @@ package oidc
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -204,15 +203,15 @@ func TestAuthorizeRedirectedErrors(t *testing.T) {
 		{"request object undecodable", func(q url.Values) { q.Set("request", "x.!!.") }, modeQuery, "request_not_supported", "st-1"},
 		{"nonce too long", func(q url.Values) { q.Set("nonce", strings.Repeat("n", 513)) }, modeQuery, "invalid_request", "st-1"},
 		{"nonce non-ASCII", func(q url.Values) { q.Set("nonce", "né") }, modeQuery, "invalid_request", "st-1"},
-		{"pkce plain default", func(q url.Values) { q.Set("code_challenge", pkceChallenge(testVerifier)) }, modeQuery, "invalid_request", "st-1"},
+		{"pkce plain default", func(q url.Values) { q.Set("code_challenge", s256Challenge(testVerifier)) }, modeQuery, "invalid_request", "st-1"},
 		{"pkce plain", func(q url.Values) {
-			q.Set("code_challenge", pkceChallenge(testVerifier))
+			q.Set("code_challenge", s256Challenge(testVerifier))
 			q.Set("code_challenge_method", "plain")
 		}, modeQuery, "invalid_request", "st-1"},
 		{"pkce method only", func(q url.Values) { q.Set("code_challenge_method", "S256") }, modeQuery, "invalid_request", "st-1"},
 		{"pkce short", func(q url.Values) { q.Set("code_challenge", "abc"); q.Set("code_challenge_method", "S256") }, modeQuery, "invalid_request", "st-1"},
 		{"pkce padded", func(q url.Values) {
-			q.Set("code_challenge", pkceChallenge(testVerifier)[:42]+"=")
+			q.Set("code_challenge", s256Challenge(testVerifier)[:42]+"=")
 			q.Set("code_challenge_method", "S256")
 		}, modeQuery, "invalid_request", "st-1"},
 		{"prompt none", func(q url.Values) { q.Set("prompt", "none") }, modeQuery, "login_required", "st-1"},
@@ -243,14 +242,32 @@ func unsecuredJWT(claims string) string {
 
 const testVerifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk" // RFC 7636 Appendix B
 
-func pkceChallenge(verifier string) string {
-	sum := sha256.Sum256([]byte(verifier))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
+// TestUnbound: a refused code's error names the first binding the request
+// broke, in the order of doc/interfaces.md §7.1: client, redirect_uri, PKCE.
+func TestUnbound(t *testing.T) {
+	c := record.AuthCode{ClientID: testClientID, RedirectURI: testRedirect, CodeChallenge: s256Challenge(testVerifier)}
+	for _, tc := range []struct {
+		clientID, redirectURI, verifier, want string
+	}{
+		{"app_other", testRedirect + "/", "", "the authorization code was issued to another client"},
+		{testClientID, testRedirect + "/", "", "redirect_uri differs from the authorization request"},
+		{testClientID, testRedirect, "", "code_verifier is required for this code"},
+		{testClientID, testRedirect, testVerifier[:42] + "Y", "code_verifier does not match code_challenge"},
+	} {
+		e := unbound(c, tc.clientID, tokenRequest{redirectURI: tc.redirectURI, verifier: tc.verifier})
+		if e.Code != "invalid_grant" || e.Detail != tc.want {
+			t.Errorf("%+v: %v, want %q", tc, e, tc.want)
+		}
+	}
+	c.CodeChallenge = ""
+	if e := unbound(c, testClientID, tokenRequest{redirectURI: testRedirect, verifier: testVerifier}); e.Detail != "code_verifier given but the authorization request had no code_challenge" {
+		t.Errorf("verifier without challenge: %v", e)
+	}
 }
 
 func TestPKCEAppendixB(t *testing.T) {
 	// RFC 7636 Appendix B gives the challenge of this verifier.
-	if got := pkceChallenge(testVerifier); got != "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM" {
+	if got := s256Challenge(testVerifier); got != "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM" {
 		t.Fatal(got)
 	}
 	if checkPKCE("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", testVerifier) != nil {
@@ -384,7 +401,7 @@ func TestTokenErrors(t *testing.T) {
 	})
 	t.Run("pkce", func(t *testing.T) {
 		q := authorizeQuery()
-		q.Set("code_challenge", pkceChallenge(testVerifier))
+		q.Set("code_challenge", s256Challenge(testVerifier))
 		q.Set("code_challenge_method", "S256")
 		code := f.codeFor(q)
 		wantError(t, f.postForm("/token", tokenForm(code), auth), 400, "invalid_grant", "invalid_grant")

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -124,12 +125,8 @@ func (s *testStore) SaveCode(ctx context.Context, c record.AuthCode) error {
 	return s.errUnlessFailing("SaveCode", func() error { return s.DB.SaveCode(ctx, c) })
 }
 
-func (s *testStore) Code(ctx context.Context, id string, now time.Time) (record.AuthCode, error) {
-	return unlessFailing(s, "Code", func() (record.AuthCode, error) { return s.DB.Code(ctx, id, now) })
-}
-
-func (s *testStore) RedeemCode(ctx context.Context, id string, now time.Time) (record.AuthCode, error) {
-	return unlessFailing(s, "RedeemCode", func() (record.AuthCode, error) { return s.DB.RedeemCode(ctx, id, now) })
+func (s *testStore) RedeemCode(ctx context.Context, id string, b record.CodeBinding, now time.Time) (record.AuthCode, error) {
+	return unlessFailing(s, "RedeemCode", func() (record.AuthCode, error) { return s.DB.RedeemCode(ctx, id, b, now) })
 }
 
 func (s *testStore) IsGrantRevoked(ctx context.Context, grantID string) (bool, error) {
@@ -307,12 +304,13 @@ func newFixture(t testing.TB, opts ...func(*Options)) *fixture {
 	return f
 }
 
-// storedCode is the stored record of an issued, unredeemed code.
+// storedCode is the stored record of an issued, unredeemed code: a
+// redemption for no client returns it and spends nothing.
 func (f *fixture) storedCode(code string) record.AuthCode {
 	f.t.Helper()
-	c, err := f.store.DB.Code(f.t.Context(), oauth.HashHex(code), f.clock.Now())
-	if err != nil {
-		f.t.Fatal(err)
+	c, err := f.store.DB.RedeemCode(f.t.Context(), oauth.HashHex(code), record.CodeBinding{}, f.clock.Now())
+	if !errors.Is(err, record.ErrCodeBinding) {
+		f.t.Fatalf("stored code: %v, want it unredeemed", err)
 	}
 	return c
 }

@@ -65,17 +65,15 @@ type Store interface {
 	// SaveCode stores a new authorization code; an existing c.ID is
 	// record.ErrExists.
 	SaveCode(ctx context.Context, c record.AuthCode) error
-	// Code returns the code with the given ID without redeeming it if it
-	// was never redeemed and now is before its ExpiresAt. A redeemed code
-	// is returned with an error wrapping record.ErrCodeReused (nothing is
-	// revoked); an unknown or expired code yields record.ErrNotFound.
-	Code(ctx context.Context, id string, now time.Time) (record.AuthCode, error)
 	// RedeemCode marks the code with the given ID redeemed and returns it
-	// if it was never redeemed and now is before its ExpiresAt. A code
-	// redeemed before yields an error wrapping record.ErrCodeReused and
-	// marks its grant revoked, in the same atomic step; an unknown or
-	// expired code yields record.ErrNotFound.
-	RedeemCode(ctx context.Context, id string, now time.Time) (record.AuthCode, error)
+	// if it was never redeemed, now is before its ExpiresAt and it is
+	// bound to b (AuthCode.BoundTo), in one atomic step. A code bound
+	// otherwise is returned with an error wrapping record.ErrCodeBinding
+	// and nothing changes. A code redeemed before is returned with an
+	// error wrapping record.ErrCodeReused and, if b.ClientID is its
+	// client, its grant is marked revoked in the same atomic step. An
+	// unknown or expired code yields record.ErrNotFound.
+	RedeemCode(ctx context.Context, id string, b record.CodeBinding, now time.Time) (record.AuthCode, error)
 	// IsGrantRevoked reports whether a replayed code revoked the grant.
 	// Unknown grants are not revoked.
 	IsGrantRevoked(ctx context.Context, grantID string) (bool, error)

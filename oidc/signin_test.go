@@ -224,7 +224,7 @@ func TestCancel(t *testing.T) {
 func TestExpiredRequest(t *testing.T) {
 	f := newFixture(t)
 	q := authorizeQuery()
-	q.Set("code_challenge", pkceChallenge(testVerifier))
+	q.Set("code_challenge", s256Challenge(testVerifier))
 	q.Set("code_challenge_method", "S256")
 	b := f.authorize(q)
 	conn, req := f.scan(f.waitPage(b))

@@ -110,35 +110,21 @@ func validVerifier(s string) bool {
 	return true
 }
 
-// redeem checks everything the code is bound to, then spends it. A call
-// that fails a check consumes nothing, so a relying party's mistake (or an
-// attacker without the verifier) cannot burn a user's sign-in; only a
-// replay of a redeemed code by its own client revokes the tokens issued
-// from it (RFC 6749 §4.1.2).
+// redeem checks everything the code is bound to and spends it, in one
+// store call. A call that fails a check consumes nothing, so a relying
+// party's mistake (or an attacker without the verifier) cannot burn a
+// user's sign-in; only a replay of a redeemed code by its own client
+// revokes the tokens issued from it (RFC 6749 §4.1.2).
 func (p *Provider) redeem(ctx context.Context, clientID string, req tokenRequest) (grant, *oauth.Error) {
-	id := oauth.HashHex(req.code)
-	c, err := p.store.Code(ctx, id, p.now())
+	b := record.CodeBinding{ClientID: clientID, RedirectURI: req.redirectURI, CodeChallenge: s256Challenge(req.verifier)}
+	c, err := p.store.RedeemCode(ctx, oauth.HashHex(req.code), b, p.now())
 	switch {
-	case errors.Is(err, record.ErrCodeReused) && c.ClientID == clientID:
-		return grant{}, p.replayed(ctx, id)
+	case errors.Is(err, record.ErrCodeReused) && c.ClientID == clientID: // also a concurrent redemption that lost
+		return grant{}, errReplayed()
 	case errors.Is(err, record.ErrNotFound), errors.Is(err, record.ErrCodeReused):
 		return grant{}, errInvalidGrant("the authorization code is invalid or expired")
-	case err != nil:
-		return grant{}, p.out.Internal("token: look up code", err)
-	case c.ClientID != clientID:
-		return grant{}, errInvalidGrant("the authorization code was issued to another client")
-	case c.RedirectURI != req.redirectURI:
-		return grant{}, errInvalidGrant("redirect_uri differs from the authorization request")
-	}
-	if e := checkPKCE(c.CodeChallenge, req.verifier); e != nil {
-		return grant{}, e
-	}
-	c, err = p.store.RedeemCode(ctx, id, p.now())
-	switch {
-	case errors.Is(err, record.ErrCodeReused): // a concurrent redemption won: this one is the replay
-		return grant{}, errReplayed()
-	case errors.Is(err, record.ErrNotFound):
-		return grant{}, errInvalidGrant("the authorization code is invalid or expired")
+	case errors.Is(err, record.ErrCodeBinding):
+		return grant{}, unbound(c, clientID, req)
 	case err != nil:
 		return grant{}, p.out.Internal("token: redeem code", err)
 	}
@@ -148,17 +134,33 @@ func (p *Provider) redeem(ctx context.Context, clientID string, req tokenRequest
 	}, nil
 }
 
-// replayed revokes the grant of a redeemed code presented again:
-// RedeemCode does so atomically for a redeemed code.
-func (p *Provider) replayed(ctx context.Context, id string) *oauth.Error {
-	if _, err := p.store.RedeemCode(ctx, id, p.now()); err != nil && !errors.Is(err, record.ErrCodeReused) && !errors.Is(err, record.ErrNotFound) {
-		return p.out.Internal("token: revoke replayed code", err)
+// unbound says which binding of a refused code the request broke, in the
+// order of the doc/interfaces.md §7.1 table.
+func unbound(c record.AuthCode, clientID string, req tokenRequest) *oauth.Error {
+	switch {
+	case c.ClientID != clientID:
+		return errInvalidGrant("the authorization code was issued to another client")
+	case c.RedirectURI != req.redirectURI:
+		return errInvalidGrant("redirect_uri differs from the authorization request")
 	}
-	return errReplayed()
+	if e := checkPKCE(c.CodeChallenge, req.verifier); e != nil {
+		return e
+	}
+	return errInvalidGrant("the authorization code is invalid or expired")
 }
 
 func errReplayed() *oauth.Error {
 	return errInvalidGrant("the authorization code was already used; the tokens issued from it are revoked")
+}
+
+// s256Challenge is BASE64URL(SHA256(verifier)) (RFC 7636 §4.2), "" for
+// no verifier.
+func s256Challenge(verifier string) string {
+	if verifier == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(verifier))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // checkPKCE: BASE64URL(SHA256(verifier)) == challenge (RFC 7636 §4.6). A
@@ -173,9 +175,7 @@ func checkPKCE(challenge, verifier string) *oauth.Error {
 	case verifier == "":
 		return errInvalidGrant("code_verifier is required for this code")
 	}
-	sum := sha256.Sum256([]byte(verifier))
-	got := base64.RawURLEncoding.EncodeToString(sum[:])
-	if subtle.ConstantTimeCompare([]byte(got), []byte(challenge)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(s256Challenge(verifier)), []byte(challenge)) != 1 {
 		return errInvalidGrant("code_verifier does not match code_challenge")
 	}
 	return nil

@@ -10,6 +10,12 @@ import (
 // grant revoked (RFC 6749 §4.1.2, doc/design.md §4).
 var ErrCodeReused = errors.New("record: authorization code already redeemed")
 
+// ErrCodeBinding is returned when an authorization code is presented by
+// another client, with another redirect URI or with a PKCE challenge other
+// than the one it was issued with (CodeBinding). Nothing is redeemed or
+// revoked.
+var ErrCodeBinding = errors.New("record: authorization code presented with other bindings than it was issued for")
+
 // ErrKeyRevoked is returned when a signing key that was already revoked is
 // revoked again.
 var ErrKeyRevoked = errors.New("record: signing key already revoked")
@@ -90,4 +96,21 @@ type AuthCode struct {
 	// that a replay still revokes the tokens issued from it; it is at
 	// least ExpiresAt plus the token lifetime.
 	RetainUntil time.Time `json:"retain_until"`
+}
+
+// CodeBinding is what a redemption presents of what the code is bound to
+// (RFC 6749 §4.1.3, RFC 7636 §4.6): the authenticated client, the
+// redirect_uri and the S256 challenge of the code_verifier ("" when none
+// was presented). The comparison need not be constant-time: every value is
+// public (the challenge travelled in the authorization request's URL; the
+// verifier it comes from is not compared).
+type CodeBinding struct {
+	ClientID      string
+	RedirectURI   string
+	CodeChallenge string
+}
+
+// BoundTo reports whether the code was issued for exactly b.
+func (c AuthCode) BoundTo(b CodeBinding) bool {
+	return c.ClientID == b.ClientID && c.RedirectURI == b.RedirectURI && c.CodeChallenge == b.CodeChallenge
 }

@@ -195,46 +195,26 @@ func (db *DB) SaveCode(ctx context.Context, c record.AuthCode) error {
 	return db.Update(ctx, func(tx *engine.Tx) error { return tx.Insert(tableCodes, c.ID, storedCode{Code: c}) })
 }
 
-// Code returns a code without redeeming it if it was never redeemed and
-// now is before its ExpiresAt. A redeemed code is returned with an error
-// wrapping record.ErrCodeReused (nothing is revoked); an unknown or
-// expired one wraps record.ErrNotFound.
-// SQL: SELECT … FROM codes WHERE id = $1.
-func (db *DB) Code(_ context.Context, id string, now time.Time) (record.AuthCode, error) {
-	var sc storedCode
-	if err := db.View(func(tx *engine.ReadTx) error { return getJSON(tx, tableCodes, id, &sc) }); err != nil {
-		return record.AuthCode{}, err
-	}
-	return checkStoredCode(id, sc, now)
-}
-
-// checkStoredCode applies Code's rules to a stored code.
-func checkStoredCode(id string, sc storedCode, now time.Time) (record.AuthCode, error) {
-	switch {
-	case sc.Redeemed:
-		return sc.Code, fmt.Errorf("store: code %q: %w", id, record.ErrCodeReused)
-	case !now.Before(sc.Code.ExpiresAt):
-		return record.AuthCode{}, fmt.Errorf("store: code %q expired: %w", id, record.ErrNotFound)
-	}
-	return sc.Code, nil
-}
-
-// RedeemCode marks the code redeemed and returns it. A code redeemed
-// before revokes its grant in the same Update and yields an error wrapping
-// record.ErrCodeReused; an unknown or expired code wraps record.ErrNotFound.
+// RedeemCode marks the code redeemed and returns it if it was never
+// redeemed, now is before its ExpiresAt and it is bound to b, in one
+// Update. A code bound otherwise is returned with an error wrapping
+// record.ErrCodeBinding, redeemed or revoked nothing. A code redeemed before
+// is returned with an error wrapping record.ErrCodeReused and, if b names
+// its client, its grant is revoked in the same Update. An unknown or
+// expired code wraps record.ErrNotFound.
 // SQL: UPDATE codes SET redeemed = true WHERE id = $1 AND NOT redeemed AND
-// expires_at > $now RETURNING *; on no row, INSERT INTO revoked … SELECT
-// grant_id FROM codes WHERE id = $1 AND redeemed.
-func (db *DB) RedeemCode(ctx context.Context, id string, now time.Time) (record.AuthCode, error) {
+// expires_at > $now AND the binding matches RETURNING *; on no row, SELECT
+// the code and INSERT INTO revoked its grant if redeemed by b's client.
+func (db *DB) RedeemCode(ctx context.Context, id string, b record.CodeBinding, now time.Time) (record.AuthCode, error) {
 	var sc storedCode
 	err := db.Update(ctx, func(tx *engine.Tx) error {
 		if err := getJSON(tx, tableCodes, id, &sc); err != nil {
 			return err
 		}
-		if sc.Redeemed {
+		switch {
+		case sc.Redeemed && sc.Code.ClientID == b.ClientID:
 			return tx.Put(tableRevoked, sc.Code.GrantID, sc.Code.RetainUntil)
-		}
-		if !now.Before(sc.Code.ExpiresAt) {
+		case sc.Redeemed, !now.Before(sc.Code.ExpiresAt), !sc.Code.BoundTo(b):
 			return nil
 		}
 		return tx.Put(tableCodes, id, storedCode{Code: sc.Code, Redeemed: true})
@@ -243,9 +223,11 @@ func (db *DB) RedeemCode(ctx context.Context, id string, now time.Time) (record.
 	case err != nil:
 		return record.AuthCode{}, err
 	case sc.Redeemed:
-		return record.AuthCode{}, fmt.Errorf("store: code %q: %w", id, record.ErrCodeReused)
+		return sc.Code, fmt.Errorf("store: code %q: %w", id, record.ErrCodeReused)
 	case !now.Before(sc.Code.ExpiresAt):
 		return record.AuthCode{}, fmt.Errorf("store: code %q expired: %w", id, record.ErrNotFound)
+	case !sc.Code.BoundTo(b):
+		return sc.Code, fmt.Errorf("store: code %q: %w", id, record.ErrCodeBinding)
 	}
 	return sc.Code, nil
 }

@@ -258,11 +258,17 @@ func unavailable(err error) bool {
 // PostgreSQL text cannot hold and that therefore was never stored, wraps
 // record.ErrNotFound.
 func (db *DB) failRead(ctx context.Context, what string, err error) error {
-	var pgErr *pgconn.PgError
-	if errors.Is(err, pgx.ErrNoRows) || errors.As(err, &pgErr) && pgErr.Code == invalidByteSequence {
+	if errors.Is(err, pgx.ErrNoRows) || unstorable(err) {
 		return fmt.Errorf("store: %s: %w", what, record.ErrNotFound)
 	}
 	return db.fail(ctx, err)
+}
+
+// unstorable reports whether err says a parameter is text PostgreSQL
+// cannot hold, which therefore equals nothing stored.
+func unstorable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == invalidByteSequence
 }
 
 // The range of a stored time other than the zero time: int64 nanoseconds

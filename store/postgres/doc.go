@@ -112,8 +112,10 @@
 //	  one pending successor  INSERT … WHERE NOT EXISTS (a key activating after the bound)
 //	sign-in request once     DELETE … RETURNING: one consumer gets the row
 //	proof used once          primary key on spent_proofs
-//	code redeemed once       UPDATE … SET redeemed WHERE NOT redeemed AND expires_ns > now RETURNING;
-//	                         no row: INSERT INTO revoked_grants … SELECT … WHERE redeemed (a replay)
+//	code redeemed once       UPDATE … SET redeemed WHERE NOT redeemed AND expires_ns > now AND the
+//	                         binding (client, redirect URI, challenge) matches RETURNING; no row:
+//	                         WITH code AS (SELECT …) INSERT INTO revoked_grants … WHERE redeemed
+//	                         AND the client matches (a replay), and the code says why
 //	signing key revoked once WITH gone AS (DELETE FROM signing_keys … RETURNING) INSERT INTO
 //	                         revoked_keys … FROM gone: a concurrent revocation waits for the row
 //	                         lock, deletes nothing, then finds the record (ErrKeyRevoked)

@@ -439,8 +439,7 @@ func TestUnstorableText(t *testing.T) {
 			"App":              func() error { _, err := db.App(ctx, key); return err },
 			"AppByRP":          func() error { _, err := db.AppByRP(ctx, key); return err },
 			"SigninProgress":   func() error { _, err := db.SigninProgress(ctx, key); return err },
-			"Code":             func() error { _, err := db.Code(ctx, key, time.Now()); return err },
-			"RedeemCode":       func() error { _, err := db.RedeemCode(ctx, key, time.Now()); return err },
+			"RedeemCode":       func() error { _, err := db.RedeemCode(ctx, key, record.CodeBinding{}, time.Now()); return err },
 			"DeleteSigningKey": func() error { return db.DeleteSigningKey(ctx, key) },
 			"Signup":           func() error { _, err := db.Signup(ctx, key); return err },
 			"PinnedSub":        func() error { _, err := db.PinnedSub(ctx, key); return err },
@@ -449,6 +448,16 @@ func TestUnstorableText(t *testing.T) {
 			if err := read(); !errors.Is(err, record.ErrNotFound) {
 				t.Errorf("%s(%q): %v, want ErrNotFound", name, key, err)
 			}
+		}
+		// A redirect_uri it cannot hold is bound to no stored code: the
+		// code is refused, not unknown.
+		c := record.AuthCode{ID: fmt.Sprintf("code %q", key), ClientID: "app_1", RedirectURI: "https://rp.example/cb",
+			ExpiresAt: time.Now().Add(time.Hour), RetainUntil: time.Now().Add(2 * time.Hour)}
+		if err := db.SaveCode(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.RedeemCode(ctx, c.ID, record.CodeBinding{ClientID: c.ClientID, RedirectURI: key}, time.Now()); !errors.Is(err, record.ErrCodeBinding) {
+			t.Errorf("RedeemCode with redirect_uri %q: %v, want ErrCodeBinding", key, err)
 		}
 		err := db.CreateApp(ctx, record.App{ID: key, RPID: "rp_" + key})
 		if err == nil || errors.Is(err, record.ErrExists) || errors.Is(err, record.ErrUnavailable) {

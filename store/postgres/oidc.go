@@ -189,6 +189,14 @@ func (db *DB) UseProofOnce(ctx context.Context, key string, expiresAt time.Time)
 // codeColumns are the columns of a record.AuthCode, in scanCode's order.
 const codeColumns = "id, grant_id, client_id, redirect_uri, scope, nonce, code_challenge, subject, verification_level, auth_ns, expires_ns, retain_ns"
 
+// scanCode reads a row of codeColumns preceded by the columns lead points
+// to.
+func scanCode(row pgx.CollectableRow, lead ...any) (c record.AuthCode, err error) {
+	err = row.Scan(append(lead, &c.ID, &c.GrantID, &c.ClientID, &c.RedirectURI, &c.Scope, &c.Nonce, &c.CodeChallenge, &c.Subject,
+		&c.VerificationLevel, (*unixNano)(&c.AuthTime), (*unixNano)(&c.ExpiresAt), (*unixNano)(&c.RetainUntil))...)
+	return c, err
+}
+
 // SaveCode stores a new code; an existing ID wraps record.ErrExists.
 func (db *DB) SaveCode(ctx context.Context, c record.AuthCode) error {
 	ctx, cancel := db.deadline(ctx, callTimeout)
@@ -199,19 +207,35 @@ func (db *DB) SaveCode(ctx context.Context, c record.AuthCode) error {
 	return db.fail(ctx, err)
 }
 
-// Code returns a code without redeeming it if it was never redeemed and
-// now is before its ExpiresAt. A redeemed code is returned with an error
-// wrapping record.ErrCodeReused (nothing is revoked); an unknown or
-// expired one wraps record.ErrNotFound.
-func (db *DB) Code(ctx context.Context, id string, now time.Time) (record.AuthCode, error) {
+// RedeemCode marks the code redeemed and returns it if it was never
+// redeemed, now is before its ExpiresAt and it is bound to b. A code bound
+// otherwise is returned with an error wrapping record.ErrCodeBinding,
+// redeemed or revoked nothing. A code redeemed before is returned with an
+// error wrapping record.ErrCodeReused and, if b names its client, its
+// grant is revoked; an unknown or expired code wraps record.ErrNotFound.
+//
+// The UPDATE locks the row and re-checks "not redeemed" on its newest
+// version, so of concurrent redemptions exactly one gets the row; the
+// others then read it redeemed and revoke the grant. Only a refused
+// redemption takes the second statement, which tells why.
+func (db *DB) RedeemCode(ctx context.Context, id string, b record.CodeBinding, now time.Time) (record.AuthCode, error) {
 	ctx, cancel := db.deadline(ctx, callTimeout)
 	defer cancel()
+	rows := db.query(ctx, `UPDATE auth_codes SET redeemed = true
+		WHERE id = $1 AND NOT redeemed AND expires_ns > $2 AND client_id = $3 AND redirect_uri = $4 AND code_challenge = $5
+		RETURNING `+codeColumns, id, bound(now), b.ClientID, b.RedirectURI, b.CodeChallenge)
+	c, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (record.AuthCode, error) { return scanCode(row) })
+	if !errors.Is(err, pgx.ErrNoRows) && !unstorable(err) { // an unstorable redirect_uri binds no code
+		return c, db.failRead(ctx, fmt.Sprintf("code %q", id), err)
+	}
 	var redeemed bool
-	rows := db.query(ctx, "SELECT redeemed, "+codeColumns+" FROM auth_codes WHERE id = $1", id)
-	c, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (c record.AuthCode, err error) {
-		err = row.Scan(&redeemed, &c.ID, &c.GrantID, &c.ClientID, &c.RedirectURI, &c.Scope, &c.Nonce, &c.CodeChallenge, &c.Subject,
-			&c.VerificationLevel, (*unixNano)(&c.AuthTime), (*unixNano)(&c.ExpiresAt), (*unixNano)(&c.RetainUntil))
-		return c, err
+	rows = db.query(ctx, `WITH code AS (SELECT redeemed, `+codeColumns+` FROM auth_codes WHERE id = $1),
+		revoke AS (INSERT INTO revoked_grants (grant_id, retain_ns)
+			SELECT grant_id, retain_ns FROM code WHERE redeemed AND client_id = $2
+			ON CONFLICT (grant_id) DO UPDATE SET retain_ns = EXCLUDED.retain_ns)
+		SELECT redeemed, `+codeColumns+` FROM code`, id, b.ClientID)
+	c, err = pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (record.AuthCode, error) {
+		return scanCode(row, &redeemed)
 	})
 	switch {
 	case err != nil:
@@ -221,38 +245,7 @@ func (db *DB) Code(ctx context.Context, id string, now time.Time) (record.AuthCo
 	case c.ExpiresAt.UnixNano() <= bound(now):
 		return record.AuthCode{}, fmt.Errorf("store: code %q expired: %w", id, record.ErrNotFound)
 	}
-	return c, nil
-}
-
-// RedeemCode marks the code redeemed and returns it. A code redeemed
-// before revokes its grant and yields an error wrapping
-// record.ErrCodeReused; an unknown or expired code wraps record.ErrNotFound.
-//
-// The UPDATE locks the row and re-checks "not redeemed" on its newest
-// version, so of concurrent redemptions exactly one gets the row; the
-// others find it redeemed and revoke the grant.
-func (db *DB) RedeemCode(ctx context.Context, id string, now time.Time) (record.AuthCode, error) {
-	ctx, cancel := db.deadline(ctx, callTimeout)
-	defer cancel()
-	rows := db.query(ctx, "UPDATE auth_codes SET redeemed = true WHERE id = $1 AND NOT redeemed AND expires_ns > $2 RETURNING "+codeColumns, id, bound(now))
-	c, err := pgx.CollectOneRow(rows, func(row pgx.CollectableRow) (c record.AuthCode, err error) {
-		err = row.Scan(&c.ID, &c.GrantID, &c.ClientID, &c.RedirectURI, &c.Scope, &c.Nonce, &c.CodeChallenge, &c.Subject,
-			&c.VerificationLevel, (*unixNano)(&c.AuthTime), (*unixNano)(&c.ExpiresAt), (*unixNano)(&c.RetainUntil))
-		return c, err
-	})
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return c, db.failRead(ctx, fmt.Sprintf("code %q", id), err)
-	}
-	tag, err := db.pool.Exec(ctx, `INSERT INTO revoked_grants (grant_id, retain_ns)
-		SELECT grant_id, retain_ns FROM auth_codes WHERE id = $1 AND redeemed
-		ON CONFLICT (grant_id) DO UPDATE SET retain_ns = EXCLUDED.retain_ns`, id)
-	switch {
-	case err != nil:
-		return record.AuthCode{}, db.failRead(ctx, fmt.Sprintf("code %q", id), err)
-	case tag.RowsAffected() > 0:
-		return record.AuthCode{}, fmt.Errorf("store: code %q: %w", id, record.ErrCodeReused)
-	}
-	return record.AuthCode{}, fmt.Errorf("store: code %q unknown or expired: %w", id, record.ErrNotFound)
+	return c, fmt.Errorf("store: code %q: %w", id, record.ErrCodeBinding)
 }
 
 // IsGrantRevoked reports whether a code replay revoked the grant.

@@ -160,9 +160,9 @@ func populate(t *testing.T, b BackupBackend) {
 	must(b.SaveCode(ctx, oidcCode(1)))
 	must(b.SaveCode(ctx, oidcCode(2)))
 	must(b.SaveDeviceGrant(ctx, oidcDevice(1)))
-	_, err = b.RedeemCode(ctx, oidcCode(2).ID, oidcT0)
+	_, err = b.RedeemCode(ctx, oidcCode(2).ID, oidcBinding, oidcT0)
 	must(err)
-	_, err = b.RedeemCode(ctx, oidcCode(2).ID, oidcT0) // the replay revokes grant-2
+	_, err = b.RedeemCode(ctx, oidcCode(2).ID, oidcBinding, oidcT0) // the replay revokes grant-2
 	if !errors.Is(err, record.ErrCodeReused) {
 		t.Fatalf("replay: %v", err)
 	}
@@ -256,7 +256,7 @@ func checkRestored(t *testing.T, ctx context.Context, src, dst BackupBackend) {
 	if err := dst.UseProofOnce(ctx, "proof-1", backupT0.Add(time.Hour)); !errors.Is(err, record.ErrExists) {
 		t.Errorf("a spent proof is fresh after restore: %v", err)
 	}
-	if _, err := dst.RedeemCode(ctx, oidcCode(1).ID, oidcT0); err != nil {
+	if _, err := dst.RedeemCode(ctx, oidcCode(1).ID, oidcBinding, oidcT0); err != nil {
 		t.Errorf("an unredeemed code after restore: %v", err)
 	}
 }

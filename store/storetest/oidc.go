@@ -27,8 +27,7 @@ type OIDCBackend interface {
 	AdvanceSignin(ctx context.Context, p record.SigninProgress, from ...string) (record.SigninProgress, error)
 	UseProofOnce(ctx context.Context, key string, expiresAt time.Time) error
 	SaveCode(ctx context.Context, c record.AuthCode) error
-	Code(ctx context.Context, id string, now time.Time) (record.AuthCode, error)
-	RedeemCode(ctx context.Context, id string, now time.Time) (record.AuthCode, error)
+	RedeemCode(ctx context.Context, id string, b record.CodeBinding, now time.Time) (record.AuthCode, error)
 	IsGrantRevoked(ctx context.Context, grantID string) (bool, error)
 	RevokeGrant(ctx context.Context, grantID string, retainUntil time.Time) error
 	SaveDeviceGrant(ctx context.Context, g record.DeviceGrant) error
@@ -55,7 +54,7 @@ func RunOIDC(t *testing.T, open OIDCOpener) {
 		{"ScanMarks", testScanMarks},
 		{"ProofsOnce", testProofsOnce},
 		{"Codes", testCodes},
-		{"CodeLookup", testCodeLookup},
+		{"CodeBinding", testCodeBinding},
 		{"ConcurrentRedeem", testConcurrentRedeem},
 		{"PruneExpired", testPruneExpired},
 		{"RevokeGrant", testRevokeGrant},
@@ -99,6 +98,9 @@ func oidcCode(n int) record.AuthCode {
 		ExpiresAt: oidcT0.Add(10 * time.Minute), RetainUntil: oidcT0.Add(70 * time.Minute),
 	}
 }
+
+// oidcBinding is what oidcCode's codes are bound to.
+var oidcBinding = record.CodeBinding{ClientID: "app_1", RedirectURI: "https://rp.example/cb", CodeChallenge: "c"}
 
 func testSigningKeys(t *testing.T, open OIDCOpener) {
 	b, _ := open(t)
@@ -309,10 +311,10 @@ func testCodes(t *testing.T, open OIDCOpener) {
 	if err := b.SaveCode(ctx, c); !errors.Is(err, record.ErrExists) {
 		t.Fatalf("duplicate: %v, want ErrExists", err)
 	}
-	if _, err := b.RedeemCode(ctx, oidcCode(9).ID, oidcT0); !errors.Is(err, record.ErrNotFound) {
+	if _, err := b.RedeemCode(ctx, oidcCode(9).ID, oidcBinding, oidcT0); !errors.Is(err, record.ErrNotFound) {
 		t.Fatalf("unknown code: %v, want ErrNotFound", err)
 	}
-	got, err := b.RedeemCode(ctx, c.ID, oidcT0)
+	got, err := b.RedeemCode(ctx, c.ID, oidcBinding, oidcT0)
 	if err != nil || !got.AuthTime.Equal(c.AuthTime) || !got.ExpiresAt.Equal(c.ExpiresAt) || !got.RetainUntil.Equal(c.RetainUntil) {
 		t.Fatalf("redeem: %+v, %v", got, err)
 	}
@@ -323,7 +325,7 @@ func testCodes(t *testing.T, open OIDCOpener) {
 	if revoked, err := b.IsGrantRevoked(ctx, c.GrantID); err != nil || revoked {
 		t.Fatalf("revoked after one redemption: %v, %v", revoked, err)
 	}
-	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); !errors.Is(err, record.ErrCodeReused) {
+	if _, err := b.RedeemCode(ctx, c.ID, oidcBinding, oidcT0); !errors.Is(err, record.ErrCodeReused) {
 		t.Fatalf("replay: %v, want ErrCodeReused", err)
 	}
 	if revoked, err := b.IsGrantRevoked(ctx, c.GrantID); err != nil || !revoked {
@@ -333,48 +335,66 @@ func testCodes(t *testing.T, open OIDCOpener) {
 	if err := b.SaveCode(ctx, expired); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.RedeemCode(ctx, expired.ID, expired.ExpiresAt); !errors.Is(err, record.ErrNotFound) {
+	if _, err := b.RedeemCode(ctx, expired.ID, oidcBinding, expired.ExpiresAt); !errors.Is(err, record.ErrNotFound) {
 		t.Fatalf("redeem at expiry: %v, want ErrNotFound", err)
 	}
 	if revoked, _ := b.IsGrantRevoked(ctx, expired.GrantID); revoked {
 		t.Fatal("an expired code's grant is revoked")
 	}
 	// A replay after expiry still revokes.
-	if _, err := b.RedeemCode(ctx, c.ID, c.ExpiresAt.Add(time.Minute)); !errors.Is(err, record.ErrCodeReused) {
+	if _, err := b.RedeemCode(ctx, c.ID, oidcBinding, c.ExpiresAt.Add(time.Minute)); !errors.Is(err, record.ErrCodeReused) {
 		t.Fatalf("replay after expiry: %v, want ErrCodeReused", err)
 	}
 }
 
-// testCodeLookup: Code reads without redeeming or revoking, so a /token
-// call that fails its checks consumes nothing.
-func testCodeLookup(t *testing.T, open OIDCOpener) {
+// testCodeBinding: a redemption that presents another client, redirect
+// URI or challenge spends nothing and revokes nothing, and gets the code
+// back so that the caller can say which binding failed; a replay revokes
+// the grant only when it comes from the code's own client.
+func testCodeBinding(t *testing.T, open OIDCOpener) {
 	b, _ := open(t)
 	ctx := context.Background()
 	c := oidcCode(1)
 	if err := b.SaveCode(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Code(ctx, oidcCode(9).ID, oidcT0); !errors.Is(err, record.ErrNotFound) {
-		t.Fatalf("unknown code: %v, want ErrNotFound", err)
+	other := func(change func(*record.CodeBinding)) record.CodeBinding {
+		o := oidcBinding
+		change(&o)
+		return o
 	}
-	for range 2 {
-		got, err := b.Code(ctx, c.ID, oidcT0)
-		if err != nil || got.GrantID != c.GrantID || got.CodeChallenge != c.CodeChallenge || !got.ExpiresAt.Equal(c.ExpiresAt) {
-			t.Fatalf("lookup: %+v, %v", got, err)
+	for name, wrong := range map[string]record.CodeBinding{
+		"client":         other(func(o *record.CodeBinding) { o.ClientID = "app_2" }),
+		"redirect URI":   other(func(o *record.CodeBinding) { o.RedirectURI += "/" }),
+		"challenge":      other(func(o *record.CodeBinding) { o.CodeChallenge = "d" }),
+		"no challenge":   other(func(o *record.CodeBinding) { o.CodeChallenge = "" }),
+		"nothing at all": {},
+	} {
+		got, err := b.RedeemCode(ctx, c.ID, wrong, oidcT0)
+		if !errors.Is(err, record.ErrCodeBinding) || got.GrantID != c.GrantID || got.ClientID != c.ClientID ||
+			got.RedirectURI != c.RedirectURI || got.CodeChallenge != c.CodeChallenge {
+			t.Fatalf("%s: %+v, %v; want the code with ErrCodeBinding", name, got, err)
 		}
 	}
-	if _, err := b.Code(ctx, c.ID, c.ExpiresAt); !errors.Is(err, record.ErrNotFound) {
-		t.Fatalf("lookup at expiry: %v, want ErrNotFound", err)
+	if _, err := b.RedeemCode(ctx, c.ID, other(func(o *record.CodeBinding) { o.RedirectURI += "/" }), c.ExpiresAt); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("wrong binding at expiry: %v, want ErrNotFound", err)
 	}
-	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); err != nil {
-		t.Fatalf("redeem after lookups: %v", err)
+	if _, err := b.RedeemCode(ctx, c.ID, oidcBinding, oidcT0); err != nil {
+		t.Fatalf("redeem after refused redemptions: %v", err)
 	}
-	got, err := b.Code(ctx, c.ID, c.ExpiresAt.Add(time.Minute))
-	if !errors.Is(err, record.ErrCodeReused) || got.GrantID != c.GrantID || got.ClientID != c.ClientID {
-		t.Fatalf("lookup of a redeemed code: %+v, %v; want it with ErrCodeReused", got, err)
+	got, err := b.RedeemCode(ctx, c.ID, other(func(o *record.CodeBinding) { o.ClientID = "app_2" }), oidcT0)
+	if !errors.Is(err, record.ErrCodeReused) || got.ClientID != c.ClientID {
+		t.Fatalf("another client's replay: %+v, %v; want the code with ErrCodeReused", got, err)
 	}
-	if revoked, _ := b.IsGrantRevoked(ctx, c.GrantID); revoked {
-		t.Fatal("a lookup revoked the grant")
+	if revoked, err := b.IsGrantRevoked(ctx, c.GrantID); err != nil || revoked {
+		t.Fatalf("another client's replay revoked the grant: %v, %v", revoked, err)
+	}
+	got, err = b.RedeemCode(ctx, c.ID, other(func(o *record.CodeBinding) { o.RedirectURI += "/" }), oidcT0)
+	if !errors.Is(err, record.ErrCodeReused) || got.GrantID != c.GrantID {
+		t.Fatalf("own client's replay: %+v, %v; want the code with ErrCodeReused", got, err)
+	}
+	if revoked, err := b.IsGrantRevoked(ctx, c.GrantID); err != nil || !revoked {
+		t.Fatalf("own client's replay (other redirect URI) did not revoke: %v, %v", revoked, err)
 	}
 }
 
@@ -386,7 +406,7 @@ func testConcurrentRedeem(t *testing.T, open OIDCOpener) {
 		t.Fatal(err)
 	}
 	n := oidcRace(t, func(int) error {
-		_, err := b.RedeemCode(ctx, c.ID, oidcT0)
+		_, err := b.RedeemCode(ctx, c.ID, oidcBinding, oidcT0)
 		return err
 	}, oidcIsErr(record.ErrCodeReused))
 	if n != 1 {
@@ -411,10 +431,10 @@ func testPruneExpired(t *testing.T, open OIDCOpener) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); err != nil {
+	if _, err := b.RedeemCode(ctx, c.ID, oidcBinding, oidcT0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); !errors.Is(err, record.ErrCodeReused) {
+	if _, err := b.RedeemCode(ctx, c.ID, oidcBinding, oidcT0); !errors.Is(err, record.ErrCodeReused) {
 		t.Fatal(err)
 	}
 	// Before the expiries nothing goes.
@@ -433,13 +453,13 @@ func testPruneExpired(t *testing.T, open OIDCOpener) {
 	if err := b.UseProofOnce(ctx, "p", oidcT0); err != nil {
 		t.Fatalf("expired proof kept: %v", err)
 	}
-	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); !errors.Is(err, record.ErrNotFound) {
+	if _, err := b.RedeemCode(ctx, c.ID, oidcBinding, oidcT0); !errors.Is(err, record.ErrNotFound) {
 		t.Fatalf("retained code kept: %v", err)
 	}
 	if revoked, _ := b.IsGrantRevoked(ctx, c.GrantID); revoked {
 		t.Fatal("revocation kept past retention")
 	}
-	if _, err := b.RedeemCode(ctx, live.ID, oidcT0); err != nil {
+	if _, err := b.RedeemCode(ctx, live.ID, oidcBinding, oidcT0); err != nil {
 		t.Fatalf("live code pruned: %v", err)
 	}
 }
@@ -457,7 +477,7 @@ func testOIDCReopen(t *testing.T, open OIDCOpener) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); err != nil {
+	if _, err := b.RedeemCode(ctx, c.ID, oidcBinding, oidcT0); err != nil {
 		t.Fatal(err)
 	}
 	b = reopen()
@@ -467,7 +487,7 @@ func testOIDCReopen(t *testing.T, open OIDCOpener) {
 	if err := b.UseProofOnce(ctx, "p", oidcT0); !errors.Is(err, record.ErrExists) {
 		t.Fatalf("spent proof forgotten: %v", err)
 	}
-	if _, err := b.RedeemCode(ctx, c.ID, oidcT0); !errors.Is(err, record.ErrCodeReused) {
+	if _, err := b.RedeemCode(ctx, c.ID, oidcBinding, oidcT0); !errors.Is(err, record.ErrCodeReused) {
 		t.Fatalf("redemption forgotten: %v", err)
 	}
 	b = reopen()
