@@ -4,10 +4,12 @@ package semaphore
 
 import (
 	"crypto/rand"
+	"math/big"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 )
@@ -186,4 +188,46 @@ func BenchmarkTreeInsertBatch64(b *testing.B) {
 	}
 	cpu.report(len(leaves), "leaf")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(leaves)), "ns/leaf")
+}
+
+// BenchmarkScaleA: ρ·A for 16 proofs' A points (one chunk of a batch),
+// split as a·A + b·φ(A) ("glv"), against gnark-crypto's ScalarMultiplication
+// of a uniform 129-bit scalar 2^128 + x, the randomizer form before
+// ("scalar"); per point.
+func BenchmarkScaleA(b *testing.B) {
+	vc, _ := depth30Case(b)
+	ks, err := randomizers(rand.Reader, pairsPerChunk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	as := make([]bn254.G1Affine, pairsPerChunk)
+	for i := range as {
+		as[i] = vc.proof.a
+	}
+	b.Run("glv", func(b *testing.B) {
+		cpu := startCPU(b)
+		for b.Loop() {
+			scale(as, ks)
+		}
+		cpu.report(len(as), "point")
+	})
+	b.Run("scalar", func(b *testing.B) {
+		old := make([]big.Int, len(as))
+		for i := range old {
+			x := make([]byte, 1+16)
+			x[0] = 1
+			rand.Read(x[1:])
+			old[i].SetBytes(x)
+		}
+		cpu := startCPU(b)
+		for b.Loop() {
+			out := make([]bn254.G1Jac, len(as))
+			for i := range as {
+				out[i].FromAffine(&as[i])
+				out[i].ScalarMultiplication(&out[i], &old[i])
+			}
+			bn254.BatchJacobianToAffineG1(out)
+		}
+		cpu.report(len(as), "point")
+	})
 }
