@@ -97,30 +97,16 @@ type keyGroup struct {
 }
 
 // pairsPerChunk trades the E12 squarings each Miller loop pays (shared by
-// the pairs of one chunk) against balancing work across cores;
-// minPairsPerChunk keeps a small batch from paying them for every pair.
-const (
-	pairsPerChunk    = 16
-	minPairsPerChunk = 4
-)
-
-// chunkSize spreads n pairs over the cores: a batch smaller than
-// GOMAXPROCS full chunks is split into one chunk per core (of at least
-// minPairsPerChunk pairs), so that under moderate load, when batches are
-// small, a batch's latency is not one core's work.
-func chunkSize(n, procs int) int {
-	return max(min(pairsPerChunk, (n+procs-1)/procs), minPairsPerChunk)
-}
+// the pairs of one chunk) against balancing work across cores.
+const pairsPerChunk = 16
 
 // combinationHolds evaluates the randomized equation over idx. Chunks of
 // variable pairs (rᵢ·Aᵢ, Bᵢ) are taken by GOMAXPROCS goroutines; this
 // goroutine computes the fixed-argument side first and then helps.
 func combinationHolds(items []batchItem, idx []int, r []randomizer) bool {
-	procs := runtime.GOMAXPROCS(0)
-	size := chunkSize(len(idx), procs)
-	chunks := make([][]int, 0, len(idx)/size+1)
+	chunks := make([][]int, 0, len(idx)/pairsPerChunk+1)
 	for rest := idx; len(rest) > 0; {
-		n := min(size, len(rest))
+		n := min(pairsPerChunk, len(rest))
 		chunks, rest = append(chunks, rest[:n]), rest[n:]
 	}
 	partial := make([]bn254.GT, len(chunks))
@@ -134,7 +120,7 @@ func combinationHolds(items []batchItem, idx []int, r []randomizer) bool {
 		}
 	}
 	var wg sync.WaitGroup
-	for range min(procs, len(chunks)) - 1 {
+	for range min(runtime.GOMAXPROCS(0), len(chunks)) - 1 {
 		wg.Go(work)
 	}
 	fixed, err := fixedLoops(groupByKey(items, idx, r))
