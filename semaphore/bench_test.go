@@ -4,6 +4,7 @@ package semaphore
 
 import (
 	"crypto/rand"
+	"fmt"
 	"math/big"
 	"syscall"
 	"testing"
@@ -120,23 +121,28 @@ func BenchmarkGnarkVerify(b *testing.B) {
 	cpu.report(1, "op")
 }
 
-// BenchmarkVerifyBatch64 reports ns per proof in batches of 64.
-func BenchmarkVerifyBatch64(b *testing.B) {
+// BenchmarkVerifyBatch reports the CPU per proof of VerifyBatch for
+// batch sizes from a lone pair of proofs to the batcher's default maximum.
+func BenchmarkVerifyBatch(b *testing.B) {
 	vc, _ := depth30Case(b)
-	items := make([]BatchItem, 64)
-	for i := range items {
-		items[i] = BatchItem{vc.key, vc.proof, vc.inputs}
-	}
-	cpu := startCPU(b)
-	for b.Loop() {
-		for _, ok := range VerifyBatch(items, rand.Reader) {
-			if !ok {
-				b.Fatal("rejected")
+	for _, n := range []int{2, 8, 16, 32, 64} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			items := make([]BatchItem, n)
+			for i := range items {
+				items[i] = BatchItem{vc.key, vc.proof, vc.inputs}
 			}
-		}
+			cpu := startCPU(b)
+			for b.Loop() {
+				for _, ok := range VerifyBatch(items, rand.Reader) {
+					if !ok {
+						b.Fatal("rejected")
+					}
+				}
+			}
+			cpu.report(n, "proof")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/proof")
+		})
 	}
-	cpu.report(len(items), "proof")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(items)), "ns/proof")
 }
 
 // BenchmarkParseProof: decoding and point checks alone.
