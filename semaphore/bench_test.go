@@ -197,7 +197,7 @@ func BenchmarkTreeInsertBatch64(b *testing.B) {
 }
 
 // BenchmarkScaleA: ρ·A for 16 proofs' A points (one chunk of a batch),
-// split as a·A + b·φ(A) ("glv"), against gnark-crypto's ScalarMultiplication
+// split as a·A + b·φ(A) with width-4 NAF digits ("glv"), against gnark-crypto's ScalarMultiplication
 // of a uniform 129-bit scalar 2^128 + x, the randomizer form before
 // ("scalar"); per point.
 func BenchmarkScaleA(b *testing.B) {

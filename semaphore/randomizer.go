@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math/big"
+	"math/bits"
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254"
@@ -103,36 +104,91 @@ func randomizers(rand io.Reader, n int) ([]randomizer, error) {
 	return r, nil
 }
 
-// scale returns ρᵢ·pᵢ for each point, as a·p + b·φ(p) with the joint
-// double-and-add (Shamir's trick) over the table p, φ(p), p + φ(p).
-// The randomizers are public once drawn (the proofs are already fixed), so
-// the loop need not be constant time.
+// nafWidth is the window of the width-w NAF digits scale uses: odd
+// digits up to ±7, a table of P, 3P, 5P, 7P (and their images under φ),
+// and on average one nonzero digit in w+1 = 5.
+const nafWidth = 4
+
+// scale returns ρᵢ·pᵢ for each point, as a·p + b·φ(p): both halves'
+// width-4 NAF digits share one run of about 65 doublings (Straus), and
+// φ maps the table of p to the table of φ(p) for one product per entry.
+// The randomizers are public once drawn (the proofs are already fixed),
+// so the loop need not be constant time.
 func scale(ps []bn254.G1Affine, ks []randomizer) []bn254.G1Affine {
 	e := g1Endomorphism()
-	phis := make([]bn254.G1Affine, len(ps))
-	sums := make([]bn254.G1Jac, len(ps))
+	const odd = 1 << (nafWidth - 2) // P, 3P, 5P, 7P
+	multiples := make([]bn254.G1Jac, 0, len(ps)*(odd-1))
 	for i := range ps {
-		phis[i] = e.phi(&ps[i])
-		sums[i].FromAffine(&ps[i])
-		sums[i].AddMixed(&phis[i])
+		var twice, m bn254.G1Jac
+		twice.FromAffine(&ps[i]).DoubleAssign()
+		m.FromAffine(&ps[i])
+		for range odd - 1 {
+			m.AddAssign(&twice)
+			multiples = append(multiples, m)
+		}
 	}
-	both := bn254.BatchJacobianToAffineG1(sums) // p + φ(p) = −λ²·p ≠ O
+	affine := bn254.BatchJacobianToAffineG1(multiples) // kP ≠ O: k < r
 	out := make([]bn254.G1Jac, len(ps))
 	for i := range ps {
+		var table, phiTable [odd]bn254.G1Affine
+		table[0] = ps[i]
+		copy(table[1:], affine[i*(odd-1):])
+		for j := range table {
+			phiTable[j] = e.phi(&table[j])
+		}
+		da := naf(1, ks[i].u) // a = 2^64 + u
+		db := naf(0, ks[i].b)
 		acc := &out[i]
-		acc.FromAffine(&ps[i]) // the 2^64 bit of a
-		u, b := ks[i].u, ks[i].b
-		for bit := 63; bit >= 0; bit-- {
+		acc.Z.SetZero() // the point at infinity until the first digit
+		for bit := max(len(da), len(db)) - 1; bit >= 0; bit-- {
 			acc.DoubleAssign()
-			switch u>>bit&1 | b>>bit&1<<1 {
-			case 1:
-				acc.AddMixed(&ps[i])
-			case 2:
-				acc.AddMixed(&phis[i])
-			case 3:
-				acc.AddMixed(&both[i])
+			if bit < len(da) {
+				addDigit(acc, &table, da[bit])
+			}
+			if bit < len(db) {
+				addDigit(acc, &phiTable, db[bit])
 			}
 		}
 	}
 	return bn254.BatchJacobianToAffineG1(out)
+}
+
+// addDigit adds d·P to acc, for an odd |d| ≤ 7 from table = P, 3P, 5P, 7P.
+func addDigit(acc *bn254.G1Jac, table *[1 << (nafWidth - 2)]bn254.G1Affine, d int8) {
+	switch {
+	case d > 0:
+		acc.AddMixed(&table[d>>1])
+	case d < 0:
+		var neg bn254.G1Affine
+		neg.Neg(&table[(-d)>>1])
+		acc.AddMixed(&neg)
+	}
+}
+
+// naf returns the width-4 NAF digits of hi·2^64 + lo (hi ≤ 1), least
+// significant first: each nonzero digit is odd, |d| < 2^(w−1), and is
+// followed by at least w−1 zeros.
+func naf(hi, lo uint64) []int8 {
+	digits := make([]int8, 0, 64+nafWidth)
+	for hi != 0 || lo != 0 {
+		var d int8
+		if lo&1 == 1 {
+			d = int8(lo & (1<<nafWidth - 1))
+			if d >= 1<<(nafWidth-1) {
+				d -= 1 << nafWidth
+			}
+			var borrow, carry uint64
+			if d > 0 {
+				lo, borrow = bits.Sub64(lo, uint64(d), 0)
+				hi -= borrow
+			} else {
+				lo, carry = bits.Add64(lo, uint64(-d), 0)
+				hi += carry
+			}
+		}
+		digits = append(digits, d)
+		lo = lo>>1 | hi<<63
+		hi >>= 1
+	}
+	return digits
 }

@@ -106,3 +106,35 @@ func TestScaleMatchesScalarMultiplication(t *testing.T) {
 		}
 	}
 }
+
+// TestNAF: the digits sum back to the value, are odd and below 2^(w−1) in
+// magnitude, and every nonzero digit is followed by w−1 zeros.
+func TestNAF(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 2000 {
+		hi, lo := uint64(i&1), rng.Uint64()
+		if i < 4 {
+			lo = []uint64{0, 1, ^uint64(0), 1 << 63}[i]
+		}
+		want := new(big.Int).Lsh(new(big.Int).SetUint64(hi), 64)
+		want.Add(want, new(big.Int).SetUint64(lo))
+		digits := naf(hi, lo)
+		got := new(big.Int)
+		last := -nafWidth
+		for j := len(digits) - 1; j >= 0; j-- {
+			got.Lsh(got, 1).Add(got, big.NewInt(int64(digits[j])))
+		}
+		for j, d := range digits {
+			if d == 0 {
+				continue
+			}
+			if d%2 == 0 || d >= 1<<(nafWidth-1) || d <= -1<<(nafWidth-1) || j-last < nafWidth {
+				t.Fatalf("%d·2^64 + %#x: digit %d at %d (previous nonzero at %d)", hi, lo, d, j, last)
+			}
+			last = j
+		}
+		if got.Cmp(want) != 0 {
+			t.Fatalf("%d·2^64 + %#x: digits sum to %v", hi, lo, got)
+		}
+	}
+}
