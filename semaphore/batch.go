@@ -2,12 +2,10 @@ package semaphore
 
 import (
 	"io"
-	"math/big"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
@@ -90,10 +88,10 @@ func bisect(items []batchItem, idx []int, r []randomizer, ok []bool) {
 // keyGroup accumulates the fixed-argument side of one key.
 type keyGroup struct {
 	vk     *VerifyingKey
-	sumR   fr.Element       // Σ rᵢ
+	sumR   split            // Σ rᵢ
 	inputs []fr.Element     // Σ rᵢ·inᵢⱼ for each public input j
 	cs     []bn254.G1Affine // Cᵢ
-	rs     []fr.Element     // rᵢ
+	rs     []split          // rᵢ
 }
 
 // pairsPerChunk trades the E12 squarings each Miller loop pays (shared by
@@ -142,10 +140,10 @@ func combinationHolds(items []batchItem, idx []int, r []randomizer) bool {
 // variableLoops is the multi-Miller loop of (rᵢ·Aᵢ, Bᵢ) over chunk.
 func variableLoops(items []batchItem, chunk []int, r []randomizer) (bn254.GT, error) {
 	as := make([]bn254.G1Affine, len(chunk))
-	ks := make([]randomizer, len(chunk))
+	ks := make([]split, len(chunk))
 	qs := make([]bn254.G2Affine, len(chunk))
 	for k, i := range chunk {
-		as[k], ks[k], qs[k] = items[i].proof.a, r[i], items[i].proof.b
+		as[k], ks[k], qs[k] = items[i].proof.a, r[i].split(), items[i].proof.b
 	}
 	return bn254.MillerLoop(scale(as, ks), qs)
 }
@@ -164,7 +162,7 @@ func groupByKey(items []batchItem, idx []int, r []randomizer) []*keyGroup {
 			groups = append(groups, g)
 		}
 		rho := &r[i].rho
-		g.sumR.Add(&g.sumR, rho)
+		g.sumR.add(r[i].split())
 		in := it.inputs
 		for j := range in {
 			var t fr.Element
@@ -172,7 +170,7 @@ func groupByKey(items []batchItem, idx []int, r []randomizer) []*keyGroup {
 			g.inputs[j].Add(&g.inputs[j], &t)
 		}
 		g.cs = append(g.cs, it.proof.c)
-		g.rs = append(g.rs, *rho)
+		g.rs = append(g.rs, r[i].split())
 	}
 	return groups
 }
@@ -183,21 +181,15 @@ func fixedLoops(groups []*keyGroup) (bn254.GT, error) {
 	ps := make([]bn254.G1Affine, 0, 3*len(groups))
 	lines := make([]fixedLines, 0, 3*len(groups))
 	for _, g := range groups {
-		sumR := g.sumR.BigInt(new(big.Int))
-		var alpha, vkx, c bn254.G1Jac
-		alpha.FromAffine(&g.vk.alpha)
-		alpha.ScalarMultiplication(&alpha, sumR)
-		vkx.FromAffine(&g.vk.ic[0])
-		vkx.ScalarMultiplication(&vkx, sumR)
+		scaled := scale([]bn254.G1Affine{g.vk.alpha, g.vk.ic[0]}, []split{g.sumR, g.sumR})
+		var vkx bn254.G1Jac
+		vkx.FromAffine(&scaled[1])
 		g.vk.addInputs(&vkx, g.inputs)
-		if _, err := c.MultiExp(g.cs, g.rs, ecc.MultiExpConfig{}); err != nil {
-			return bn254.GT{}, err
-		}
-		for _, p := range []*bn254.G1Jac{&alpha, &vkx, &c} {
-			var a bn254.G1Affine
-			a.FromJacobian(p).Neg(&a)
-			ps = append(ps, a)
-		}
+		c := sumScaled(g.cs, g.rs)
+		var negVkx, negC bn254.G1Affine
+		negVkx.FromJacobian(&vkx).Neg(&negVkx)
+		negC.FromJacobian(&c).Neg(&negC)
+		ps = append(ps, *new(bn254.G1Affine).Neg(&scaled[0]), negVkx, negC)
 		// Appending copies the lines: MillerLoopFixedQ writes into them.
 		lines = append(lines, g.vk.betaLines, g.vk.gammaLines, g.vk.deltaLines)
 	}

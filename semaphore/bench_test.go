@@ -202,13 +202,14 @@ func BenchmarkTreeInsertBatch64(b *testing.B) {
 // ("scalar"); per point.
 func BenchmarkScaleA(b *testing.B) {
 	vc, _ := depth30Case(b)
-	ks, err := randomizers(rand.Reader, pairsPerChunk)
+	rs, err := randomizers(rand.Reader, pairsPerChunk)
 	if err != nil {
 		b.Fatal(err)
 	}
 	as := make([]bn254.G1Affine, pairsPerChunk)
+	ks := make([]split, pairsPerChunk)
 	for i := range as {
-		as[i] = vc.proof.a
+		as[i], ks[i] = vc.proof.a, rs[i].split()
 	}
 	b.Run("glv", func(b *testing.B) {
 		cpu := startCPU(b)

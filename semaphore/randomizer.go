@@ -104,57 +104,116 @@ func randomizers(rand io.Reader, n int) ([]randomizer, error) {
 	return r, nil
 }
 
-// nafWidth is the window of the width-w NAF digits scale uses: odd
+// split is the scalar a + λ·b mod r, with a = aHi·2^64 + aLo and
+// b = bHi·2^64 + bLo below 2^127: a randomizer (a < 2^65, b < 2^64) or a
+// sum of randomizers, whose multiple of P is a·P + b·φ(P).
+type split struct{ aHi, aLo, bHi, bLo uint64 }
+
+func (k *randomizer) split() split { return split{1, k.u, 0, k.b} }
+
+// add sets s to s + t, adding a and b separately (no reduction mod r:
+// fewer than 2^62 randomizers keep both below 2^127).
+func (s *split) add(t split) {
+	var carry uint64
+	s.aLo, carry = bits.Add64(s.aLo, t.aLo, 0)
+	s.aHi += t.aHi + carry
+	s.bLo, carry = bits.Add64(s.bLo, t.bLo, 0)
+	s.bHi += t.bHi + carry
+}
+
+// nafWidth is the window of the width-w NAF digits of the halves: odd
 // digits up to ±7, a table of P, 3P, 5P, 7P (and their images under φ),
 // and on average one nonzero digit in w+1 = 5.
-const nafWidth = 4
+const (
+	nafWidth = 4
+	nafOdd   = 1 << (nafWidth - 2) // table entries P, 3P, 5P, 7P
+)
 
-// scale returns ρᵢ·pᵢ for each point, as a·p + b·φ(p): both halves'
-// width-4 NAF digits share one run of about 65 doublings (Straus), and
-// φ maps the table of p to the table of φ(p) for one product per entry.
-// The randomizers are public once drawn (the proofs are already fixed),
-// so the loop need not be constant time.
-func scale(ps []bn254.G1Affine, ks []randomizer) []bn254.G1Affine {
+// nafPoint is a point's multiple in the making: its tables and the NAF
+// digits of its scalar's two halves, least significant first.
+type nafPoint struct {
+	table, phiTable [nafOdd]bn254.G1Affine
+	da, db          []int8
+}
+
+// nafPoints prepares ps and ks, computing the odd multiples of every point
+// with one shared inversion; φ maps a point's table to its image's for one
+// product per entry. It also returns the longest digit string.
+func nafPoints(ps []bn254.G1Affine, ks []split) ([]nafPoint, int) {
 	e := g1Endomorphism()
-	const odd = 1 << (nafWidth - 2) // P, 3P, 5P, 7P
-	multiples := make([]bn254.G1Jac, 0, len(ps)*(odd-1))
+	multiples := make([]bn254.G1Jac, 0, len(ps)*(nafOdd-1))
 	for i := range ps {
 		var twice, m bn254.G1Jac
 		twice.FromAffine(&ps[i]).DoubleAssign()
 		m.FromAffine(&ps[i])
-		for range odd - 1 {
+		for range nafOdd - 1 {
 			m.AddAssign(&twice)
 			multiples = append(multiples, m)
 		}
 	}
 	affine := bn254.BatchJacobianToAffineG1(multiples) // kP ≠ O: k < r
-	out := make([]bn254.G1Jac, len(ps))
+	out := make([]nafPoint, len(ps))
+	longest := 0
 	for i := range ps {
-		var table, phiTable [odd]bn254.G1Affine
-		table[0] = ps[i]
-		copy(table[1:], affine[i*(odd-1):])
-		for j := range table {
-			phiTable[j] = e.phi(&table[j])
+		n := &out[i]
+		n.table[0] = ps[i]
+		copy(n.table[1:], affine[i*(nafOdd-1):])
+		for j := range n.table {
+			n.phiTable[j] = e.phi(&n.table[j])
 		}
-		da := naf(1, ks[i].u) // a = 2^64 + u
-		db := naf(0, ks[i].b)
+		n.da, n.db = naf(ks[i].aHi, ks[i].aLo), naf(ks[i].bHi, ks[i].bLo)
+		longest = max(longest, len(n.da), len(n.db))
+	}
+	return out, longest
+}
+
+// addAt adds to acc the point's digits at position bit.
+func (n *nafPoint) addAt(acc *bn254.G1Jac, bit int) {
+	if bit < len(n.da) {
+		addDigit(acc, &n.table, n.da[bit])
+	}
+	if bit < len(n.db) {
+		addDigit(acc, &n.phiTable, n.db[bit])
+	}
+}
+
+// scale returns kᵢ·pᵢ for each point, as a·p + b·φ(p): both halves'
+// digits share one run of doublings (Straus), about 65 for a randomizer.
+// The scalars are public once drawn (the proofs are already fixed), so
+// the loops need not be constant time.
+func scale(ps []bn254.G1Affine, ks []split) []bn254.G1Affine {
+	points, _ := nafPoints(ps, ks)
+	out := make([]bn254.G1Jac, len(ps))
+	for i := range points {
 		acc := &out[i]
 		acc.Z.SetZero() // the point at infinity until the first digit
-		for bit := max(len(da), len(db)) - 1; bit >= 0; bit-- {
+		for bit := max(len(points[i].da), len(points[i].db)) - 1; bit >= 0; bit-- {
 			acc.DoubleAssign()
-			if bit < len(da) {
-				addDigit(acc, &table, da[bit])
-			}
-			if bit < len(db) {
-				addDigit(acc, &phiTable, db[bit])
-			}
+			points[i].addAt(acc, bit)
 		}
 	}
 	return bn254.BatchJacobianToAffineG1(out)
 }
 
+// sumScaled returns Σ kᵢ·pᵢ, every point's digits sharing one run of
+// doublings: for n randomizers about 65 doublings and 26·n additions,
+// where a Pippenger multi-exponentiation over full-size scalars pays
+// for 254 bits.
+func sumScaled(ps []bn254.G1Affine, ks []split) bn254.G1Jac {
+	points, longest := nafPoints(ps, ks)
+	var acc bn254.G1Jac
+	acc.Z.SetZero()
+	for bit := longest - 1; bit >= 0; bit-- {
+		acc.DoubleAssign()
+		for i := range points {
+			points[i].addAt(&acc, bit)
+		}
+	}
+	return acc
+}
+
 // addDigit adds d·P to acc, for an odd |d| ≤ 7 from table = P, 3P, 5P, 7P.
-func addDigit(acc *bn254.G1Jac, table *[1 << (nafWidth - 2)]bn254.G1Affine, d int8) {
+func addDigit(acc *bn254.G1Jac, table *[nafOdd]bn254.G1Affine, d int8) {
 	switch {
 	case d > 0:
 		acc.AddMixed(&table[d>>1])
@@ -165,7 +224,7 @@ func addDigit(acc *bn254.G1Jac, table *[1 << (nafWidth - 2)]bn254.G1Affine, d in
 	}
 }
 
-// naf returns the width-4 NAF digits of hi·2^64 + lo (hi ≤ 1), least
+// naf returns the width-4 NAF digits of hi·2^64 + lo (below 2^127), least
 // significant first: each nonzero digit is odd, |d| < 2^(w−1), and is
 // followed by at least w−1 zeros.
 func naf(hi, lo uint64) []int8 {

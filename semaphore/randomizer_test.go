@@ -78,7 +78,8 @@ func TestEndomorphism(t *testing.T) {
 }
 
 // TestScaleMatchesScalarMultiplication: scale gives ρ·P for random and
-// extreme halves u and b.
+// extreme halves u and b, and sumScaled their sum; a sum of randomizers
+// (halves beyond 2^64) scales like its value.
 func TestScaleMatchesScalarMultiplication(t *testing.T) {
 	_, _, g, _ := bn254.Generators()
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -94,16 +95,38 @@ func TestScaleMatchesScalarMultiplication(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps := make([]bn254.G1Affine, len(ks))
+	splits := make([]split, len(ks))
+	var sum split
+	var sumWant bn254.G1Jac
 	for i := range ps {
 		ps[i].ScalarMultiplication(&g, big.NewInt(rng.Int64()))
+		splits[i] = ks[i].split()
+		sum.add(splits[i])
 	}
-	got := scale(ps, ks)
+	got := scale(ps, splits)
 	for i := range ks {
 		var want bn254.G1Affine
 		want.ScalarMultiplication(&ps[i], ks[i].rho.BigInt(new(big.Int)))
 		if !got[i].Equal(&want) {
 			t.Fatalf("randomizer %d (u=%#x b=%#x): scale ≠ ρ·P", i, ks[i].u, ks[i].b)
 		}
+		var w bn254.G1Jac
+		w.FromAffine(&want)
+		sumWant.AddAssign(&w)
+	}
+	gotSum := sumScaled(ps, splits)
+	if !gotSum.Equal(&sumWant) {
+		t.Fatal("sumScaled ≠ Σ ρᵢ·Pᵢ")
+	}
+	// A sum of randomizers (halves above 2^64) scales like its value mod r.
+	var rhoSum fr.Element
+	for i := range ks {
+		rhoSum.Add(&rhoSum, &ks[i].rho)
+	}
+	var want bn254.G1Affine
+	want.ScalarMultiplication(&g, rhoSum.BigInt(new(big.Int)))
+	if got := scale([]bn254.G1Affine{g}, []split{sum}); !got[0].Equal(&want) {
+		t.Fatal("scale by a sum of randomizers ≠ (Σρ)·G")
 	}
 }
 
