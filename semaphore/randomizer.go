@@ -17,8 +17,10 @@ import (
 // BN254's G1 endomorphism φ(x, y) = (ω·x, y), ω a cube root of unity in Fp:
 // φ(P) = λ·P for every P in G1 (Gallant, Lambert, Vanstone, "Faster point
 // multiplication on elliptic curves with efficient endomorphisms", CRYPTO
-// 2001). So ρ·A = a·A + b·φ(A) costs 64 doublings shared by both halves
-// instead of the 128 a 129-bit scalar needs.
+// 2001). So ρ·A = a·A + b·φ(A) costs about 65 doublings shared by both
+// halves (scale) instead of the 128 a 129-bit scalar needs, and sums of
+// randomizers keep the split form (split), so that the batch's fixed side,
+// (Σρ)·α, (Σρ)·IC[0] and Σρᵢ·Cᵢ (sumScaled), needs no 254-bit scalar.
 //
 // Soundness: the randomized equation is linear in each ρᵢ, so an invalid
 // proof passes with probability at most 1/|S|, S the set of values ρ takes
