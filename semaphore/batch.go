@@ -2,12 +2,10 @@ package semaphore
 
 import (
 	"io"
-	"math/big"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
@@ -19,14 +17,11 @@ type BatchItem struct {
 	Inputs PublicInputs
 }
 
-// randomizerBytes is the entropy of each randomizer: 128 bits, so a batch
-// containing an invalid proof passes with probability at most 2^-128.
-const randomizerBytes = 16
-
 // VerifyBatch returns, for each item, the same answer as Verify.
 //
 // It checks a random linear combination of the verification equations with
-// one final exponentiation: with fresh randomizers rᵢ read from rand,
+// one final exponentiation: with fresh randomizers rᵢ read from rand (see
+// randomizer for their form and the 2^-128 bound),
 //
 //	∏ e(rᵢ·Aᵢ, Bᵢ) · ∏_keys e(−(Σrᵢ)·α, β) · e(−Σrᵢ·vk_xᵢ, γ) · e(−Σrᵢ·Cᵢ, δ) = 1,
 //
@@ -71,27 +66,9 @@ func verifyBatch(items []batchItem, rand io.Reader) []bool {
 	return ok
 }
 
-// randomizers draws n scalars 2^128 + x with x uniform below 2^128: never
-// zero, so no proof can drop out of the combination. They are used once and
-// are public afterwards, so math/big scalar multiplication is acceptable.
-func randomizers(rand io.Reader, n int) ([]fr.Element, error) {
-	buf := make([]byte, n*randomizerBytes)
-	if _, err := io.ReadFull(rand, buf); err != nil {
-		return nil, err
-	}
-	r := make([]fr.Element, n)
-	scalar := make([]byte, 1+randomizerBytes)
-	scalar[0] = 1 // the 2^128 term
-	for i := range r {
-		copy(scalar[1:], buf[i*randomizerBytes:])
-		r[i].SetBytes(scalar)
-	}
-	return r, nil
-}
-
 // bisect marks ok[i] for the items idx, checking the whole set at once and
 // halving it on failure.
-func bisect(items []batchItem, idx []int, r []fr.Element, ok []bool) {
+func bisect(items []batchItem, idx []int, r []randomizer, ok []bool) {
 	switch {
 	case len(idx) == 0:
 	case len(idx) == 1:
@@ -111,10 +88,10 @@ func bisect(items []batchItem, idx []int, r []fr.Element, ok []bool) {
 // keyGroup accumulates the fixed-argument side of one key.
 type keyGroup struct {
 	vk     *VerifyingKey
-	sumR   fr.Element       // Σ rᵢ
+	sumR   split            // Σ rᵢ
 	inputs []fr.Element     // Σ rᵢ·inᵢⱼ for each public input j
 	cs     []bn254.G1Affine // Cᵢ
-	rs     []fr.Element     // rᵢ
+	rs     []split          // rᵢ
 }
 
 // pairsPerChunk trades the E12 squarings each Miller loop pays (shared by
@@ -124,7 +101,7 @@ const pairsPerChunk = 16
 // combinationHolds evaluates the randomized equation over idx. Chunks of
 // variable pairs (rᵢ·Aᵢ, Bᵢ) are taken by GOMAXPROCS goroutines; this
 // goroutine computes the fixed-argument side first and then helps.
-func combinationHolds(items []batchItem, idx []int, r []fr.Element) bool {
+func combinationHolds(items []batchItem, idx []int, r []randomizer) bool {
 	chunks := make([][]int, 0, len(idx)/pairsPerChunk+1)
 	for rest := idx; len(rest) > 0; {
 		n := min(pairsPerChunk, len(rest))
@@ -161,21 +138,19 @@ func combinationHolds(items []batchItem, idx []int, r []fr.Element) bool {
 }
 
 // variableLoops is the multi-Miller loop of (rᵢ·Aᵢ, Bᵢ) over chunk.
-func variableLoops(items []batchItem, chunk []int, r []fr.Element) (bn254.GT, error) {
-	scaled := make([]bn254.G1Jac, len(chunk))
+func variableLoops(items []batchItem, chunk []int, r []randomizer) (bn254.GT, error) {
+	as := make([]bn254.G1Affine, len(chunk))
+	ks := make([]split, len(chunk))
 	qs := make([]bn254.G2Affine, len(chunk))
-	var s big.Int
 	for k, i := range chunk {
-		scaled[k].FromAffine(&items[i].proof.a)
-		scaled[k].ScalarMultiplication(&scaled[k], r[i].BigInt(&s))
-		qs[k] = items[i].proof.b
+		as[k], ks[k], qs[k] = items[i].proof.a, r[i].split(), items[i].proof.b
 	}
-	return bn254.MillerLoop(bn254.BatchJacobianToAffineG1(scaled), qs)
+	return bn254.MillerLoop(scale(as, ks), qs)
 }
 
 // groupByKey sums the randomized inputs and collects the C points per key,
 // in order of first appearance.
-func groupByKey(items []batchItem, idx []int, r []fr.Element) []*keyGroup {
+func groupByKey(items []batchItem, idx []int, r []randomizer) []*keyGroup {
 	var groups []*keyGroup
 	byKey := make(map[*VerifyingKey]*keyGroup)
 	for _, i := range idx {
@@ -186,15 +161,16 @@ func groupByKey(items []batchItem, idx []int, r []fr.Element) []*keyGroup {
 			byKey[it.key] = g
 			groups = append(groups, g)
 		}
-		g.sumR.Add(&g.sumR, &r[i])
+		rho := &r[i].rho
+		g.sumR.add(r[i].split())
 		in := it.inputs
 		for j := range in {
 			var t fr.Element
-			t.Mul(&r[i], &in[j])
+			t.Mul(rho, &in[j])
 			g.inputs[j].Add(&g.inputs[j], &t)
 		}
 		g.cs = append(g.cs, it.proof.c)
-		g.rs = append(g.rs, r[i])
+		g.rs = append(g.rs, r[i].split())
 	}
 	return groups
 }
@@ -205,21 +181,15 @@ func fixedLoops(groups []*keyGroup) (bn254.GT, error) {
 	ps := make([]bn254.G1Affine, 0, 3*len(groups))
 	lines := make([]fixedLines, 0, 3*len(groups))
 	for _, g := range groups {
-		sumR := g.sumR.BigInt(new(big.Int))
-		var alpha, vkx, c bn254.G1Jac
-		alpha.FromAffine(&g.vk.alpha)
-		alpha.ScalarMultiplication(&alpha, sumR)
-		vkx.FromAffine(&g.vk.ic[0])
-		vkx.ScalarMultiplication(&vkx, sumR)
+		scaled := scale([]bn254.G1Affine{g.vk.alpha, g.vk.ic[0]}, []split{g.sumR, g.sumR})
+		var vkx bn254.G1Jac
+		vkx.FromAffine(&scaled[1])
 		g.vk.addInputs(&vkx, g.inputs)
-		if _, err := c.MultiExp(g.cs, g.rs, ecc.MultiExpConfig{}); err != nil {
-			return bn254.GT{}, err
-		}
-		for _, p := range []*bn254.G1Jac{&alpha, &vkx, &c} {
-			var a bn254.G1Affine
-			a.FromJacobian(p).Neg(&a)
-			ps = append(ps, a)
-		}
+		c := sumScaled(g.cs, g.rs)
+		var negVkx, negC bn254.G1Affine
+		negVkx.FromJacobian(&vkx).Neg(&negVkx)
+		negC.FromJacobian(&c).Neg(&negC)
+		ps = append(ps, *new(bn254.G1Affine).Neg(&scaled[0]), negVkx, negC)
 		// Appending copies the lines: MillerLoopFixedQ writes into them.
 		lines = append(lines, g.vk.betaLines, g.vk.gammaLines, g.vk.deltaLines)
 	}

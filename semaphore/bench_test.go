@@ -4,10 +4,13 @@ package semaphore
 
 import (
 	"crypto/rand"
+	"fmt"
+	"math/big"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 )
@@ -118,23 +121,28 @@ func BenchmarkGnarkVerify(b *testing.B) {
 	cpu.report(1, "op")
 }
 
-// BenchmarkVerifyBatch64 reports ns per proof in batches of 64.
-func BenchmarkVerifyBatch64(b *testing.B) {
+// BenchmarkVerifyBatch reports the CPU per proof of VerifyBatch for
+// batch sizes from a lone pair of proofs to the batcher's default maximum.
+func BenchmarkVerifyBatch(b *testing.B) {
 	vc, _ := depth30Case(b)
-	items := make([]BatchItem, 64)
-	for i := range items {
-		items[i] = BatchItem{vc.key, vc.proof, vc.inputs}
-	}
-	cpu := startCPU(b)
-	for b.Loop() {
-		for _, ok := range VerifyBatch(items, rand.Reader) {
-			if !ok {
-				b.Fatal("rejected")
+	for _, n := range []int{2, 8, 16, 32, 64} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			items := make([]BatchItem, n)
+			for i := range items {
+				items[i] = BatchItem{vc.key, vc.proof, vc.inputs}
 			}
-		}
+			cpu := startCPU(b)
+			for b.Loop() {
+				for _, ok := range VerifyBatch(items, rand.Reader) {
+					if !ok {
+						b.Fatal("rejected")
+					}
+				}
+			}
+			cpu.report(n, "proof")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/proof")
+		})
 	}
-	cpu.report(len(items), "proof")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(items)), "ns/proof")
 }
 
 // BenchmarkParseProof: decoding and point checks alone.
@@ -186,4 +194,47 @@ func BenchmarkTreeInsertBatch64(b *testing.B) {
 	}
 	cpu.report(len(leaves), "leaf")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(leaves)), "ns/leaf")
+}
+
+// BenchmarkScaleA: ρ·A for 16 proofs' A points (one chunk of a batch),
+// split as a·A + b·φ(A) with width-4 NAF digits ("glv"), against gnark-crypto's ScalarMultiplication
+// of a uniform 129-bit scalar 2^128 + x, the randomizer form before
+// ("scalar"); per point.
+func BenchmarkScaleA(b *testing.B) {
+	vc, _ := depth30Case(b)
+	rs, err := randomizers(rand.Reader, pairsPerChunk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	as := make([]bn254.G1Affine, pairsPerChunk)
+	ks := make([]split, pairsPerChunk)
+	for i := range as {
+		as[i], ks[i] = vc.proof.a, rs[i].split()
+	}
+	b.Run("glv", func(b *testing.B) {
+		cpu := startCPU(b)
+		for b.Loop() {
+			scale(as, ks)
+		}
+		cpu.report(len(as), "point")
+	})
+	b.Run("scalar", func(b *testing.B) {
+		old := make([]big.Int, len(as))
+		for i := range old {
+			x := make([]byte, 1+16)
+			x[0] = 1
+			rand.Read(x[1:])
+			old[i].SetBytes(x)
+		}
+		cpu := startCPU(b)
+		for b.Loop() {
+			out := make([]bn254.G1Jac, len(as))
+			for i := range as {
+				out[i].FromAffine(&as[i])
+				out[i].ScalarMultiplication(&out[i], &old[i])
+			}
+			bn254.BatchJacobianToAffineG1(out)
+		}
+		cpu.report(len(as), "point")
+	})
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -318,7 +319,7 @@ func (e *benchEnv) verifyOp(ctx context.Context) (Op, error) {
 		return nil, err
 	}
 	return func(ctx context.Context, worker, seq int) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.target(worker, "/api/v4/verify/"+e.app.RPID), strings.NewReader(string(bodies[(worker+seq)%len(bodies)])))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.target(worker, "/api/v4/verify/"+e.app.RPID), bytes.NewReader(bodies[(worker+seq)%len(bodies)]))
 		req.Header.Set("Content-Type", "application/json")
 		return e.expect(req, http.StatusOK)
 	}, nil
