@@ -427,7 +427,7 @@ func (p *Provider) serveAuthorize(w http.ResponseWriter, r *http.Request, s Sign
 		p.respond(w, target, req.mode, params)
 		return
 	}
-	s.Start(w, req.oauthRequest())
+	s.Start(r.Context(), w, req.oauthRequest())
 }
 
 // checkAppPolicy applies the app's registered posture (RFC 9700 §2.1.1,
@@ -460,7 +460,7 @@ func (p *Provider) validateClient(ctx context.Context, clientID, redirectURI str
 		return app, nil, oauth.NewError(http.StatusBadRequest, "invalid_client", "invalid_request", "client_id", "unknown client_id")
 	}
 	if err != nil {
-		return app, nil, p.out.Internal("authorize: load app", err)
+		return app, nil, p.out.Internal(ctx, "authorize: load app", err)
 	}
 	if app.Disabled {
 		return app, nil, errClientDisabled()
@@ -484,14 +484,14 @@ func (p *Provider) validateClient(ctx context.Context, clientID, redirectURI str
 // request this provider validated, in its response mode; the login
 // session of a completed sign-in (resp.Session) becomes the session
 // cookie.
-func (p *Provider) Respond(w http.ResponseWriter, req oauth.Request, resp oauth.Response) {
+func (p *Provider) Respond(ctx context.Context, w http.ResponseWriter, req oauth.Request, resp oauth.Response) {
 	if req.Device != "" {
 		p.respondDevice(w, req, resp) // deviceverify.go
 		return
 	}
 	target, err := url.Parse(req.RedirectURI)
 	if err != nil {
-		p.out.ErrorPage(w, p.out.Internal("respond: redirect_uri", err))
+		p.out.ErrorPage(w, p.out.Internal(ctx, "respond: redirect_uri", err))
 		return
 	}
 	if resp.Session != "" {

@@ -119,7 +119,7 @@ func (p *Provider) authenticateAssertion(r *http.Request, params map[string]stri
 		return app, errUnauthenticated("invalid client credentials")
 	}
 	if err != nil {
-		return app, p.out.Internal("authenticate client", err)
+		return app, p.out.Internal(r.Context(), "authenticate client", err)
 	}
 	if app.TokenEndpointAuthMethod != record.AuthPrivateKeyJWT {
 		return app, errUnauthenticated("this client is not registered for private_key_jwt")
@@ -166,7 +166,7 @@ func (p *Provider) spendAssertion(ctx context.Context, c assertionClaims) *oauth
 	case errors.Is(err, record.ErrExists):
 		return errUnauthenticated("client_assertion was already used (jti replayed)")
 	case err != nil:
-		return p.out.Internal("authenticate client: spend jti", err)
+		return p.out.Internal(ctx, "authenticate client: spend jti", err)
 	}
 	return nil
 }

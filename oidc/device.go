@@ -82,7 +82,7 @@ func (p *Provider) serveDeviceAuthorization(w http.ResponseWriter, r *http.Reque
 	}
 	resp, err := p.newDeviceGrant(r.Context(), app.ID, scope)
 	if err != nil {
-		p.out.WriteError(w, p.out.Internal("device authorization", err))
+		p.out.WriteError(w, p.out.Internal(r.Context(), "device authorization", err))
 		return
 	}
 	p.out.WriteJSON(w, http.StatusOK, resp)

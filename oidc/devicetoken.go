@@ -50,7 +50,7 @@ func (p *Provider) serveDeviceToken(w http.ResponseWriter, r *http.Request, app 
 	case errors.Is(err, record.ErrNotFound):
 		outcome = errDeviceGrant("the device code is invalid")
 	case err != nil:
-		outcome = p.out.Internal("token: poll device grant", err)
+		outcome = p.out.Internal(r.Context(), "token: poll device grant", err)
 	}
 	if outcome != nil {
 		if outcome.OAuth == "slow_down" {
@@ -61,13 +61,13 @@ func (p *Provider) serveDeviceToken(w http.ResponseWriter, r *http.Request, app 
 	}
 	rawGrant, err := p.random(16)
 	if err != nil {
-		p.out.WriteError(w, p.out.Internal("token: random", err))
+		p.out.WriteError(w, p.out.Internal(r.Context(), "token: random", err))
 		return
 	}
 	resp, err := p.issueTokens(grant{id: hex.EncodeToString(rawGrant), clientID: g.ClientID, scope: g.Scope,
 		sub: g.Subject, level: g.VerificationLevel, authTime: g.AuthTime, profile: app.Profile})
 	if err != nil {
-		p.out.WriteError(w, p.out.Internal("token: sign", err))
+		p.out.WriteError(w, p.out.Internal(r.Context(), "token: sign", err))
 		return
 	}
 	p.observe(DeviceEventRedeemed)

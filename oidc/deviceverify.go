@@ -108,7 +108,7 @@ func (p *Provider) serveDevicePage(w http.ResponseWriter, r *http.Request) {
 			data.Message = msgBadUserCode
 		}
 	}
-	p.deviceForm(w, http.StatusOK, data)
+	p.deviceForm(r.Context(), w, http.StatusOK, data)
 }
 
 const (
@@ -117,10 +117,10 @@ const (
 )
 
 // deviceForm renders the form with a fresh double-submit token.
-func (p *Provider) deviceForm(w http.ResponseWriter, status int, data devicePageData) {
+func (p *Provider) deviceForm(ctx context.Context, w http.ResponseWriter, status int, data devicePageData) {
 	raw, err := p.random(deviceCSRFBytes)
 	if err != nil {
-		p.out.ErrorPage(w, p.out.Internal("device: random", err))
+		p.out.ErrorPage(w, p.out.Internal(ctx, "device: random", err))
 		return
 	}
 	data.CSRF, data.Action = base64.RawURLEncoding.EncodeToString(raw), p.issuer+pathDevice
@@ -171,17 +171,17 @@ func (p *Provider) serveDeviceEntry(w http.ResponseWriter, r *http.Request, s Si
 	}
 	if d.userCode == "" {
 		p.observe(DeviceEventBadCode)
-		p.deviceForm(w, http.StatusBadRequest, devicePageData{UserCode: d.typed, Message: msgBadUserCode})
+		p.deviceForm(r.Context(), w, http.StatusBadRequest, devicePageData{UserCode: d.typed, Message: msgBadUserCode})
 		return
 	}
 	g, err := p.store.DeviceGrantByUserCode(r.Context(), oauth.HashHex(d.userCode))
 	switch {
 	case errors.Is(err, record.ErrNotFound), err == nil && (g.State != record.DevicePending || !p.now().Before(g.ExpiresAt)):
 		p.observe(DeviceEventBadCode)
-		p.deviceForm(w, http.StatusBadRequest, devicePageData{UserCode: d.typed, Message: msgUnknownUserCode})
+		p.deviceForm(r.Context(), w, http.StatusBadRequest, devicePageData{UserCode: d.typed, Message: msgUnknownUserCode})
 		return
 	case err != nil:
-		p.out.ErrorPage(w, p.out.Internal("device: look up user code", err))
+		p.out.ErrorPage(w, p.out.Internal(r.Context(), "device: look up user code", err))
 		return
 	}
 	app, err := p.store.App(r.Context(), g.ClientID)
@@ -190,10 +190,10 @@ func (p *Provider) serveDeviceEntry(w http.ResponseWriter, r *http.Request, s Si
 		p.out.ErrorPage(w, errClientDisabled())
 		return
 	case err != nil:
-		p.out.ErrorPage(w, p.out.Internal("device: load app", err))
+		p.out.ErrorPage(w, p.out.Internal(r.Context(), "device: load app", err))
 		return
 	}
-	s.Start(w, p.deviceRequest(g))
+	s.Start(r.Context(), w, p.deviceRequest(g))
 }
 
 // deviceRequest is the authorization request a device grant's sign-in
@@ -281,7 +281,7 @@ func (p *Provider) respondDevice(w http.ResponseWriter, req oauth.Request, resp 
 		defer cancel()
 		var err error
 		if result, err = p.decideDevice(ctx, req.Device, record.DeviceGrant{State: record.DeviceDenied}); err != nil {
-			p.out.ErrorPage(w, p.out.Internal("device: deny", err))
+			p.out.ErrorPage(w, p.out.Internal(ctx, "device: deny", err))
 			return
 		}
 	}

@@ -41,7 +41,7 @@ func (p *Provider) serveIntrospect(w http.ResponseWriter, r *http.Request) {
 	}
 	revoked, err := p.store.IsGrantRevoked(r.Context(), c.GrantID)
 	if err != nil {
-		p.out.WriteError(w, p.out.Internal("introspect: revocation", err))
+		p.out.WriteError(w, p.out.Internal(r.Context(), "introspect: revocation", err))
 		return
 	}
 	if revoked {

@@ -1,6 +1,7 @@
 package oidc
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"net/http"
@@ -70,14 +71,14 @@ func (p *Provider) serveEndSession(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, errNoSession):
 	case err != nil:
-		p.out.ErrorPage(w, p.out.Internal("logout: read session", err))
+		p.out.ErrorPage(w, p.out.Internal(r.Context(), "logout: read session", err))
 		return
 	case !p.logoutConfirmed(r, req, sess):
-		p.signOutPage(w, req, sess)
+		p.signOutPage(r.Context(), w, req, sess)
 		return
 	default:
 		if err := p.store.RevokeGrant(r.Context(), sessionRevocationID(sess.ID), time.Unix(sess.Expires, 0)); err != nil {
-			p.out.ErrorPage(w, p.out.Internal("logout: revoke session", err))
+			p.out.ErrorPage(w, p.out.Internal(r.Context(), "logout: revoke session", err))
 			return
 		}
 	}
@@ -133,10 +134,10 @@ type signOutData struct {
 // signOutPage asks the user whether to sign out; its form posts the
 // request back with the session's sealed id as confirm, which no other
 // site can read (the page is no-store and cannot be framed).
-func (p *Provider) signOutPage(w http.ResponseWriter, req logoutRequest, s loginSession) {
+func (p *Provider) signOutPage(ctx context.Context, w http.ResponseWriter, req logoutRequest, s loginSession) {
 	confirm, err := p.Seal(logoutPurpose, []byte(s.ID))
 	if err != nil {
-		p.out.ErrorPage(w, p.out.Internal("logout: seal", err))
+		p.out.ErrorPage(w, p.out.Internal(ctx, "logout: seal", err))
 		return
 	}
 	var fields []formParam
@@ -170,7 +171,7 @@ func (p *Provider) logoutTarget(r *http.Request, req logoutRequest) (*url.URL, *
 	}
 	app, err := p.store.App(r.Context(), clientID)
 	if err != nil && !errors.Is(err, record.ErrNotFound) {
-		return nil, p.out.Internal("logout: load app", err)
+		return nil, p.out.Internal(r.Context(), "logout: load app", err)
 	}
 	target, perr := url.Parse(req.redirectURI)
 	if err != nil || perr != nil || !slices.Contains(app.PostLogoutRedirectURIs, req.redirectURI) || !target.IsAbs() {

@@ -112,7 +112,7 @@ type Store interface {
 // sign-in (package signin), which answers the browser and later hands the
 // request back through AuthorizationResponse and Respond.
 type Signin interface {
-	Start(w http.ResponseWriter, req oauth.Request)
+	Start(ctx context.Context, w http.ResponseWriter, req oauth.Request)
 }
 
 // Options configures a Provider. Issuer, Store, Rand and Now are

@@ -21,7 +21,7 @@ func (p *Provider) serveRevoke(w http.ResponseWriter, r *http.Request) {
 	}
 	if c, err := p.parseAccessToken(token); err == nil && c.ClientID == app.ID {
 		if err := p.store.RevokeGrant(r.Context(), c.GrantID, time.Unix(c.Exp, 0)); err != nil {
-			p.out.WriteError(w, p.out.Internal("revoke: store", err))
+			p.out.WriteError(w, p.out.Internal(r.Context(), "revoke: store", err))
 			return
 		}
 	}

@@ -131,7 +131,7 @@ func (p *Provider) sessionResponse(r *http.Request, req authzRequest, app record
 	ctx := r.Context()
 	sess, err := p.session(ctx, r)
 	if err != nil && !errors.Is(err, errNoSession) {
-		return oauth.ErrorParams(p.out.Internal("authorize: read session", err), req.state), true
+		return oauth.ErrorParams(p.out.Internal(ctx, "authorize: read session", err), req.state), true
 	}
 	g, e := grant{}, errLoginRequired("there is no login session: the user must sign in with the wallet")
 	if err == nil {
@@ -142,12 +142,12 @@ func (p *Provider) sessionResponse(r *http.Request, req authzRequest, app record
 	}
 	rawGrant, err := p.random(16)
 	if err != nil {
-		return oauth.ErrorParams(p.out.Internal("authorize: random", err), req.state), true
+		return oauth.ErrorParams(p.out.Internal(ctx, "authorize: random", err), req.state), true
 	}
 	g.id, g.profile = hex.EncodeToString(rawGrant), app.Profile
 	params, err = p.authorizationResponse(ctx, req.oauthRequest(), g)
 	if err != nil {
-		return oauth.ErrorParams(p.out.Internal("authorize: session response", err), req.state), true
+		return oauth.ErrorParams(p.out.Internal(ctx, "authorize: session response", err), req.state), true
 	}
 	return params, true
 }

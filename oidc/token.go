@@ -66,7 +66,7 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 	g.profile = app.Profile
 	resp, err := p.issueTokens(g)
 	if err != nil {
-		p.out.WriteError(w, p.out.Internal("token: sign", err))
+		p.out.WriteError(w, p.out.Internal(r.Context(), "token: sign", err))
 		return
 	}
 	p.out.WriteJSON(w, http.StatusOK, resp)
@@ -126,7 +126,7 @@ func (p *Provider) redeem(ctx context.Context, clientID string, req tokenRequest
 	case errors.Is(err, record.ErrCodeBinding):
 		return grant{}, unbound(c, clientID, req)
 	case err != nil:
-		return grant{}, p.out.Internal("token: redeem code", err)
+		return grant{}, p.out.Internal(ctx, "token: redeem code", err)
 	}
 	return grant{
 		id: c.GrantID, clientID: c.ClientID, scope: c.Scope, nonce: c.Nonce,
@@ -341,7 +341,7 @@ func (p *Provider) authenticate(r *http.Request, params map[string]string) (reco
 		return app, errUnauthenticated("invalid client credentials")
 	}
 	if err != nil {
-		return app, p.out.Internal("authenticate client", err)
+		return app, p.out.Internal(r.Context(), "authenticate client", err)
 	}
 	want, err := hex.DecodeString(app.SecretHash)
 	got := sha256.Sum256([]byte(creds.secret))

@@ -24,13 +24,13 @@ func (p *Provider) serveUserinfo(w http.ResponseWriter, r *http.Request) {
 	}
 	revoked, err := p.store.IsGrantRevoked(r.Context(), c.GrantID)
 	if err != nil {
-		p.out.WriteError(w, p.out.Internal("userinfo: revocation", err))
+		p.out.WriteError(w, p.out.Internal(r.Context(), "userinfo: revocation", err))
 		return
 	}
 	// The tokens of a disabled or deleted app are inactive.
 	app, err := p.store.App(r.Context(), c.ClientID)
 	if err != nil && !errors.Is(err, record.ErrNotFound) {
-		p.out.WriteError(w, p.out.Internal("userinfo: load app", err))
+		p.out.WriteError(w, p.out.Internal(r.Context(), "userinfo: load app", err))
 		return
 	}
 	if revoked || err != nil || app.Disabled {

@@ -125,7 +125,7 @@ func (f *Flow) signinApp(ctx context.Context, clientID string) (record.App, *oau
 		return app, errAccessDenied("this application was disabled or removed by the operator; go back to it")
 	}
 	if err != nil {
-		return app, f.out.Internal("load app", err)
+		return app, f.out.Internal(ctx, "load app", err)
 	}
 	return app, nil
 }
@@ -143,7 +143,7 @@ func (f *Flow) proofApp(ctx context.Context, app record.App) (record.App, *oauth
 		return sector, errAccessDenied("the app of this application's sector was removed by the operator")
 	}
 	if err != nil {
-		return sector, f.out.Internal("load the sector's app", err)
+		return sector, f.out.Internal(ctx, "load the sector's app", err)
 	}
 	return sector, nil
 }
@@ -162,7 +162,7 @@ func (f *Flow) createBridge(ctx context.Context, r *http.Request, req pendingReq
 	defer cancel()
 	breq, nonce, err := f.withProofRequest(bridgeRequest(req, app), req, app)
 	if err != nil {
-		return req, f.out.Internal("bridge: 4.0 proof request", err)
+		return req, f.out.Internal(ctx, "bridge: 4.0 proof request", err)
 	}
 	c, err := f.bridge.Create(ctx, f.bridgeURL, f.rand, breq)
 	if err != nil {
@@ -209,7 +209,7 @@ func (f *Flow) showBridge(w http.ResponseWriter, r *http.Request, req pendingReq
 	}
 	sealed, err := f.sealPending(next)
 	if err != nil {
-		f.out.ErrorPage(w, f.out.Internal("wait: seal request", err))
+		f.out.ErrorPage(w, f.out.Internal(ctx, "wait: seal request", err))
 		return
 	}
 	// The request was just made: the page this redirects to need not ask
@@ -231,7 +231,7 @@ func (f *Flow) serveRetry(w http.ResponseWriter, r *http.Request) {
 	}
 	cur, err := f.progress(r.Context(), req)
 	if err != nil {
-		f.out.ErrorPage(w, f.out.Internal("retry: read progress", err))
+		f.out.ErrorPage(w, f.out.Internal(r.Context(), "retry: read progress", err))
 		return
 	}
 	if cur.State != statePending && cur.State != record.SigninScanned {

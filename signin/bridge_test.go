@@ -95,7 +95,7 @@ func (fakeProvider) AuthorizationResponse(_ context.Context, _ oauth.Request, p 
 func (fakeProvider) Denied(oauth.Request, string) oauth.Response {
 	return oauth.Response{Params: url.Values{"error": {"access_denied"}}}
 }
-func (fakeProvider) Respond(w http.ResponseWriter, req oauth.Request, resp oauth.Response) {
+func (fakeProvider) Respond(_ context.Context, w http.ResponseWriter, req oauth.Request, resp oauth.Response) {
 	oauth.Redirect(w, req.RedirectURI+"?"+resp.Params.Encode())
 }
 func (fakeProvider) RestartURL(oauth.Request) string { return "https://id.example/authorize?again" }
@@ -215,7 +215,7 @@ func (e *bridgeEnv) do(b browser, method, target string, form url.Values, remote
 // page that carries it.
 func (e *bridgeEnv) start(t testing.TB, remote string) (browser, *httptest.ResponseRecorder) {
 	w := httptest.NewRecorder()
-	e.f.Start(w, oauth.Request{ClientID: testApp, RedirectURI: "https://rp.example/cb", ResponseType: "code", Mode: "query", Scope: "openid"})
+	e.f.Start(t.Context(), w, oauth.Request{ClientID: testApp, RedirectURI: "https://rp.example/cb", ResponseType: "code", Mode: "query", Scope: "openid"})
 	b := browser{cookie: w.Result().Cookies()[0], waitURL: w.Header().Get("Location")}
 	return b, e.do(b, http.MethodGet, b.waitURL, nil, remote)
 }

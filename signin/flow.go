@@ -73,7 +73,7 @@ type Provider interface {
 	// delivers either to the request's redirect URI in its mode.
 	AuthorizationResponse(ctx context.Context, req oauth.Request, approved record.SigninProgress) (oauth.Response, error)
 	Denied(req oauth.Request, detail string) oauth.Response
-	Respond(w http.ResponseWriter, req oauth.Request, resp oauth.Response)
+	Respond(ctx context.Context, w http.ResponseWriter, req oauth.Request, resp oauth.Response)
 	// RestartURL is the same authorization request again.
 	RestartURL(req oauth.Request) string
 	// Route registers a route with the headers and checks every route of

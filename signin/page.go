@@ -58,7 +58,7 @@ func (f *Flow) waitPage(w http.ResponseWriter, r *http.Request, req pendingReque
 func (f *Flow) renderWait(w http.ResponseWriter, r *http.Request, req pendingRequest, app record.App, token string, st waitState) {
 	target, err := url.Parse(req.RedirectURI)
 	if err != nil {
-		f.out.ErrorPage(w, f.out.Internal("wait: redirect_uri", err))
+		f.out.ErrorPage(w, f.out.Internal(r.Context(), "wait: redirect_uri", err))
 		return
 	}
 	qrText, button := f.walletLinks(req, app, token)
@@ -77,7 +77,7 @@ func (f *Flow) renderWait(w http.ResponseWriter, r *http.Request, req pendingReq
 	if qrText != "" {
 		code, err := qr.Encode([]byte(qrText))
 		if err != nil {
-			f.out.ErrorPage(w, f.out.Internal("wait: QR code", err))
+			f.out.ErrorPage(w, f.out.Internal(r.Context(), "wait: QR code", err))
 			return
 		}
 		data.QR = template.HTML(code.SVG("qr", qrLabel))

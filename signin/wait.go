@@ -19,17 +19,17 @@ import (
 // Start seals a validated authorization request into the wait-page URL,
 // binds it to this browser and redirects there. It writes nothing to the
 // store and keeps nothing in memory.
-func (f *Flow) Start(w http.ResponseWriter, req oauth.Request) {
+func (f *Flow) Start(ctx context.Context, w http.ResponseWriter, req oauth.Request) {
 	id, err1 := f.random(requestIDBytes)
 	secret, err2 := f.random(bindingBytes)
 	if err := errors.Join(err1, err2); err != nil {
-		f.out.ErrorPage(w, f.out.Internal("authorize: random", err))
+		f.out.ErrorPage(w, f.out.Internal(ctx, "authorize: random", err))
 		return
 	}
 	binding := sha256.Sum256(secret)
 	token, err := f.sealPending(pendingRequest{ID: id, Binding: binding[:], Expires: f.now().Add(signinLifetime).Unix(), Request: req})
 	if err != nil {
-		f.out.ErrorPage(w, f.out.Internal("authorize: seal request", err))
+		f.out.ErrorPage(w, f.out.Internal(ctx, "authorize: seal request", err))
 		return
 	}
 	f.setBindingCookie(w, id, secret)
@@ -75,7 +75,7 @@ func (f *Flow) boundRequest(r *http.Request, v url.Values) (pendingRequest, *oau
 	}
 	cur, err := f.progress(r.Context(), req)
 	if err != nil {
-		return req, f.out.Internal("read progress", err)
+		return req, f.out.Internal(r.Context(), "read progress", err)
 	}
 	if ended(cur.State) {
 		return req, nil
@@ -135,7 +135,7 @@ func (f *Flow) serveWait(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	cur, err := f.progress(ctx, req)
 	if err != nil {
-		f.out.ErrorPage(w, f.out.Internal("wait: read progress", err))
+		f.out.ErrorPage(w, f.out.Internal(ctx, "wait: read progress", err))
 		return
 	}
 	switch {
@@ -168,7 +168,7 @@ func (f *Flow) pendingPage(w http.ResponseWriter, r *http.Request, req pendingRe
 	case stateDone:
 		cur, err := f.progress(ctx, req)
 		if err != nil {
-			f.out.ErrorPage(w, f.out.Internal("wait: read progress", err))
+			f.out.ErrorPage(w, f.out.Internal(ctx, "wait: read progress", err))
 			return
 		}
 		if cur.State == record.SigninApproved {
@@ -189,7 +189,7 @@ func (f *Flow) pendingPage(w http.ResponseWriter, r *http.Request, req pendingRe
 func (f *Flow) finish(ctx context.Context, w http.ResponseWriter, req pendingRequest, approved record.SigninProgress) {
 	resp, err := f.provider.AuthorizationResponse(ctx, req.Request, approved)
 	if err != nil {
-		f.out.ErrorPage(w, errRetry(f.out.Internal("finish: issue", err)))
+		f.out.ErrorPage(w, errRetry(f.out.Internal(ctx, "finish: issue", err)))
 		return
 	}
 	cur, err := f.store.AdvanceSignin(ctx, record.SigninProgress{ID: progressID(req.ID), State: record.SigninFinished,
@@ -199,12 +199,12 @@ func (f *Flow) finish(ctx context.Context, w http.ResponseWriter, req pendingReq
 		return
 	}
 	if err != nil {
-		f.out.ErrorPage(w, errRetry(f.out.Internal("finish: advance", err)))
+		f.out.ErrorPage(w, errRetry(f.out.Internal(ctx, "finish: advance", err)))
 		return
 	}
 	f.observe(EventFinished)
 	f.clearBindingCookie(w, req.ID)
-	f.provider.Respond(w, req.Request, resp)
+	f.provider.Respond(ctx, w, req.Request, resp)
 }
 
 // errRetry tells the user of a failed finish that the approval is kept.
@@ -229,7 +229,7 @@ func (f *Flow) serveStatus(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	cur, err := f.progress(ctx, req)
 	if err != nil {
-		f.out.WriteError(w, f.out.Internal("status: read progress", err))
+		f.out.WriteError(w, f.out.Internal(ctx, "status: read progress", err))
 		return
 	}
 	st := f.statusOf(ctx, req, cur.State)
@@ -268,10 +268,10 @@ func (f *Flow) serveCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		f.out.ErrorPage(w, f.out.Internal("cancel: advance", err))
+		f.out.ErrorPage(w, f.out.Internal(r.Context(), "cancel: advance", err))
 		return
 	}
 	f.observe(EventCancelled)
 	f.clearBindingCookie(w, req.ID)
-	f.provider.Respond(w, req.Request, f.provider.Denied(req.Request, "the user cancelled the sign-in"))
+	f.provider.Respond(r.Context(), w, req.Request, f.provider.Denied(req.Request, "the user cancelled the sign-in"))
 }

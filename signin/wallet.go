@@ -31,12 +31,12 @@ type walletRequest struct {
 
 // progressError explains why a wallet action cannot proceed: the request
 // was cancelled or already completed. err is AdvanceSignin's.
-func (f *Flow) progressError(cur record.SigninProgress, err error) *oauth.Error {
+func (f *Flow) progressError(ctx context.Context, cur record.SigninProgress, err error) *oauth.Error {
 	switch {
 	case err == nil:
 		return nil
 	case !errors.Is(err, record.ErrExists):
-		return f.out.Internal("sign-in progress", err)
+		return f.out.Internal(ctx, "sign-in progress", err)
 	case cur.State == record.SigninCancelled:
 		return oauth.NewError(http.StatusConflict, "cancelled", "access_denied", "request", "the sign-in was cancelled in the browser")
 	}
@@ -106,10 +106,10 @@ func (f *Flow) approveChecked(ctx context.Context, req walletRequest, sub, level
 	id := progressID(req.ID)
 	cur, err := f.store.SigninProgress(ctx, id)
 	if err != nil && !errors.Is(err, record.ErrNotFound) {
-		return f.out.Internal("complete: read progress", err)
+		return f.out.Internal(ctx, "complete: read progress", err)
 	}
 	if cur.State != "" && cur.State != record.SigninScanned {
-		return f.progressError(cur, record.ErrExists)
+		return f.progressError(ctx, cur, record.ErrExists)
 	}
 	// The app may have been disabled or deleted since the request began;
 	// a staging app's proofs use the staging trees.
@@ -118,7 +118,7 @@ func (f *Flow) approveChecked(ctx context.Context, req walletRequest, sub, level
 		return errAccessDenied("the client was disabled or deleted by the operator")
 	}
 	if err != nil {
-		return f.out.Internal("complete: load app", err)
+		return f.out.Internal(ctx, "complete: load app", err)
 	}
 	papp, e := f.proofApp(ctx, app)
 	if e != nil {
@@ -129,7 +129,7 @@ func (f *Flow) approveChecked(ctx context.Context, req walletRequest, sub, level
 		return errAccessDenied("the World ID proof did not verify (" + pe.Code + ")")
 	}
 	if err != nil {
-		return f.out.Internal("complete: check proof", err)
+		return f.out.Internal(ctx, "complete: check proof", err)
 	}
 	// The approval is the one write: the signal is unique to the request
 	// and a request is approved at most once, so a proof can approve only
@@ -138,7 +138,7 @@ func (f *Flow) approveChecked(ctx context.Context, req walletRequest, sub, level
 		AuthTime: f.now(), ExpiresAt: progressExpiry(req.Expires)}
 	// A scanned state is recorded only by versions that stored the mark.
 	cur, err = f.store.AdvanceSignin(ctx, approved, "", record.SigninScanned)
-	return f.progressError(cur, err)
+	return f.progressError(ctx, cur, err)
 }
 
 func errAccessDenied(detail string) *oauth.Error {

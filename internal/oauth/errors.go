@@ -87,10 +87,10 @@ type Responder struct {
 // Internal is a failure of the store or the proof checker, triaged by
 // internal/httpapi: 499 when the client went away (logged at Debug), 503
 // when the store says it cannot write, else 500. The cause is logged,
-// never sent; without the request's context, so the line names no
-// request id.
-func (o Responder) Internal(where string, err error) *Error {
-	switch status := httpapi.FailureStatus(context.Background(), o.Log, o.Prefix+where, err); status {
+// never sent, with the request's context ctx (so the line names the
+// request id).
+func (o Responder) Internal(ctx context.Context, where string, err error) *Error {
+	switch status := httpapi.FailureStatus(ctx, o.Log, o.Prefix+where, err); status {
 	case httpapi.StatusClientClosed:
 		return NewError(status, "client_closed", "server_error", "", "the client closed the request")
 	case http.StatusServiceUnavailable:

@@ -2,6 +2,8 @@ package oauth
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -29,5 +31,33 @@ func TestErrorPagePlainWords(t *testing.T) {
 			!strings.Contains(body, `<div class="fine"><p><code>`+tc.e.Code+`</code>`) || strings.Count(body, "<code>"+tc.e.Code+"</code>") != 1 {
 			t.Errorf("%s: %d\n%s", tc.e.Code, w.Code, body)
 		}
+	}
+}
+
+// ctxHandler records the context of every log record.
+type ctxHandler struct {
+	slog.Handler
+	got *[]context.Context
+}
+
+func (ctxHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h ctxHandler) Handle(ctx context.Context, r slog.Record) error {
+	*h.got = append(*h.got, ctx)
+	return nil
+}
+
+// TestInternalLogsWithRequestContext: the failure line is logged with the
+// request's context, where the request id lives (internal/leaf/metrics).
+func TestInternalLogsWithRequestContext(t *testing.T) {
+	type key struct{}
+	var got []context.Context
+	o := Responder{Log: slog.New(ctxHandler{slog.DiscardHandler, &got}), Prefix: "test: "}
+	ctx := context.WithValue(t.Context(), key{}, "req-1")
+	if e := o.Internal(ctx, "store", errors.New("disk on fire")); e.Status != http.StatusInternalServerError {
+		t.Fatalf("status %d", e.Status)
+	}
+	if len(got) != 1 || got[0].Value(key{}) != "req-1" {
+		t.Fatalf("logged with %v", got)
 	}
 }
