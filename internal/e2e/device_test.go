@@ -140,7 +140,7 @@ func TestDeviceFlowThroughTheBinary(t *testing.T) {
 	p.stop(t)
 	p = startProc(t, dataDir)
 	rp = connectRelyingParty(t, ctx, p, rp.app)
-	conf, secret = deviceClient(rp)
+	conf, _ = deviceClient(rp)
 	w := newWallet(t, ctx, p, [2]string{"orb", "production"})
 	polled := deviceTokens(ctx, conf, da)
 	b := enterUserCode(t, p.public+"/device?"+url.Values{"user_code": {da.UserCode}}.Encode(), strings.ToLower(da.UserCode))
