@@ -55,12 +55,13 @@ func TestParseRate(t *testing.T) {
 		"20/3s":  {Burst: 20, Every: 3 * time.Second},
 		"1/10ms": {Burst: 1, Every: 10 * time.Millisecond},
 		"off":    {Burst: -1},
+		"":       {},
 	} {
 		if got, err := parseRate(in); err != nil || got != want {
 			t.Errorf("%q: %v, %v", in, got, err)
 		}
 	}
-	for _, bad := range []string{"", "20", "20/", "/3s", "0/3s", "-1/3s", "20/0s", "20/-1s", "20/3", "OFF", "x/3s", "20/3s/1"} {
+	for _, bad := range []string{"20", "20/", "/3s", "0/3s", "-1/3s", "20/0s", "20/-1s", "20/3", "OFF", "x/3s", "20/3s/1"} {
 		if _, err := parseRate(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -256,10 +256,13 @@ func (c *Config) loadTLS() error {
 }
 
 // parseRate reads a per-client rate: "BURST/EVERY" (a positive count and
-// a positive Go duration) or "off" (a negative Burst, as ratelimit and
-// signin read it).
+// a positive Go duration), "off" (a negative Burst, as ratelimit and
+// signin read it) or "" (the zero Rate: the handler's default).
 func parseRate(s string) (ratelimit.Rate, error) {
-	if s == "off" {
+	switch s {
+	case "":
+		return ratelimit.Rate{}, nil
+	case "off":
 		return ratelimit.Rate{Burst: -1}, nil
 	}
 	burst, every, ok := strings.Cut(s, "/")
