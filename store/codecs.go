@@ -13,8 +13,9 @@ import (
 )
 
 // The high-volume tables are kept as fixed-width records, in memory and in
-// the snapshot (engine.Codec; doc/design.md §3): a leaf in 48 + 40 bytes
-// (both its rows), a nullifier in 48, plus their index slots. The engine
+// the snapshot (engine.Codec; doc/design.md §3): a leaf in 48 bytes, a
+// nullifier in 48, plus their index slots (a leaf has two: by index and by
+// commitment, engine.SecondKeyCodec). The engine
 // keeps a row its codec does not reproduce byte for byte as JSON (it packs,
 // unpacks and compares every row it stores), so a codec only has to pack
 // the canonical rows the domain methods write.
@@ -58,11 +59,13 @@ func appendTime(dst, rec []byte) []byte {
 }
 
 // leafCodec packs "<tree>/<index, 10 digits>" → record.Leaf as the index
-// (4 bytes), the commitment (32) and the time (8).
+// (4 bytes), the commitment (32) and the time (8). The commitment is the
+// second key: the engine finds a tree's leaf by it (lookupLeaf).
 type leafCodec struct{}
 
-func (leafCodec) Name() string            { return "leaf/1" }
-func (leafCodec) Size() (record, key int) { return 4 + hashSize + 8, 4 }
+func (leafCodec) Name() string              { return "leaf/1" }
+func (leafCodec) Size() (record, key int)   { return 4 + hashSize + 8, 4 }
+func (leafCodec) SecondKey() (from, to int) { return 4, 4 + hashSize }
 
 func (leafCodec) Split(key string) (group, rest string, ok bool) { return splitLast(key, '/') }
 
@@ -106,7 +109,9 @@ func unpackLeafTime(rec []byte) record.Leaf {
 func appendLeafCommitment(dst, rec []byte) []byte { return appendHash(dst, rec[4:]) }
 
 // leafIndexCodec packs "<tree>/<commitment>" → index as the commitment
-// (32 bytes) and the index (4).
+// (32 bytes) and the index (4). The leaf_index rows it packed, in data
+// dirs of earlier versions, are dropped when they load (obsolete); the
+// codec stays so that their snapshots load.
 type leafIndexCodec struct{}
 
 func (leafIndexCodec) Name() string            { return "leaf-index/1" }

@@ -270,6 +270,9 @@ func (s State) attach(ctx context.Context, name string, desc packedTable, data [
 		size *= 2
 	}
 	p.slots = make([]uint32, size)
+	if p.hasSecond() {
+		p.second = make([]uint32, size)
+	}
 	for i := range desc.Rows {
 		if i%(16*checkEvery) == 0 && ctx.Err() != nil {
 			return 0, ctx.Err()
