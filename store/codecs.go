@@ -63,7 +63,12 @@ func appendTime(dst, rec []byte) []byte {
 // second key: the engine finds a tree's leaf by it (lookupLeaf).
 type leafCodec struct{}
 
-func (leafCodec) Name() string              { return "leaf/1" }
+// Name is leaf/2 since the commitment became the second key: leaf/1
+// snapshots, which held a leaf_index row for every leaf, load (and are
+// rewritten), while builds that know only leaf/1, and would look
+// commitments up in leaf_index alone, refuse leaf/2.
+func (leafCodec) Name() string              { return "leaf/2" }
+func (leafCodec) FormerNames() []string     { return []string{"leaf/1"} }
 func (leafCodec) Size() (record, key int)   { return 4 + hashSize + 8, 4 }
 func (leafCodec) SecondKey() (from, to int) { return 4, 4 + hashSize }
 

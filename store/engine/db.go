@@ -295,7 +295,7 @@ func (db *DB) recover(ctx context.Context) error {
 		return err
 	}
 	// A torn line alone must go too: the next line would be appended to it.
-	if db.dropObsolete() > 0 || rep.lines > 0 || rep.tornLine > 0 || !found || snap.format != snapshotFormat {
+	if db.dropObsolete() > 0 || rep.lines > 0 || rep.tornLine > 0 || !found || snap.format != snapshotFormat || snap.renamed {
 		if err := db.compact(); err != nil {
 			return err
 		}

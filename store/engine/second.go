@@ -19,6 +19,23 @@ type SecondKeyCodec interface {
 	SecondKey() (from, to int)
 }
 
+// RenamedCodec is a Codec whose layout earlier codecs wrote under other
+// names: a snapshot that names one of them loads with it, and Open
+// rewrites the snapshot under the current name, which builds that know
+// only a former name refuse to load (a way to keep them from a data dir
+// whose meaning changed, as it did when leaves gained a second key).
+type RenamedCodec interface {
+	Codec
+	FormerNames() []string
+}
+
+func formerNames(c Codec) []string {
+	if rc, ok := c.(RenamedCodec); ok {
+		return rc.FormerNames()
+	}
+	return nil
+}
+
 // makeRecord returns key's group and the record of key and value, after
 // room bytes left for the caller; ok false: the codec does not reproduce
 // the row byte for byte, so it has no record.

@@ -185,3 +185,36 @@ func TestOpenDropsObsoleteRows(t *testing.T) {
 		t.Fatalf("the snapshot keeps a dropped row (%v)", err)
 	}
 }
+
+// renamedHex is hexCodec under a new name, which reads what it wrote as
+// test-hex/1.
+type renamedHex struct{ hexCodec }
+
+func (renamedHex) Name() string          { return "test-hex/2" }
+func (renamedHex) FormerNames() []string { return []string{"test-hex/1"} }
+
+// A snapshot whose packed table names a codec's former name loads with it
+// and is rewritten under the current name, which a build that knows only
+// the former one refuses.
+func TestOpenRenamesCodec(t *testing.T) {
+	dir := t.TempDir()
+	db := mustOpen(t, dir, Options{Codecs: testCodecs})
+	put(t, db, "packed", packedKey("g", 1), json.RawMessage("1"))
+	db.Close()
+	db = mustOpen(t, dir, Options{Codecs: testCodecs}) // compacts the journal: test-hex/1 in the snapshot
+	db.Close()
+	renamed := Options{Codecs: map[string]Codec{"packed": renamedHex{}}}
+	db = mustOpen(t, dir, renamed)
+	want := map[string]map[string]string{"packed": {packedKey("g", 1): "1"}}
+	checkState(t, db, want)
+	db.Close()
+	if snap := readFile(t, snapshotPath(dir)); !strings.Contains(string(snap), `"codec":"test-hex/2"`) {
+		t.Fatalf("the snapshot was not rewritten under the new name:\n%s", snap)
+	}
+	if _, err := Open(dir, Options{Codecs: testCodecs}); err == nil || !strings.Contains(err.Error(), "test-hex/2") {
+		t.Fatalf("a build with only the former codec opened the renamed snapshot: %v", err)
+	}
+	db = mustOpen(t, dir, renamed)
+	defer db.Close()
+	checkState(t, db, want)
+}
