@@ -157,8 +157,8 @@ func (db *DB) publish(batches []*batch) {
 func (db *DB) dropPending(table, key string, lsn uint64) {
 	rows := db.overlay[table]
 	if p, ok := rows[key]; ok && p.lsn <= lsn {
-		if p.present {
-			forgetSecond(db.overlaySeconds, db.codecs[table], table, key, []byte(p.value))
+		if p.hasSecond {
+			forgetSecond(db.overlaySeconds, p.second, key)
 		}
 		delete(rows, key)
 		if len(rows) == 0 {

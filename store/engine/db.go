@@ -151,6 +151,9 @@ type pending struct {
 	lsn     uint64
 	value   string
 	present bool // false: deleted
+	// second is the row's entry in overlaySeconds, if it has one.
+	second    secondID
+	hasSecond bool
 }
 
 // batch is one Update's journal line waiting for the committer.
@@ -513,11 +516,12 @@ func (db *DB) addPending(b *batch) {
 			rows = map[string]pending{}
 			db.overlay[c.Table] = rows
 		}
-		if p, ok := rows[c.Key]; ok && p.present {
-			forgetSecond(db.overlaySeconds, db.codecs[c.Table], c.Table, c.Key, []byte(p.value))
+		if p, ok := rows[c.Key]; ok && p.hasSecond {
+			forgetSecond(db.overlaySeconds, p.second, c.Key)
 		}
-		rows[c.Key] = pending{lsn: b.lsn, value: string(c.Value), present: c.Op == opPut}
-		noteSecond(db.overlaySeconds, db.codecs[c.Table], c.Table, c.Key, c.Value)
+		p := pending{lsn: b.lsn, value: string(c.Value), present: c.Op == opPut}
+		p.second, p.hasSecond = noteSecond(db.overlaySeconds, db.codecs[c.Table], c.Table, c.Key, c.Value)
+		rows[c.Key] = p
 	}
 }
 

@@ -62,23 +62,24 @@ func Packs(c Codec, key string, value []byte) bool {
 	return ok
 }
 
-// secondKeyOf returns the group and the second key of key and value's
-// record; ok false: the table has no second key, or the row no record.
-func secondKeyOf(c Codec, key string, value []byte) (group, second string, ok bool) {
+// secondID names a row by table, group and second key.
+type secondID struct{ table, group, second string }
+
+// secondIDOf returns the table, group and second key of the row of key
+// and value; ok false: the table's codec c has no second key, or the row
+// no record (value nil: a deleted row has none).
+func secondIDOf(c Codec, table, key string, value []byte) (id secondID, ok bool) {
 	sc, ok := c.(SecondKeyCodec)
-	if !ok {
-		return "", "", false
+	if !ok || value == nil {
+		return secondID{}, false
 	}
 	group, rec, ok := makeRecord(sc, 0, key, value)
 	if !ok {
-		return "", "", false
+		return secondID{}, false
 	}
 	from, to := sc.SecondKey()
-	return group, string(rec[from:to]), true
+	return secondID{table, group, string(rec[from:to])}, true
 }
-
-// secondID names a row by table, group and second key.
-type secondID struct{ table, group, second string }
 
 func (p *packedRows) hasSecond() bool { return p.secondAt[1] > 0 }
 
@@ -174,7 +175,7 @@ func (r *rows) lookup(group string, second []byte, fn func(key string) bool) {
 		if done {
 			return
 		}
-		if g, sk, ok := secondKeyOf(r.packed.codec, k, []byte(v)); ok && g == group && sk == string(second) {
+		if id, ok := secondIDOf(r.packed.codec, "", k, []byte(v)); ok && id.group == group && id.second == string(second) {
 			done = !fn(k)
 		}
 	}
@@ -217,7 +218,7 @@ func (tx *Tx) Lookup(table, group string, second []byte) (string, bool) {
 	// value decides (and Get notes the queued write it read).
 	for _, k := range candidates {
 		if v, ok := tx.Get(table, k); ok {
-			if g, sk, ok := secondKeyOf(tx.db.codecs[table], k, v); ok && g == group && sk == string(second) {
+			if got, ok := secondIDOf(tx.db.codecs[table], table, k, v); ok && got == id {
 				return k, true
 			}
 		}
@@ -225,25 +226,20 @@ func (tx *Tx) Lookup(table, group string, second []byte) (string, bool) {
 	return "", false
 }
 
-// noteSecond records, in seconds, the second key of a row written with
-// value (nil: deleted), so that Lookup finds it before it is durable.
-// A stale entry costs a Lookup one Get.
-func noteSecond(seconds map[secondID]string, c Codec, table, key string, value []byte) {
-	if value == nil {
-		return
+// noteSecond records in seconds that key holds the second key of its
+// row, written but not durable, so that Lookup finds it. A stale entry
+// costs a Lookup one Get.
+func noteSecond(seconds map[secondID]string, c Codec, table, key string, value []byte) (secondID, bool) {
+	id, ok := secondIDOf(c, table, key, value)
+	if ok {
+		seconds[id] = key
 	}
-	if group, second, ok := secondKeyOf(c, key, value); ok {
-		seconds[secondID{table, group, second}] = key
-	}
+	return id, ok
 }
 
-// forgetSecond removes the entry noteSecond made for key and value, if
-// it still names key.
-func forgetSecond(seconds map[secondID]string, c Codec, table, key string, value []byte) {
-	if group, second, ok := secondKeyOf(c, key, value); ok {
-		id := secondID{table, group, second}
-		if seconds[id] == key {
-			delete(seconds, id)
-		}
+// forgetSecond removes the entry noteSecond made, if it still names key.
+func forgetSecond(seconds map[secondID]string, id secondID, key string) {
+	if seconds[id] == key {
+		delete(seconds, id)
 	}
 }
