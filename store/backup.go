@@ -169,9 +169,7 @@ var exportTables = []exportTable{
 		if int64(l.Leaf.Index) != size {
 			return fmt.Errorf("tree %q: leaf %d follows %d leaves", l.Tree, l.Leaf.Index, size)
 		}
-		return errors.Join(st.Insert(tableLeaves, leafKey(l.Tree, size), l.Leaf),
-			st.Insert(tableLeafIndex, l.Tree+"/"+l.Leaf.Commitment, l.Leaf.Index),
-			st.Set(tableTreeSizes, l.Tree, size+1))
+		return errors.Join(addLeaf(st, st.Set, l.Tree, l.Leaf), st.Set(tableTreeSizes, l.Tree, size+1))
 	}},
 	{tableExternalRoots, backup.TableExternalRoots, as[record.ExternalRoot](nil), func(st engine.State, row any) error {
 		r := row.(record.ExternalRoot)

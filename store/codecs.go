@@ -13,8 +13,9 @@ import (
 )
 
 // The high-volume tables are kept as fixed-width records, in memory and in
-// the snapshot (engine.Codec; doc/design.md §3): a leaf in 48 + 40 bytes
-// (both its rows), a nullifier in 48, plus their index slots. The engine
+// the snapshot (engine.Codec; doc/design.md §3): a leaf in 48 bytes, a
+// nullifier in 48, plus their index slots (a leaf has two: by index and by
+// commitment, engine.SecondKeyCodec). The engine
 // keeps a row its codec does not reproduce byte for byte as JSON (it packs,
 // unpacks and compares every row it stores), so a codec only has to pack
 // the canonical rows the domain methods write.
@@ -58,11 +59,18 @@ func appendTime(dst, rec []byte) []byte {
 }
 
 // leafCodec packs "<tree>/<index, 10 digits>" → record.Leaf as the index
-// (4 bytes), the commitment (32) and the time (8).
+// (4 bytes), the commitment (32) and the time (8). The commitment is the
+// second key: the engine finds a tree's leaf by it (lookupLeaf).
 type leafCodec struct{}
 
-func (leafCodec) Name() string            { return "leaf/1" }
-func (leafCodec) Size() (record, key int) { return 4 + hashSize + 8, 4 }
+// Name is leaf/2 since the commitment became the second key: leaf/1
+// snapshots, which held a leaf_index row for every leaf, load (and are
+// rewritten), while builds that know only leaf/1, and would look
+// commitments up in leaf_index alone, refuse leaf/2.
+func (leafCodec) Name() string              { return "leaf/2" }
+func (leafCodec) FormerNames() []string     { return []string{"leaf/1"} }
+func (leafCodec) Size() (record, key int)   { return 4 + hashSize + 8, 4 }
+func (leafCodec) SecondKey() (from, to int) { return 4, 4 + hashSize }
 
 func (leafCodec) Split(key string) (group, rest string, ok bool) { return splitLast(key, '/') }
 
@@ -73,14 +81,20 @@ func (leafCodec) PackKey(dst []byte, rest string) bool {
 }
 
 func (c leafCodec) Pack(dst []byte, rest string, value []byte) bool {
-	// The index in the value is the key's: the engine's round trip
-	// check keeps a leaf whose index differs as JSON.
-	var l record.Leaf
-	if json.Unmarshal(value, &l) != nil {
+	// Only the spelling Unpack writes survives the engine's round trip
+	// check, so Pack reads that spelling alone (no JSON decoding: the
+	// engine packs each appended leaf a few times). The index in the value
+	// is the key's: the check keeps a leaf whose index differs as JSON.
+	v, ok := strings.CutPrefix(string(value), `{"index":`)
+	_, v, found := strings.Cut(v, `,"commitment":"`)
+	commitment, v, spelled := strings.Cut(v, `","at":`)
+	at, closed := strings.CutSuffix(v, "}")
+	var t time.Time
+	if !ok || !found || !spelled || !closed || t.UnmarshalJSON([]byte(at)) != nil {
 		return false
 	}
-	packTime(dst[4+hashSize:], l.At)
-	return c.PackKey(dst, rest) && packHash(dst[4:], l.Commitment)
+	packTime(dst[4+hashSize:], t)
+	return c.PackKey(dst, rest) && packHash(dst[4:], commitment)
 }
 
 func (leafCodec) Unpack(rec []byte) (rest string, value []byte) {
@@ -106,7 +120,9 @@ func unpackLeafTime(rec []byte) record.Leaf {
 func appendLeafCommitment(dst, rec []byte) []byte { return appendHash(dst, rec[4:]) }
 
 // leafIndexCodec packs "<tree>/<commitment>" → index as the commitment
-// (32 bytes) and the index (4).
+// (32 bytes) and the index (4). The leaf_index rows it packed, in data
+// dirs of earlier versions, are dropped when they load (obsolete); the
+// codec stays so that their snapshots load.
 type leafIndexCodec struct{}
 
 func (leafIndexCodec) Name() string            { return "leaf-index/1" }

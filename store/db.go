@@ -40,10 +40,12 @@ func Open(dir string, opts Options) (*DB, error) {
 
 // OpenContext is Open, stopped with ctx's error, changing nothing on disk,
 // when ctx is done before the store is loaded (engine.OpenContext). It
-// packs the leaves, the leaf index and the nullifiers (codecs.go);
-// opts.Codecs is ignored.
+// packs the leaves and the nullifiers (codecs.go) and drops the leaf_index
+// rows of packed leaves, which earlier versions wrote (obsoleteLeafIndex);
+// opts.Codecs and opts.Obsolete are ignored.
 func OpenContext(ctx context.Context, dir string, opts Options) (*DB, error) {
 	opts.Codecs = codecs
+	opts.Obsolete = map[string]func(engine.State, string, string) bool{tableLeafIndex: obsoleteLeafIndex}
 	db, err := engine.OpenContext(ctx, dir, opts)
 	if err != nil {
 		return nil, err

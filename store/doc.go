@@ -17,9 +17,13 @@
 // implements; the conformance suites in store/storetest run against both
 // backends.
 //
-// The leaves, the leaf index and the nullifiers are packed (codecs.go):
-// the engine keeps their canonical rows as fixed-width records, which
-// Open reads without decoding JSON and Leaves decodes in one pass. OpenContext
+// The leaves and the nullifiers are packed (codecs.go): the engine keeps
+// their canonical rows as fixed-width records, which Open reads without
+// decoding JSON and Leaves decodes in one pass, and finds a packed leaf by
+// its commitment (a second index over the records), which keeps a
+// commitment once per tree; only a leaf the codec does not pack has a
+// leaf_index row. The leaf_index rows of packed leaves, which earlier
+// versions wrote, are dropped when a data dir opens. OpenContext
 // stops the opening when its context is done.
 //
 // # What it does not do

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,16 +27,7 @@ func hash(i int) string { return fmt.Sprintf("0x%064x", i) }
 // the current format with the rows packed, and it reopens the same.
 func TestOpensFormat1DataDir(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	for _, name := range []string{"state.json", "journal.jsonl", "store.mark"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "format1", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := copyDataDir(t, "format1")
 	at := time.Date(2026, 11, 27, 10, 0, 0, 123000000, time.UTC)
 	wantLeaves := map[string][]record.Leaf{
 		"orb/production": {{Index: 0, Commitment: hash(0xa1), At: at}, {Index: 1, Commitment: hash(0xa2), At: at},
@@ -54,9 +46,10 @@ func TestOpensFormat1DataDir(t *testing.T) {
 	if _, err := db.AppendLeaf(ctx, "orb/production", hash(0xa2), at); err == nil {
 		t.Fatal("a commitment of the old file was appended again")
 	}
+	checkLeafIndexRows(t, db, 0)
 	db.Close()
 	snap, err := os.ReadFile(filepath.Join(dir, "state.json"))
-	if err != nil || !bytes.Contains(snap, []byte(`"format": "worldid-store/2"`)) || !bytes.Contains(snap, []byte(`"leaves": {"codec":"leaf/1"`)) {
+	if err != nil || !bytes.Contains(snap, []byte(`"format": "worldid-store/2"`)) || !bytes.Contains(snap, []byte(`"leaves": {"codec":"leaf/2"`)) {
 		t.Fatalf("the snapshot was not rewritten with packed leaves (%v):\n%.600s", err, snap)
 	}
 	db = mustOpen(t, dir, Options{})
@@ -71,6 +64,69 @@ func TestOpensFormat1DataDir(t *testing.T) {
 	}); err != nil || len(nullifiers) != 3 || nullifiers[2].Action != `other "action"` || nullifiers[1].Count != 1 || nullifiers[0].Count != 3 {
 		t.Fatalf("exported nullifiers %+v, %v", nullifiers, err)
 	}
+}
+
+// copyDataDir copies the data dir testdata/name to a new directory.
+func copyDataDir(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, file := range []string{"state.json", "journal.jsonl", "store.mark"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestDropsLeafIndexRows opens the files of a version that kept a
+// leaf_index row for every leaf (testdata/format2-leafindex: in
+// orb/production leaves 0xa1, 0xa2 and "c1", which the leaf codec does
+// not pack, at 10:00:00.123, and 0xa1 in orb/production/extra; compacted;
+// then 0xa3 in orb/production an hour later, in the journal). The rows of
+// packed leaves are dropped, from memory and from the rewritten snapshot;
+// the one of "c1" stays; every commitment is still refused in its tree;
+// the leaves' codec is renamed leaf/2, which earlier builds refuse.
+func TestDropsLeafIndexRows(t *testing.T) {
+	ctx := context.Background()
+	dir := copyDataDir(t, "format2-leafindex")
+	at := time.Date(2026, 11, 28, 10, 0, 0, 123000000, time.UTC)
+	wantLeaves := map[string][]record.Leaf{
+		"orb/production": {{Index: 0, Commitment: hash(0xa1), At: at}, {Index: 1, Commitment: hash(0xa2), At: at},
+			{Index: 2, Commitment: "c1", At: at}, {Index: 3, Commitment: hash(0xa3), At: at.Add(time.Hour)}},
+		"orb/production/extra": {{Index: 0, Commitment: hash(0xa1), At: at}},
+	}
+	for range 2 { // as found, then as rewritten
+		db := mustOpen(t, dir, Options{})
+		checkLeaves(t, db, wantLeaves)
+		checkLeafIndexRows(t, db, 1)
+		for tree, leaves := range wantLeaves {
+			for _, l := range leaves {
+				if _, err := db.AppendLeaf(ctx, tree, l.Commitment, at); !errors.Is(err, record.ErrExists) {
+					t.Fatalf("%s appended to %s again: %v", l.Commitment, tree, err)
+				}
+			}
+		}
+		db.Close()
+		snap, err := os.ReadFile(filepath.Join(dir, "state.json"))
+		if err != nil || bytes.Contains(snap, []byte(`"leaf-index/1"`)) || !bytes.Contains(snap, []byte(`"leaves": {"codec":"leaf/2"`)) || !bytes.Contains(snap, []byte(`"orb/production/c1": 2`)) {
+			t.Fatalf("the snapshot still holds the packed leaves' leaf_index rows, or lost c1's (%v):\n%.900s", err, snap)
+		}
+	}
+}
+
+// checkLeafIndexRows asserts that the leaf_index table holds n rows.
+func checkLeafIndexRows(t *testing.T, db *DB, n int) {
+	t.Helper()
+	db.View(func(tx *engine.ReadTx) error {
+		if got := tx.Count(tableLeafIndex); got != n {
+			t.Errorf("%d leaf_index rows, want %d", got, n)
+		}
+		return nil
+	})
 }
 
 func checkLeaves(t *testing.T, db *DB, want map[string][]record.Leaf) {
@@ -92,7 +148,8 @@ func checkLeaves(t *testing.T, db *DB, want map[string][]record.Leaf) {
 }
 
 // The rows the domain methods write for leaves and nullifiers are kept as
-// packed records, not as JSON strings.
+// packed records, not as JSON strings, and a packed leaf needs no
+// leaf_index row.
 func TestDomainRowsArePacked(t *testing.T) {
 	ctx := context.Background()
 	db := mustOpen(t, t.TempDir(), Options{})
@@ -106,12 +163,13 @@ func TestDomainRowsArePacked(t *testing.T) {
 	}
 	counts := map[string]int{}
 	db.View(func(tx *engine.ReadTx) error {
-		for table, group := range map[string]string{tableLeaves: "orb/production/", tableLeafIndex: "orb/production/", tableNullifiers: `["rp_1","production","act",`} {
+		for table, group := range map[string]string{tableLeaves: "orb/production/", tableNullifiers: `["rp_1","production","act",`} {
 			tx.Records(table, group, func([]byte) { counts[table]++ })
 		}
+		counts[tableLeafIndex] = tx.Count(tableLeafIndex)
 		return nil
 	})
-	if counts[tableLeaves] != 2 || counts[tableLeafIndex] != 2 || counts[tableNullifiers] != 1 {
-		t.Fatalf("packed records %v, want 2 leaves, 2 index rows, 1 nullifier", counts)
+	if counts[tableLeaves] != 2 || counts[tableLeafIndex] != 0 || counts[tableNullifiers] != 1 {
+		t.Fatalf("packed records %v, want 2 leaves, 1 nullifier and no leaf_index rows (the engine finds a leaf by its commitment)", counts)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // external roots. The trees themselves are rebuilt in memory from these.
 const (
 	tableLeaves        = "leaves"         // "<tree>/<index, 10 digits>" → record.Leaf
-	tableLeafIndex     = "leaf_index"     // "<tree>/<commitment>" → index: one commitment per tree
+	tableLeafIndex     = "leaf_index"     // "<tree>/<commitment>" → index, for leaves the engine does not pack (addLeaf)
 	tableTreeSizes     = "tree_sizes"     // tree → number of leaves
 	tableExternalRoots = "external_roots" // "<tree>/<root>" → record.ExternalRoot
 	tableTrustAnchors  = "trust_anchors"  // "<kind>/<id>" → record.TrustAnchor
@@ -48,15 +48,11 @@ func (db *DB) AppendLeaves(ctx context.Context, tree string, commitments []strin
 			if err != nil {
 				return fmt.Errorf("store: tree %q is full: %w", tree, err)
 			}
-			index := int(n - 1)
 			if i == 0 {
-				first = index
+				first = int(n - 1)
 			}
-			// Insert sees this Tx's own writes: a repeat within the batch fails too.
-			if err := tx.Insert(tableLeafIndex, tree+"/"+c, index); err != nil {
-				return err
-			}
-			if err := tx.Put(tableLeaves, leafKey(tree, n-1), record.Leaf{Index: index, Commitment: c, At: at}); err != nil {
+			// The Tx sees its own writes: a repeat within the batch fails too.
+			if err := addLeaf(tx, tx.Put, tree, record.Leaf{Index: int(n - 1), Commitment: c, At: at}); err != nil {
 				return err
 			}
 		}
@@ -66,6 +62,59 @@ func (db *DB) AppendLeaves(ctx context.Context, tree string, commitments []strin
 		return 0, err
 	}
 	return first, nil
+}
+
+// leafReader is what addLeaf reads: engine.Tx, or the engine.State a
+// restore fills.
+type leafReader interface {
+	Get(table, key string) (json.RawMessage, bool)
+	Lookup(table, group string, second []byte) (key string, ok bool)
+}
+
+// addLeaf stores l as the next leaf of tree with put, unless tree holds
+// its commitment already (an error wrapping record.ErrExists). The engine
+// finds a packed leaf by its commitment (leafCodec's second key); a leaf
+// it does not pack (a commitment not spelled canonically, a time it
+// cannot hold) gets a leaf_index row instead.
+func addLeaf(r leafReader, put func(table, key string, v any) error, tree string, l record.Leaf) error {
+	if lookupLeaf(r, tree, l.Commitment) {
+		return fmt.Errorf("store: tree %q holds %s: %w", tree, l.Commitment, record.ErrExists)
+	}
+	key := leafKey(tree, int64(l.Index))
+	if err := put(tableLeaves, key, l); err != nil {
+		return err
+	}
+	if v, err := json.Marshal(l); err != nil || engine.Packs(leafCodec{}, key, v) {
+		return err
+	}
+	return put(tableLeafIndex, tree+"/"+l.Commitment, l.Index)
+}
+
+// lookupLeaf reports whether tree holds commitment: a packed leaf, or a
+// leaf_index row.
+func lookupLeaf(r leafReader, tree, commitment string) bool {
+	if _, ok := r.Get(tableLeafIndex, tree+"/"+commitment); ok {
+		return true
+	}
+	var h [hashSize]byte
+	if !packHash(h[:], commitment) {
+		return false
+	}
+	_, ok := r.Lookup(tableLeaves, tree+"/", h[:])
+	return ok
+}
+
+// obsoleteLeafIndex reports whether a leaf_index row, which earlier
+// versions wrote for every leaf, is one lookupLeaf no longer needs: its
+// leaf is packed (engine.Options.Obsolete drops it).
+func obsoleteLeafIndex(st engine.State, key, _ string) bool {
+	group, commitment, _ := splitLast(key, '/')
+	var h [hashSize]byte
+	if !packHash(h[:], commitment) {
+		return false
+	}
+	_, ok := st.Lookup(tableLeaves, group, h[:])
+	return ok
 }
 
 // Leaves returns the leaves of tree in index order, starting at index from

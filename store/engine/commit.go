@@ -157,6 +157,9 @@ func (db *DB) publish(batches []*batch) {
 func (db *DB) dropPending(table, key string, lsn uint64) {
 	rows := db.overlay[table]
 	if p, ok := rows[key]; ok && p.lsn <= lsn {
+		if p.hasSecond {
+			forgetSecond(db.overlaySeconds, p.second, key)
+		}
 		delete(rows, key)
 		if len(rows) == 0 {
 			delete(db.overlay, table)
@@ -241,6 +244,7 @@ func (db *DB) repairOnce() error {
 	defer db.writeMu.Unlock()
 	db.mu.Lock()
 	clear(db.overlay)
+	clear(db.overlaySeconds)
 	db.mu.Unlock()
 	db.lastLSN = db.durable
 	db.qmu.Lock()

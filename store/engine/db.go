@@ -65,6 +65,13 @@ type Options struct {
 	// opens only with the codecs that wrote them.
 	Codecs map[string]Codec
 
+	// Obsolete names rows that Open drops from what it loads: table →
+	// whether the row of key and value, in the loaded state st, goes (a
+	// table a newer version derives instead of storing). Dropping any
+	// makes Open write a new snapshot, so that the files lose them too;
+	// a crash before that drops them again at the next Open.
+	Obsolete map[string]func(st State, key, value string) bool
+
 	// Rand is the source of the store's identity, chosen when the store
 	// gets its first mark. Nil means crypto/rand.Reader.
 	Rand io.Reader
@@ -86,6 +93,7 @@ type Options struct {
 type DB struct {
 	dir          string
 	codecs       map[string]Codec
+	obsolete     map[string]func(st State, key, value string) bool
 	compactAfter int
 	acceptLoss   bool
 	witness      Witness
@@ -108,6 +116,8 @@ type DB struct {
 	base    State                         // state up to the durable LSN
 	baseLSN uint64                        // LSN of the newest write in base
 	overlay map[string]map[string]pending // changes queued but not yet durable
+	// overlaySeconds finds the overlay's rows by second key (Tx.Lookup).
+	overlaySeconds map[secondID]string
 
 	// qmu guards the commit queue and the durability state.
 	qmu      sync.Mutex
@@ -141,6 +151,9 @@ type pending struct {
 	lsn     uint64
 	value   string
 	present bool // false: deleted
+	// second is the row's entry in overlaySeconds, if it has one.
+	second    secondID
+	hasSecond bool
 }
 
 // batch is one Update's journal line waiting for the committer.
@@ -173,21 +186,23 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{
-		dir:          dir,
-		codecs:       opts.Codecs,
-		compactAfter: orDefault(opts.CompactAfter, defaultCompactAfter),
-		acceptLoss:   opts.AcceptLoss,
-		witness:      opts.Witness,
-		rand:         opts.Rand,
-		log:          opts.Log,
-		openFile:     opts.openFile,
-		repairAfter:  orDefault(opts.repairAfter, defaultRepairAfter),
-		markEvery:    orDefault(opts.markEvery, defaultMarkEvery),
-		lock:         lock,
-		overlay:      map[string]map[string]pending{},
-		stop:         make(chan struct{}),
-		failedAt:     map[uint64]uint64{},
-		done:         make(chan struct{}),
+		dir:            dir,
+		codecs:         opts.Codecs,
+		obsolete:       opts.Obsolete,
+		compactAfter:   orDefault(opts.CompactAfter, defaultCompactAfter),
+		acceptLoss:     opts.AcceptLoss,
+		witness:        opts.Witness,
+		rand:           opts.Rand,
+		log:            opts.Log,
+		openFile:       opts.openFile,
+		repairAfter:    orDefault(opts.repairAfter, defaultRepairAfter),
+		markEvery:      orDefault(opts.markEvery, defaultMarkEvery),
+		lock:           lock,
+		overlay:        map[string]map[string]pending{},
+		overlaySeconds: map[secondID]string{},
+		stop:           make(chan struct{}),
+		failedAt:       map[uint64]uint64{},
+		done:           make(chan struct{}),
 	}
 	if db.openFile == nil {
 		db.openFile = openOSFile
@@ -283,7 +298,7 @@ func (db *DB) recover(ctx context.Context) error {
 		return err
 	}
 	// A torn line alone must go too: the next line would be appended to it.
-	if rep.lines > 0 || rep.tornLine > 0 || !found || snap.format != snapshotFormat {
+	if db.dropObsolete() > 0 || rep.lines > 0 || rep.tornLine > 0 || !found || snap.format != snapshotFormat || snap.renamed {
 		if err := db.compact(); err != nil {
 			return err
 		}
@@ -300,6 +315,28 @@ func (db *DB) recover(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// dropObsolete drops the loaded rows that Options.Obsolete names and
+// returns how many.
+func (db *DB) dropObsolete() (dropped int) {
+	var keys []string
+	for table, obsolete := range db.obsolete {
+		keys = keys[:0]
+		if r := db.base.tables[table]; r != nil {
+			r.each(func(k, v string) bool {
+				if obsolete(db.base, k, v) {
+					keys = append(keys, k)
+				}
+				return true
+			})
+		}
+		for _, k := range keys {
+			db.records += db.base.apply(change{Op: opDel, Table: table, Key: k})
+		}
+		dropped += len(keys)
+	}
+	return dropped
 }
 
 // expectation is what the mark and the witness say the files must hold.
@@ -479,7 +516,12 @@ func (db *DB) addPending(b *batch) {
 			rows = map[string]pending{}
 			db.overlay[c.Table] = rows
 		}
-		rows[c.Key] = pending{lsn: b.lsn, value: string(c.Value), present: c.Op == opPut}
+		if p, ok := rows[c.Key]; ok && p.hasSecond {
+			forgetSecond(db.overlaySeconds, p.second, c.Key)
+		}
+		p := pending{lsn: b.lsn, value: string(c.Value), present: c.Op == opPut}
+		p.second, p.hasSecond = noteSecond(db.overlaySeconds, db.codecs[c.Table], c.Table, c.Key, c.Value)
+		rows[c.Key] = p
 	}
 }
 

@@ -14,7 +14,9 @@
 // documenting its SQL equivalent, which store/postgres implements) and
 // returns once its changes are durable. Reader is what ReadTx and Tx share.
 // ReadTx.Records lists a group's packed records, for callers that decode
-// them directly. ReadTx.LSN is the generation of the state a view holds, for files
+// them directly; Tx.Lookup and State.Lookup find a row by its second key
+// (SecondKeyCodec). Options.Obsolete names rows that Open drops from
+// what it loads, for data a newer version no longer stores. ReadTx.LSN is the generation of the state a view holds, for files
 // derived from the state. DB.Copy, ReadDir and WriteDir copy a whole state
 // out of an open store, out of a stopped store's files, and into a
 // directory, for backups and restores. Errors wrap the sentinels of package
@@ -84,8 +86,17 @@
 // In memory a packed table is one byte slice of records, each a 4-byte
 // group number (little-endian) and the codec's record, with an
 // open-addressing index of their key parts (4 bytes a slot, at most 3/4
-// full); a delete moves the last record into the hole. A group, once
-// seen, stays in the table's list (and its snapshot) even when its last
+// full); a delete moves the last record into the hole. A codec may also
+// declare a second key, bytes of its record that identify a row within its
+// group (SecondKeyCodec: a leaf's commitment in its tree): the engine then
+// keeps a second index of the same kind over (group, second key), so that
+// Lookup finds a row by it for another 4 bytes a slot instead of a table
+// of its own. The index does not refuse a second key that repeats (a
+// caller that wants it unique looks it up before it writes, in the same
+// Update); Tx.Lookup also sees the Tx's own writes and the queued ones,
+// through maps of their second keys that last until they are durable. A
+// table packs at most 2^26 - 2 rows; the rows beyond stay JSON rows, which
+// Lookup reads one by one. A group, once seen, stays in the table's list (and its snapshot) even when its last
 // row is deleted: packed tables suit rows that are rarely deleted. In the snapshot,
 // packed maps each packed table to its codec's name, its groups (the
 // group number indexes this list), its row count and the CRC-32C of its
@@ -93,7 +104,7 @@
 // they are in memory:
 //
 //	"packed": {
-//	  "leaves": {"codec":"leaf/1","groups":["orb/production/"],"rows":2,"crc":"…"}
+//	  "leaves": {"codec":"leaf/2","groups":["orb/production/"],"rows":2,"crc":"…"}
 //	},
 //
 // A snapshot loads only with a codec of the name it records for each
@@ -237,7 +248,7 @@
 // processes and no replication; several replicas use store/postgres. The
 // whole state lives in memory: a JSON row costs its key and value strings
 // and a map slot (about 230 bytes for a nullifier-sized record), a packed
-// row its record and about 8 bytes of index. Scan costs time proportional to its table.
+// row its record and about 8 bytes of index (16 with a second key). Scan costs time proportional to its table.
 // Update's context is checked only before fn runs; reads never block on
 // I/O. File locking uses flock(2), so the package builds on Linux, macOS
 // and the BSDs only.

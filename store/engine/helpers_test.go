@@ -258,11 +258,12 @@ func mustOpen(t testing.TB, dir string, opts Options) *DB {
 var testCodecs = map[string]Codec{"packed": hexCodec{}}
 
 // hexCodec is the tests' codec: a record is the key's 32 bytes and the
-// value as a little-endian uint32.
+// value as a little-endian uint32, which is its second key.
 type hexCodec struct{}
 
-func (hexCodec) Name() string            { return "test-hex/1" }
-func (hexCodec) Size() (record, key int) { return 36, 32 }
+func (hexCodec) Name() string              { return "test-hex/1" }
+func (hexCodec) Size() (record, key int)   { return 36, 32 }
+func (hexCodec) SecondKey() (from, to int) { return 32, 36 }
 
 func (hexCodec) Split(key string) (group, rest string, ok bool) {
 	i := strings.LastIndexByte(key, '/')

@@ -146,11 +146,21 @@ type packedRows struct {
 	recs   []byte
 	slots  []uint32 // 0: empty; otherwise tag<<recBits | 1 + the record's number
 	seed   maphash.Seed
+	// second indexes the records by their second key and group
+	// (SecondKeyCodec), as slots do by key; secondAt is where that key
+	// lies in a record ({0, 0}: the codec has none).
+	second   []uint32
+	secondAt [2]int
 }
 
 func newPackedRows(c Codec) *packedRows {
 	rec, key := c.Size()
-	return &packedRows{codec: c, width: groupIDSize + rec, keyEnd: groupIDSize + key, ids: map[string]uint32{}, seed: maphash.MakeSeed()}
+	p := &packedRows{codec: c, width: groupIDSize + rec, keyEnd: groupIDSize + key, ids: map[string]uint32{}, seed: maphash.MakeSeed()}
+	if sc, ok := c.(SecondKeyCodec); ok {
+		from, to := sc.SecondKey()
+		p.secondAt = [2]int{groupIDSize + from, groupIDSize + to}
+	}
+	return p
 }
 
 func (p *packedRows) len() int { return len(p.recs) / p.width }
@@ -251,15 +261,8 @@ func (p *packedRows) get(key string) (string, bool) {
 // set stores key's value as a record, if the codec reproduces it exactly
 // (ok), and reports whether the key is new.
 func (p *packedRows) set(key, value string) (added, ok bool) {
-	group, rest, ok := p.codec.Split(key)
-	if !ok || !splitOf(key, group, rest) {
-		return false, false
-	}
-	rec := make([]byte, p.width)
-	if !p.codec.Pack(rec[groupIDSize:], rest, []byte(value)) {
-		return false, false
-	}
-	if r, v := p.codec.Unpack(rec[groupIDSize:]); r != rest || string(v) != value {
+	group, rec, ok := makeRecord(p.codec, groupIDSize, key, []byte(value))
+	if !ok {
 		return false, false
 	}
 	id, known := p.ids[group]
@@ -270,7 +273,9 @@ func (p *packedRows) set(key, value string) (added, ok bool) {
 	}
 	binary.LittleEndian.PutUint32(rec, id)
 	if _, i := p.find(rec[:p.keyEnd], p.hash(rec[:p.keyEnd])); i >= 0 {
+		p.unindexSecond(i)
 		copy(p.rec(i), rec)
+		p.indexSecond(i)
 		return false, true
 	}
 	if p.len() >= maxPacked {
@@ -293,20 +298,31 @@ func (p *packedRows) index(i int) bool {
 		return false
 	}
 	p.slots[s] = slotOf(h, i)
+	p.indexSecond(i)
 	return true
 }
 
 func (p *packedRows) rehash(size int) {
-	p.slots = make([]uint32, size)
+	p.slots = fillSlots(size, p.len(), p.keyHash)
+	if p.hasSecond() {
+		p.second = fillSlots(size, p.len(), p.secondHash)
+	}
+}
+
+// fillSlots returns an index of size slots holding records 0 to n-1,
+// which hash places.
+func fillSlots(size, n int, hash func(rec int) uint64) []uint32 {
+	slots := make([]uint32, size)
 	mask := size - 1
-	for i := range p.len() {
-		h := p.keyHash(i)
+	for i := range n {
+		h := hash(i)
 		s := int(h) & mask
-		for p.slots[s] != 0 {
+		for slots[s] != 0 {
 			s = (s + 1) & mask
 		}
-		p.slots[s] = slotOf(h, i)
+		slots[s] = slotOf(h, i)
 	}
+	return slots
 }
 
 // del removes key's record: the last record takes its place.
@@ -320,10 +336,12 @@ func (p *packedRows) del(key string) bool {
 	if i < 0 {
 		return false
 	}
-	p.unslot(s)
+	unslot(p.slots, s, p.keyHash)
+	p.unindexSecond(i)
 	if last := p.len() - 1; i != last {
 		ls, _ := p.find(p.rec(last)[:p.keyEnd], p.keyHash(last))
 		p.slots[ls] = p.slots[ls]&^recMask | uint32(i+1)
+		p.renumberSecond(last, i)
 		copy(p.rec(i), p.rec(last))
 	}
 	p.recs = p.recs[:len(p.recs)-p.width]
@@ -331,18 +349,18 @@ func (p *packedRows) del(key string) bool {
 }
 
 // unslot empties slot s and moves later entries of its probe run back, so
-// that every entry stays reachable from its home slot.
-func (p *packedRows) unslot(s int) {
-	mask := len(p.slots) - 1
-	for j := (s + 1) & mask; p.slots[j] != 0; j = (j + 1) & mask {
-		h := int(p.keyHash(recOf(p.slots[j]))) & mask
+// that every entry stays reachable from its home slot, which hash gives.
+func unslot(slots []uint32, s int, hash func(rec int) uint64) {
+	mask := len(slots) - 1
+	for j := (s + 1) & mask; slots[j] != 0; j = (j + 1) & mask {
+		h := int(hash(recOf(slots[j]))) & mask
 		// The entry at j may move to s if its home is not in (s, j].
 		if (j-h)&mask >= (j-s)&mask {
-			p.slots[s] = p.slots[j]
+			slots[s] = slots[j]
 			s = j
 		}
 	}
-	p.slots[s] = 0
+	slots[s] = 0
 }
 
 func (p *packedRows) each(fn func(key, value string) bool) {
@@ -373,5 +391,6 @@ func (p *packedRows) clone() *packedRows {
 	c.ids = maps.Clone(p.ids)
 	c.recs = slices.Clone(p.recs)
 	c.slots = slices.Clone(p.slots)
+	c.second = slices.Clone(p.second)
 	return &c
 }

@@ -140,6 +140,7 @@ type snapshot struct {
 	tables  State
 	records int
 	packed  map[string]packedTable // v2: the packed tables, in name order after the object
+	renamed bool                   // a packed table names its codec by a former name
 }
 
 // offsetError is a parse error at a byte offset, turned into a line number by
@@ -226,6 +227,7 @@ func decodeSnapshot(ctx context.Context, data []byte, codecs map[string]Codec) (
 		if err != nil {
 			return snapshot{}, fmt.Errorf("packed table %q: %w", name, err)
 		}
+		s.renamed = s.renamed || s.packed[name].Codec != s.tables.codecs[name].Name()
 		rest = rest[n:]
 		s.records += s.packed[name].Rows
 	}
@@ -240,7 +242,7 @@ func decodeSnapshot(ctx context.Context, data []byte, codecs map[string]Codec) (
 // codec, the checksum, the group numbers and that no key repeats.
 func (s State) attach(ctx context.Context, name string, desc packedTable, data []byte) (int, error) {
 	c := s.codecs[name]
-	if c == nil || c.Name() != desc.Codec {
+	if c == nil || c.Name() != desc.Codec && !slices.Contains(formerNames(c), desc.Codec) {
 		return 0, fmt.Errorf("packed by codec %q, which this build does not have for it", desc.Codec)
 	}
 	r := s.table(name)
@@ -270,6 +272,9 @@ func (s State) attach(ctx context.Context, name string, desc packedTable, data [
 		size *= 2
 	}
 	p.slots = make([]uint32, size)
+	if p.hasSecond() {
+		p.second = make([]uint32, size)
+	}
 	for i := range desc.Rows {
 		if i%(16*checkEvery) == 0 && ctx.Err() != nil {
 			return 0, ctx.Err()

@@ -66,9 +66,10 @@ func (r *ReadTx) Records(table, group string, fn func(rec []byte)) {
 // for their fsync, and the durable state. It is not safe for concurrent use.
 type Tx struct {
 	db      *DB
-	changes []change      // one per key, in first-write order
-	index   map[rowID]int // position of each key's change
-	seen    uint64        // newest queued LSN this Tx has read
+	changes []change            // one per key, in first-write order
+	index   map[rowID]int       // position of each key's change
+	seen    uint64              // newest queued LSN this Tx has read
+	seconds map[secondID]string // second key → key of the rows it wrote (Lookup)
 }
 
 type rowID struct{ table, key string }
@@ -198,11 +199,13 @@ func (tx *Tx) record(c change) {
 	id := rowID{c.Table, c.Key}
 	if i, ok := tx.index[id]; ok {
 		tx.changes[i] = c
+		noteSecond(tx.seconds, tx.db.codecs[c.Table], c.Table, c.Key, c.Value)
 		return
 	}
 	if tx.index == nil {
-		tx.index = map[rowID]int{}
+		tx.index, tx.seconds = map[rowID]int{}, map[secondID]string{}
 	}
+	noteSecond(tx.seconds, tx.db.codecs[c.Table], c.Table, c.Key, c.Value)
 	tx.index[id] = len(tx.changes)
 	tx.changes = append(tx.changes, c)
 }
