@@ -2,6 +2,8 @@ package semaphore
 
 import (
 	"crypto/rand"
+	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -83,4 +85,43 @@ func TestBatcherLingerIsBounded(t *testing.T) {
 	if got := sizes.get(); len(got) != 2 || got[0] != 1 || got[1] != 1 {
 		t.Fatalf("batch sizes %v, want [1 1]", got)
 	}
+}
+
+// TestBatcherSplitsLargeBatches: with a second core, a batch of splitMin
+// or more proofs is checked as two halves at once, every caller answered;
+// a smaller batch stays whole. split hands a half over only if the helper
+// is already waiting, which a fresh batcher's helper may not be yet, so a
+// large batch is tried a few times.
+func TestBatcherSplitsLargeBatches(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	if got := batchOnce(t, splitMin-1); !slices.Equal(got, []int{splitMin - 1}) {
+		t.Errorf("%d proofs: batch sizes %v, want one batch", splitMin-1, got)
+	}
+	var got []int
+	for range 20 {
+		if got = batchOnce(t, 2*splitMin); slices.Equal(got, []int{splitMin, splitMin}) {
+			return
+		}
+	}
+	t.Errorf("%d proofs: batch sizes %v, want two halves", 2*splitMin, got)
+}
+
+// batchOnce submits n proofs to a fresh batcher that expects n, waits
+// for every answer and returns the sizes of the batches checked, sorted.
+func batchOnce(t *testing.T, n int) []int {
+	var sizes batchSizes
+	b := newBatcher(&sizes, BatcherOptions{MaxBatch: 64}, time.Minute, n)
+	results := make([]chan bool, n)
+	for i := range results {
+		results[i] = submit(b)
+	}
+	for _, r := range results {
+		if <-r {
+			t.Fatal("unusable item verified")
+		}
+	}
+	b.Close()
+	got := sizes.get()
+	slices.Sort(got)
+	return got
 }
