@@ -67,10 +67,7 @@ type deviceAuthResponse struct {
 // authenticates as at /token (RFC 8628 §3.1), then the requested scope is
 // checked as at /authorize.
 func (p *Provider) serveDeviceAuthorization(w http.ResponseWriter, r *http.Request) {
-	app, params, e := p.authenticatedForm(w, r)
-	if e == nil && app.Disabled {
-		e = errClientDisabled()
-	}
+	app, params, e := p.enabledClientForm(w, r)
 	if e != nil {
 		p.out.WriteError(w, e)
 		return

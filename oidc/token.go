@@ -41,10 +41,7 @@ type clientCredentials struct {
 // doc/interfaces.md §7.1 table: content type, client authentication,
 // grant_type, required attributes, then the code itself.
 func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
-	app, params, e := p.authenticatedForm(w, r)
-	if e == nil && app.Disabled {
-		e = errClientDisabled()
-	}
+	app, params, e := p.enabledClientForm(w, r)
 	if e != nil {
 		p.out.WriteError(w, e)
 		return
@@ -303,6 +300,16 @@ func (p *Provider) signIDToken(set *keySet, g grant, now time.Time, code, access
 		return "", err
 	}
 	return signJWT(set.signer, typIDToken, p.idTokenClaims(g, now, base64.RawURLEncoding.EncodeToString(jti), code, accessToken))
+}
+
+// enabledClientForm is authenticatedForm for the grants (token, device
+// authorization), which a disabled app cannot get.
+func (p *Provider) enabledClientForm(w http.ResponseWriter, r *http.Request) (record.App, map[string]string, *oauth.Error) {
+	app, params, e := p.authenticatedForm(w, r)
+	if e == nil && app.Disabled {
+		e = errClientDisabled()
+	}
+	return app, params, e
 }
 
 // authenticatedForm reads a back-channel form request (token, introspect)
