@@ -175,6 +175,26 @@ func BenchmarkTreeInsert(b *testing.B) {
 	cpu.report(1, "op")
 }
 
+// BenchmarkTreePath: a Merkle path in a depth-30 tree of 100,000 leaves
+// (what /api/v1/inclusion-proof answers with).
+func BenchmarkTreePath(b *testing.B) {
+	leaves := make([]fr.Element, 100_000)
+	for i := range leaves {
+		leaves[i].SetUint64(uint64(i + 1))
+	}
+	tree, err := BuildTree(30, leaves)
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		if _, err := tree.Path(i); err != nil {
+			b.Fatal(err)
+		}
+		i = (i + 7919) % len(leaves)
+	}
+}
+
 // BenchmarkTreeInsertBatch64 reports ns per leaf for batches of 64 leaves
 // sharing one root update.
 func BenchmarkTreeInsertBatch64(b *testing.B) {

@@ -78,18 +78,22 @@
 //     batch bisect; below 1/64 batching resumes.
 //     BenchmarkHonestUnderFlood measures an honest caller under such a
 //     flood.
-//   - Tree rejects the zero leaf (it is the empty leaf) and keeps every
-//     filled node, about two field elements per leaf, so an insert costs
-//     depth hashes and InsertBatch of k leaves about 2k + depth. The store
+//   - Tree rejects the zero leaf (it is the empty leaf) and keeps the
+//     leaves and every filled node from level 3 up, about 1.25 field
+//     elements per leaf (levels 1 and 2 would add 0.75), so an insert costs
+//     depth hashes and InsertBatch of k leaves about 2k + depth; a path
+//     rehashes its level-1 and level-2 siblings from the leaves (4 hashes,
+//     about 50 µs). The store
 //     keeps the ordered leaves: BuildTree rebuilds the tree and RootAfter
 //     gives each past root, which with the leaves' times rebuilds a
 //     RootHistory. Find looks a leaf up in an open-addressing index of
-//     4-byte slots over the tree's own level 0 (8 to 16 bytes per leaf,
+//     4-byte slots over the tree's own level 0 (5.3 to 10.7 bytes per leaf,
 //     a per-tree random hash seed; at most 2^32 − 1 leaves).
 //   - Snapshot captures a tree in O(depth) (only the last node of each
-//     level is ever rewritten) and encodes it: "semaphore tree 1\n", the
+//     level is ever rewritten) and encodes it: "semaphore tree 2\n", the
 //     depth (1 byte), the leaf count (8 bytes big-endian), then every
 //     stored node, level by level from the leaves, 32 bytes big-endian.
+//     Version 1 ("semaphore tree 1\n", every level) is still read.
 //     ParseTree reads it back in time linear in its size: canonical
 //     elements, nonzero leaves, exact level sizes, and the levels from the
 //     lowest one of at most 1024 nodes up rehashed; the levels below are

@@ -32,10 +32,12 @@ var ErrZeroLeaf = errors.New("semaphore: the zero leaf marks an empty slot")
 var ErrTreeFull = errors.New("semaphore: tree is full")
 
 // Tree is an append-only binary Merkle tree over Poseidon v1 with empty
-// leaves 0 (doc/crypto.md §g). It keeps every filled node (about two field
-// elements per leaf) so that inserting costs O(depth) hashes and any leaf's
-// path is a lookup, plus an index of its leaves (Find, 8 to 16 bytes per
-// leaf). It is safe for concurrent use.
+// leaves 0 (doc/crypto.md §g). It keeps the leaves and every filled node
+// from level skippedLevels+1 up (about 1.25 field elements per leaf), so
+// that inserting costs O(depth) hashes and a leaf's path 4 hashes (its
+// siblings at the skipped levels 1 and 2, rehashed from the leaves), plus
+// an index of its leaves (Find, 5.3 to 10.7 bytes per leaf). It is safe for
+// concurrent use.
 //
 // Persistence: the tree is a function of its ordered leaves; store them and
 // rebuild with BuildTree, or keep a Snapshot's encoding and read it back
@@ -44,11 +46,44 @@ type Tree struct {
 	mu    sync.RWMutex
 	depth int
 	// nodes[i] holds the nodes of level i (0 = leaves) that cover at least
-	// one leaf, left to right; nodes[depth] is the root once a leaf exists.
-	// Appending rewrites only the last node of a level: every other node
-	// covers a full subtree and never changes (Snapshot relies on it).
+	// one leaf, left to right, for the levels kept (nil for the others);
+	// nodes[depth] is the root once a leaf exists. Appending rewrites only
+	// the last node of a level: every other node covers a full subtree and
+	// never changes (Snapshot relies on it).
 	nodes [][]fr.Element
 	index leafIndex
+}
+
+// skippedLevels is how many levels above the leaves are not kept: levels 1
+// and 2 would take 24 of the 64 bytes per leaf that every level takes
+// together, and rehashing them for a path costs 1 + 3 hashes (about 50 µs).
+const skippedLevels = 2
+
+// kept reports whether the nodes of level are stored: the leaves, the root
+// and every level above skippedLevels.
+func (t *Tree) kept(level int) bool { return level == 0 || level > skippedLevels || level == t.depth }
+
+// firstKept is the lowest level above the leaves that is kept.
+func (t *Tree) firstKept() int { return min(skippedLevels+1, t.depth) }
+
+// levelLen is the number of nodes of level that cover at least one leaf.
+func (t *Tree) levelLen(level int) int {
+	n := len(t.nodes[0])
+	return (n + 1<<level - 1) >> level
+}
+
+// node returns node i of level (i < levelLen(level)), rehashing it from
+// the level below when that level is not kept; a missing right child is
+// the empty subtree.
+func (t *Tree) node(level, i int) fr.Element {
+	if t.kept(level) {
+		return t.nodes[level][i]
+	}
+	right := zeroHashes()[level-1]
+	if 2*i+1 < t.levelLen(level-1) {
+		right = t.node(level-1, 2*i+1)
+	}
+	return poseidon.HashV1(t.node(level-1, 2*i), right)
 }
 
 // NewTree returns an empty tree of the given depth (1 to MaxDepth; World ID
@@ -132,23 +167,36 @@ func (t *Tree) append(leaves []fr.Element) error {
 	t.nodes[0] = append(t.nodes[0], leaves...)
 	t.index.add(t.nodes[0], start)
 	z := zeroHashes()
+	// below[i-off] is node i of the level being read: a kept level whole,
+	// or the part of a skipped one that the next kept level rehashes from.
+	below, off := t.nodes[0], 0
 	for level := 0; level < t.depth; level++ {
-		below, above := t.nodes[level], t.nodes[level+1]
-		parents := (len(below) + 1) / 2
-		for p := start / 2; p < parents; p++ {
+		next := level + 1
+		from := start >> next // the first node of next the new leaves change
+		var above []fr.Element
+		if t.kept(next) {
+			above = t.nodes[next]
+		} else {
+			k := t.firstKept()
+			from = start >> k << (k - next)
+		}
+		for p := from; p < (off+len(below)+1)/2; p++ {
 			right := z[level]
-			if 2*p+1 < len(below) {
-				right = below[2*p+1]
+			if c := 2*p + 1; c < off+len(below) {
+				right = below[c-off]
 			}
-			h := poseidon.HashV1(below[2*p], right)
-			if p < len(above) {
+			h := poseidon.HashV1(below[2*p-off], right)
+			if t.kept(next) && p < len(above) {
 				above[p] = h
 			} else {
 				above = append(above, h)
 			}
 		}
-		t.nodes[level+1] = above
-		start /= 2
+		if t.kept(next) {
+			t.nodes[next], below, off = above, above, 0
+		} else {
+			below, off = above, from
+		}
 	}
 	return nil
 }
@@ -182,14 +230,14 @@ func (t *Tree) RootAfter(n int) (fr.Element, error) {
 	if n == 0 {
 		return z[t.depth], nil
 	}
-	// Walk up from leaf n−1: left siblings are complete stored nodes, right
-	// siblings lie beyond the first n leaves and are empty.
+	// Walk up from leaf n−1: left siblings cover complete subtrees of the
+	// first n leaves, right siblings lie beyond them and are empty.
 	node, j := t.nodes[0][n-1], n-1
 	for level := 0; level < t.depth; level++ {
 		if j%2 == 0 {
 			node = poseidon.HashV1(node, z[level])
 		} else {
-			node = poseidon.HashV1(t.nodes[level][j-1], node)
+			node = poseidon.HashV1(t.node(level, j-1), node)
 		}
 		j /= 2
 	}
@@ -216,8 +264,8 @@ func (t *Tree) Path(index int) (MerklePath, error) {
 	path := MerklePath{Index: index, Leaf: t.nodes[0][index], Siblings: make([]fr.Element, t.depth)}
 	for level, j := 0, index; level < t.depth; level, j = level+1, j/2 {
 		path.Siblings[level] = z[level]
-		if s := j ^ 1; s < len(t.nodes[level]) {
-			path.Siblings[level] = t.nodes[level][s]
+		if s := j ^ 1; s < t.levelLen(level) {
+			path.Siblings[level] = t.node(level, s)
 		}
 	}
 	return path, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"worldid/internal/vectors"
+	"worldid/poseidon"
 )
 
 func TestZeroSubtreeHashes(t *testing.T) {
@@ -228,5 +229,72 @@ func TestRootHistory(t *testing.T) {
 	h.Add(r2, t0)
 	if err := h.Check(r1, t0.Add(week+time.Second), week); !errors.Is(err, ErrRootTooOld) {
 		t.Fatalf("r1 kept its first time: %v", err)
+	}
+}
+
+// fullLevels is a reference for the skipped levels: every level of the
+// tree over leaves, hashed in full.
+func fullLevels(depth int, leaves []fr.Element) [][]fr.Element {
+	levels := [][]fr.Element{leaves}
+	for level := range depth {
+		below := levels[level]
+		above := make([]fr.Element, (len(below)+1)/2)
+		for p := range above {
+			right := zeroHashes()[level]
+			if 2*p+1 < len(below) {
+				right = below[2*p+1]
+			}
+			above[p] = poseidon.HashV1(below[2*p], right)
+		}
+		levels = append(levels, above)
+	}
+	return levels
+}
+
+// TestSkippedLevels: a tree that keeps no levels 1 to skippedLevels gives
+// the paths and roots of one holding every level, at every depth (including
+// those whose root is at a skipped level) and after batches of every shape.
+func TestSkippedLevels(t *testing.T) {
+	for _, depth := range []int{1, 2, 3, 4, 6} {
+		for n := range min(1<<depth, 37) + 1 {
+			leaves := elements(1, n)
+			full := fullLevels(depth, leaves)
+			for _, batch := range []int{1, 3, 4, 7} {
+				tree, _ := NewTree(depth)
+				for start := 0; start < n; start += batch {
+					if _, _, err := tree.InsertBatch(leaves[start:min(start+batch, n)]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for level := 1; level < depth && n > 0; level++ {
+					if stored := tree.nodes[level] != nil; stored != (level > skippedLevels) {
+						t.Fatalf("depth %d: level %d stored: %v", depth, level, stored)
+					}
+				}
+				if n > 0 && tree.Root() != full[depth][0] {
+					t.Fatalf("depth %d, %d leaves, batches of %d: root differs", depth, n, batch)
+				}
+				for i := range n {
+					p, err := tree.Path(i)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for level, j := 0, i; level < depth; level, j = level+1, j/2 {
+						want := zeroHashes()[level]
+						if j^1 < len(full[level]) {
+							want = full[level][j^1]
+						}
+						if p.Siblings[level] != want {
+							t.Fatalf("depth %d, %d leaves: path %d, level %d sibling differs", depth, n, i, level)
+						}
+					}
+				}
+				for k := 1; k <= n; k++ {
+					if got, _ := tree.RootAfter(k); got != fullLevels(depth, leaves[:k])[depth][0] {
+						t.Fatalf("depth %d: RootAfter(%d) differs", depth, k)
+					}
+				}
+			}
+		}
 	}
 }

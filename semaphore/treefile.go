@@ -11,7 +11,12 @@ import (
 )
 
 // treeMagic starts MarshalBinary's encoding; the digit is its version.
-const treeMagic = "semaphore tree 1\n"
+// Version 1, which held every level, is still read (its levels the tree
+// does not keep are checked to be field elements and skipped).
+const (
+	treeMagic   = "semaphore tree 2\n"
+	treeMagicV1 = "semaphore tree 1\n"
+)
 
 // treeHeaderSize is the magic, the depth (one byte) and the leaf count
 // (eight bytes, big-endian).
@@ -53,8 +58,9 @@ func (t *Tree) Snapshot() TreeSnapshot {
 func (s TreeSnapshot) Len() int { return len(s.levels[0]) }
 
 // MarshalBinary encodes the snapshot as treeMagic, the depth, the leaf
-// count and then every stored node, level by level from the leaves up,
-// each 32 bytes big-endian: about 64 bytes per leaf.
+// count and then every stored node, level by level from the leaves up
+// (the levels the tree keeps), each 32 bytes big-endian: about 40 bytes
+// per leaf.
 func (s TreeSnapshot) MarshalBinary() ([]byte, error) {
 	size := treeHeaderSize
 	for _, l := range s.levels {
@@ -84,7 +90,11 @@ func (s TreeSnapshot) MarshalBinary() ([]byte, error) {
 // levels below are taken as given: a caller that did not write b itself
 // checks its leaves (HasLeaves) and a digest of b.
 func ParseTree(b []byte) (*Tree, error) {
-	if len(b) < treeHeaderSize || string(b[:len(treeMagic)]) != treeMagic {
+	if len(b) < treeHeaderSize {
+		return nil, ErrBadTreeEncoding
+	}
+	v1 := string(b[:len(treeMagicV1)]) == treeMagicV1
+	if !v1 && string(b[:len(treeMagic)]) != treeMagic {
 		return nil, ErrBadTreeEncoding
 	}
 	t, err := NewTree(int(b[len(treeMagic)]))
@@ -97,13 +107,22 @@ func ParseTree(b []byte) (*Tree, error) {
 	}
 	rest := b[treeHeaderSize:]
 	for level, count := range levelSizes(int(n), t.depth) {
+		if !t.kept(level) && !v1 {
+			continue
+		}
 		if len(rest) < count*fr.Bytes {
 			return nil, fmt.Errorf("%w: truncated at level %d", ErrBadTreeEncoding, level)
 		}
-		if t.nodes[level], err = decodeNodes(rest[:count*fr.Bytes]); err != nil {
+		nodes := rest[:count*fr.Bytes]
+		rest = rest[count*fr.Bytes:]
+		if !t.kept(level) {
+			err = checkNodes(nodes)
+		} else {
+			t.nodes[level], err = decodeNodes(nodes)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%w: level %d: %w", ErrBadTreeEncoding, level, err)
 		}
-		rest = rest[count*fr.Bytes:]
 	}
 	if len(rest) != 0 {
 		return nil, fmt.Errorf("%w: %d bytes after the root", ErrBadTreeEncoding, len(rest))
@@ -141,23 +160,38 @@ func decodeNodes(b []byte) ([]fr.Element, error) {
 	return nodes, nil
 }
 
-// checkTop rehashes every level above the lowest one with at most
-// checkedTopNodes nodes.
+// checkNodes checks that b holds canonical field elements, keeping none.
+func checkNodes(b []byte) error {
+	var e fr.Element
+	for i := 0; i < len(b); i += fr.Bytes {
+		if err := e.SetBytesCanonical(b[i : i+fr.Bytes]); err != nil {
+			return fmt.Errorf("node %d: %w", i/fr.Bytes, err)
+		}
+	}
+	return nil
+}
+
+// checkTop rehashes every kept level above the lowest one with at most
+// checkedTopNodes nodes (a skipped level below it is rehashed from the
+// leaves, which then number at most 2^skippedLevels·checkedTopNodes).
 func (t *Tree) checkTop() error {
 	level := 0
-	for len(t.nodes[level]) > checkedTopNodes {
+	for t.levelLen(level) > checkedTopNodes {
 		level++
 	}
 	z := zeroHashes()
-	for ; level < t.depth; level++ {
-		below, above := t.nodes[level], t.nodes[level+1]
-		for p := range above {
-			right := z[level]
-			if 2*p+1 < len(below) {
-				right = below[2*p+1]
+	for level++; level <= t.depth; level++ {
+		if !t.kept(level) {
+			continue
+		}
+		below := t.levelLen(level - 1)
+		for p := range t.nodes[level] {
+			right := z[level-1]
+			if 2*p+1 < below {
+				right = t.node(level-1, 2*p+1)
 			}
-			if poseidon.HashV1(below[2*p], right) != above[p] {
-				return fmt.Errorf("%w: node %d of level %d is not the hash of its children", ErrBadTreeEncoding, p, level+1)
+			if poseidon.HashV1(t.node(level-1, 2*p), right) != t.nodes[level][p] {
+				return fmt.Errorf("%w: node %d of level %d is not the hash of its children", ErrBadTreeEncoding, p, level)
 			}
 		}
 	}

@@ -2,7 +2,9 @@ package semaphore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 
@@ -122,5 +124,52 @@ func TestFind(t *testing.T) {
 	}
 	if _, ok := tree.Find(elements(251, 1)[0]); ok {
 		t.Fatal("found a leaf never inserted")
+	}
+}
+
+// encodeV1 writes version 1 of the encoding, which held every level.
+func encodeV1(depth int, leaves []fr.Element) []byte {
+	b := append([]byte(treeMagicV1), byte(depth))
+	b = binary.BigEndian.AppendUint64(b, uint64(len(leaves)))
+	for _, level := range fullLevels(depth, leaves) {
+		for _, e := range level {
+			v := e.Bytes()
+			b = append(b, v[:]...)
+		}
+	}
+	return b
+}
+
+// TestParseTreeVersion1: checkpoints written before levels were skipped
+// read back as the same tree, are written again in version 2 (24 bytes a
+// leaf smaller), and a skipped level's node must still be a field element.
+func TestParseTreeVersion1(t *testing.T) {
+	for _, n := range []int{0, 1, 5, 3000} {
+		leaves := elements(1, n)
+		want, _ := BuildTree(30, leaves)
+		v1 := encodeV1(30, leaves)
+		got, err := ParseTree(v1)
+		if err != nil {
+			t.Fatalf("%d leaves: %v", n, err)
+		}
+		if got.Len() != n || got.Root() != want.Root() {
+			t.Fatalf("%d leaves: another tree", n)
+		}
+		for i := 0; i < n; i += 101 {
+			p, _ := got.Path(i)
+			if q, _ := want.Path(i); !slices.Equal(p.Siblings, q.Siblings) {
+				t.Fatalf("%d leaves: path %d differs", n, i)
+			}
+		}
+		v2, _ := got.Snapshot().MarshalBinary()
+		if again, _ := want.Snapshot().MarshalBinary(); !bytes.Equal(v2, again) || len(v1)-len(v2) != fr.Bytes*((n+1)/2+(n+3)/4) {
+			t.Fatalf("%d leaves: version 2 is %d bytes, version 1 %d", n, len(v2), len(v1))
+		}
+	}
+	bad := encodeV1(4, elements(1, 5))
+	level1 := treeHeaderSize + 5*fr.Bytes
+	copy(bad[level1:], bytes.Repeat([]byte{0xff}, fr.Bytes))
+	if _, err := ParseTree(bad); !errors.Is(err, ErrBadTreeEncoding) {
+		t.Fatalf("non-canonical level-1 node: %v", err)
 	}
 }
