@@ -104,6 +104,11 @@ func (db *DB) takeQueue() (batches []*batch, markDue, stop bool) {
 	for len(db.queue) == 0 && !db.stopping && !db.markDue {
 		db.queued.Wait()
 	}
+	if db.allPatient() {
+		db.qmu.Unlock()
+		runtime.Gosched()
+		db.qmu.Lock()
+	}
 	// The writers the previous fsync released are runnable and about to
 	// queue again: yield while the queue grows, so that they share this
 	// fsync instead of waiting for the next. Each writer has at most one
@@ -120,6 +125,17 @@ func (db *DB) takeQueue() (batches []*batch, markDue, stop bool) {
 	batches, db.queue = db.queue, nil
 	markDue, db.markDue = db.markDue, false
 	return batches, markDue, db.stopping && len(batches) == 0
+}
+
+// allPatient reports whether batches are queued and all of them are
+// UpdatePatient's. The caller holds qmu.
+func (db *DB) allPatient() bool {
+	for _, b := range db.queue {
+		if !b.patient {
+			return false
+		}
+	}
+	return len(db.queue) > 0
 }
 
 func (db *DB) appendJournal(buf []byte) error {

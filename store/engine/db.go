@@ -161,6 +161,7 @@ type batch struct {
 	lsn     uint64
 	changes []change
 	line    []byte
+	patient bool // UpdatePatient: its commit may wait a scheduler round
 }
 
 // Open opens the store in dir, creating the directory (0700) and its files
@@ -444,7 +445,22 @@ func (db *DB) View(fn func(tx *ReadTx) error) error {
 // for the fsync regardless of ctx, so that its result is never ambiguous.
 // fn must not call View or Update and must not keep tx after returning.
 func (db *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
-	wait, epoch, err := db.stage(ctx, fn)
+	return db.update(ctx, fn, false)
+}
+
+// UpdatePatient is Update for a writer whose answer is not latency-critical.
+// While only such writes are queued, the committer first yields the
+// processor once (runtime.Gosched), so that goroutines the CPU is busy with
+// can queue their writes and share the fsync: on a saturated server each
+// one that joins saves an fsync (about 60 µs of CPU here), for the cost of
+// a round of the scheduler's run queue; on an idle one the yield returns at
+// once. Durability and errors are Update's.
+func (db *DB) UpdatePatient(ctx context.Context, fn func(tx *Tx) error) error {
+	return db.update(ctx, fn, true)
+}
+
+func (db *DB) update(ctx context.Context, fn func(tx *Tx) error, patient bool) error {
+	wait, epoch, err := db.stage(ctx, fn, patient)
 	if werr := db.waitDurable(wait, epoch); werr != nil {
 		return werr
 	}
@@ -455,7 +471,7 @@ func (db *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
 // for before answering: its own, or, if it wrote nothing, the newest queued
 // LSN fn read (its answer may depend on that value), and the epoch of that
 // LSN.
-func (db *DB) stage(ctx context.Context, fn func(tx *Tx) error) (uint64, uint64, error) {
+func (db *DB) stage(ctx context.Context, fn func(tx *Tx) error, patient bool) (uint64, uint64, error) {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	epoch, err := db.writable()
@@ -472,7 +488,7 @@ func (db *DB) stage(ctx context.Context, fn func(tx *Tx) error) (uint64, uint64,
 	if len(tx.changes) == 0 {
 		return tx.seen, epoch, nil
 	}
-	b := &batch{lsn: db.lastLSN + 1, changes: tx.changes}
+	b := &batch{lsn: db.lastLSN + 1, changes: tx.changes, patient: patient}
 	line, err := encodeLine(entry{LSN: b.lsn, Changes: b.changes})
 	if err != nil {
 		return tx.seen, epoch, fmt.Errorf("store: encode journal line: %w", err)
