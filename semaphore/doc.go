@@ -83,7 +83,7 @@
 //     elements per leaf (levels 1 and 2 would add 0.75), so an insert costs
 //     depth hashes and InsertBatch of k leaves about 2k + depth; a path
 //     rehashes its level-1 and level-2 siblings from the leaves (4 hashes,
-//     about 50 µs). The store
+//     about 40 µs). The store
 //     keeps the ordered leaves: BuildTree rebuilds the tree and RootAfter
 //     gives each past root, which with the leaves' times rebuilds a
 //     RootHistory. Find looks a leaf up in an open-addressing index of
