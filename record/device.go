@@ -1,6 +1,9 @@
 package record
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Device grant states (RFC 8628): pending until the user signs in at the
 // verification page (approved) or refuses (denied); redeemed once the
@@ -35,4 +38,18 @@ type DeviceGrant struct {
 	// RetainUntil is how long the backend keeps the record, so that a
 	// late poll is told expired_token and a replay is recognised.
 	RetainUntil time.Time `json:"retain_until"`
+}
+
+// Apply runs update on g for a store's UpdateDeviceGrant and reports
+// whether the grant is to be written: update reported a change and kept
+// its codes, by which the store finds it (changing them is an error).
+func (g *DeviceGrant) Apply(update func(*DeviceGrant) bool) (write bool, err error) {
+	id, userCode := g.ID, g.UserCode
+	if !update(g) {
+		return false, nil
+	}
+	if g.ID != id || g.UserCode != userCode {
+		return false, fmt.Errorf("store: device grant %q: the update changed its codes", id)
+	}
+	return true, nil
 }

@@ -58,12 +58,8 @@ func (db *DB) UpdateDeviceGrant(ctx context.Context, id string, update func(*rec
 		if err := getJSON(tx, tableDeviceGrants, id, &g); err != nil {
 			return err
 		}
-		prev := g.UserCode
-		if !update(&g) {
-			return nil
-		}
-		if g.ID != id || g.UserCode != prev {
-			return fmt.Errorf("store: device grant %q: the update changed its codes", id)
+		if write, err := g.Apply(update); !write {
+			return err
 		}
 		return tx.Put(tableDeviceGrants, id, g)
 	})

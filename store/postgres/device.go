@@ -61,12 +61,8 @@ func (db *DB) UpdateDeviceGrant(ctx context.Context, id string, update func(*rec
 		if g, err = pgx.CollectOneRow(rows, scanDevice); err != nil {
 			return err
 		}
-		prev := g.UserCode
-		if !update(&g) {
-			return nil
-		}
-		if g.ID != id || g.UserCode != prev {
-			return fmt.Errorf("store: device grant %q: the update changed its codes", id)
+		if write, err := g.Apply(update); !write {
+			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE device_grants SET client_id = $3, scope = $4, state = $5, subject = $6, verification_level = $7,
 			auth_ns = $8, interval_s = $9, polled_ns = $10, expires_ns = $11, retain_ns = $12 WHERE id = $1 AND user_code = $2`, deviceArgs(g)...)
