@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -27,12 +26,7 @@ import (
 // are the current profile's; the same assertion presented again (for
 // another code) is refused.
 func TestPrivateKeyJWTThroughTheBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end suite builds and runs the binary")
-	}
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	ctx := parallelEndToEnd(t, "end-to-end suite builds and runs the binary")
 	p := startProc(t, hardenedDataDir(t))
 	key, jwks := newClientKey(t)
 	app, err := p.adminClient.CreateApp(ctx, admin.CreateAppRequest{Name: "pkjwt RP", RedirectURIs: []string{e2eRedirect},

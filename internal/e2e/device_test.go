@@ -114,12 +114,7 @@ type deviceResult struct {
 // code-flow sign-in of the same wallet gets. Then the negative cases:
 // reuse, slow_down, another client, a refusal, expiry (in process).
 func TestDeviceFlowThroughTheBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end suite builds and runs the binary")
-	}
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	ctx := parallelEndToEnd(t, "end-to-end suite builds and runs the binary")
 	dataDir := hardenedDataDir(t)
 	p := startProc(t, dataDir)
 	rp := newRelyingParty(t, ctx, p)
@@ -252,13 +247,8 @@ func TestDeviceFlowExpires(t *testing.T) {
 // signed in through replica B and its tokens are polled at A (one
 // PostgreSQL database).
 func TestDeviceFlowAcrossReplicas(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs two servers")
-	}
-	t.Parallel()
+	ctx := parallelEndToEnd(t, "runs two servers")
 	dsn := pgtest.FreshSchema(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	addrA := freeLoopbackAddr(t)
 	shared := []string{"-store", dsn, "-base-url", "http://" + addrA}
 	a := startProc(t, hardenedDataDir(t), append([]string{"-addr", addrA}, shared...)...)

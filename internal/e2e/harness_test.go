@@ -253,6 +253,20 @@ func sharedProvingKey(t *testing.T) *prover.ProvingKey {
 	return sharedPK
 }
 
+// parallelEndToEnd skips t in -short runs (why: what it starts), runs
+// it in parallel with the other end-to-end tests and returns the context
+// that bounds it (five minutes; canceled when t's cleanups run).
+func parallelEndToEnd(t *testing.T, why string) context.Context {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(why)
+	}
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // hardenedDataDir is an empty data dir that links the shared local keys.
 func hardenedDataDir(t *testing.T) string {
 	t.Helper()

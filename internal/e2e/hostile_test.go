@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"testing"
-	"time"
 	"worldid/admin"
 	"worldid/internal/wallet"
 )
@@ -26,12 +25,7 @@ type hostileEnv struct {
 // redirect to an unvalidated URI, and leave the store unchanged, as
 // measured by acknowledgedWrites.
 func TestHostileInput(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	ctx := parallelEndToEnd(t, "builds and runs the binary")
 	dataDir := hardenedDataDir(t)
 	// The suite sends more refreshes from one address than the per-IP
 	// burst allows; the limits have their own tests in package refresh.

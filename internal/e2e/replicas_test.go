@@ -29,13 +29,8 @@ import (
 // PostgreSQL database, as replicas behind a load balancer, and checks the
 // multi-replica guarantees of the README's deployment section.
 func TestReplicasShareOnePostgreSQL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs two servers")
-	}
-	t.Parallel()
+	ctx := parallelEndToEnd(t, "runs two servers")
 	dsn := pgtest.FreshSchema(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	dirA, dirB := t.TempDir(), t.TempDir()
 	// Replicas behind a load balancer share one public URL, the OIDC
 	// issuer; here A's own address plays the load balancer.

@@ -33,12 +33,7 @@ import (
 // outside the sector another, and the first app cannot be deleted while
 // the second needs it.
 func TestSectorThroughTheBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end suite builds and runs the binary")
-	}
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	ctx := parallelEndToEnd(t, "end-to-end suite builds and runs the binary")
 	p := startProc(t, hardenedDataDir(t))
 	const secondHost = "https://m.rp.example/callback"
 	uris := []string{e2eRedirect, secondHost}

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -20,12 +19,7 @@ import (
 // the first sign-in's subject and auth_time, across a restart; another app
 // gets login_required; logout clears the cookie and revokes the session.
 func TestLoginSessionThroughTheBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end suite builds and runs the binary")
-	}
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	ctx := parallelEndToEnd(t, "end-to-end suite builds and runs the binary")
 	dataDir := hardenedDataDir(t)
 	p := startProc(t, dataDir)
 	rp := newRelyingParty(t, ctx, p)
